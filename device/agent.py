@@ -1,0 +1,305 @@
+"""The board runner: `python -m device.agent [--model DIR] [--backend numpy]`.
+
+Serves docs/protocol.md on stdin/stdout. The model loads once; requests run one after another
+on the main thread while a reader thread parses frames, so `cancel` lands between decode steps.
+Logs go to stderr; fd 1 is re-pointed at stderr so nothing but frames can reach the host.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import os
+import queue
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from . import protocol as P
+
+log = logging.getLogger("whisperkv.agent")
+ROOT = Path(__file__).resolve().parent.parent   # the directory holding device/ and core/
+MAX_ID = 128
+
+
+@dataclass
+class Job:
+    id: str
+    mel: object          # np.ndarray [W, 80, 3000] float32
+    options: object      # core.decoding.DecodeOptions
+
+
+def _json_default(o):
+    if hasattr(o, "item"):       # NumPy scalar
+        return o.item()
+    if hasattr(o, "tolist"):
+        return o.tolist()
+    raise TypeError(f"{type(o).__name__} is not JSON serialisable")
+
+
+def _finite(o):
+    """JSON has no NaN/Inf, and a C++ host may refuse them: send null instead."""
+    if isinstance(o, float):
+        return o if math.isfinite(o) else None
+    if isinstance(o, dict):
+        return {k: _finite(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_finite(v) for v in o]
+    return o
+
+
+def _dumps(header: dict) -> bytes:
+    try:
+        return json.dumps(header, separators=(",", ":"), ensure_ascii=False, allow_nan=False,
+                          default=_json_default).encode()
+    except ValueError:
+        return json.dumps(_finite(json.loads(json.dumps(header, default=_json_default))),
+                          separators=(",", ":"), ensure_ascii=False).encode()
+
+
+class Writer:
+    """Whole frames only, from any thread."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+        self.lock = threading.Lock()
+        self.broken = False
+
+    def send(self, header: dict) -> None:
+        raw = _dumps(header)
+        data = P._LEN.pack(len(raw)) + raw
+        with self.lock:
+            if self.broken:
+                return
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(self.fd, view):]
+            except OSError:          # host went away; the reader sees EOF and shuts us down
+                self.broken = True
+
+
+class Model:
+    """The loaded backend and tokenizer, or the reason they could not be loaded."""
+
+    def __init__(self, path: str | None, backend: str):
+        self.error: str | None = None
+        self.backend = self.tokenizer = self.weights = None
+        self.backend_name = backend
+        t0 = time.perf_counter()
+        try:
+            from core.tokenizer import WhisperTokenizer
+            from core.weights import load_model
+
+            from .backends import make_backend
+
+            self.weights = load_model(path)
+            self.backend = make_backend(backend, self.weights)
+            self.tokenizer = WhisperTokenizer.from_weights(self.weights)
+            self.weights.params = {}       # the backend holds what it needs
+            log.info("model %s (%s) on %s backend loaded in %.1f s", self.weights.sha256[:12],
+                     self.weights.source, backend, time.perf_counter() - t0)
+        except Exception as exc:           # served as model_missing errors, never a dead runner
+            self.error = str(exc)
+            log.error("model not loaded: %s", exc)
+
+    def hello(self) -> dict:
+        dims = self.backend.dims
+        bytes_per_token = 2 * dims.n_text_layer * dims.n_text_state * 4
+        return {"type": "hello", "protocol": P.PROTOCOL, "runner_version": P.RUNNER_VERSION,
+                "backend": self.backend.name,
+                "model": {"dims": asdict(dims), "sha256": self.weights.sha256, "source": self.weights.source},
+                "cache": {"max_len": dims.n_text_ctx, "bytes_per_token": bytes_per_token},
+                "limits": {"max_header": P.MAX_HEADER, "max_payload": P.MAX_PAYLOAD},
+                "mel_dtypes": list(P.MEL_DTYPES)}
+
+
+def parse_options(h: dict, tokenizer, rid: str):
+    """The transcribe header's decode options, checked; ProtocolError(bad_request) on any bad field."""
+    from core.decoding import DecodeOptions
+
+    def bad(msg):
+        return P.ProtocolError(P.BAD_REQUEST, msg, rid)
+
+    language = h.get("language")
+    if language is not None and (not isinstance(language, str) or language not in tokenizer.languages):
+        raise bad(f"unknown language {language!r}; use null for auto-detect or a code such as 'en'")
+    task = h.get("task", "transcribe")
+    if task not in ("transcribe", "translate"):
+        raise bad(f"task {task!r} is not 'transcribe' or 'translate'")
+    cache = h.get("cache", "on")
+    if cache not in ("on", "off"):
+        raise bad(f"cache {cache!r} is not 'on' or 'off'")
+    max_tokens = h.get("max_tokens", 224)
+    if type(max_tokens) is not int or not 1 <= max_tokens <= 448:
+        raise bad(f"max_tokens {max_tokens!r} is not an integer in 1..448")
+    top_k = h.get("top_k", 5)
+    if type(top_k) is not int or not 1 <= top_k <= 100:
+        raise bad(f"top_k {top_k!r} is not an integer in 1..100")
+    flags = {}
+    for name in ("timestamps", "suppress_eot"):
+        flags[name] = h.get(name, False)
+        if type(flags[name]) is not bool:
+            raise bad(f"{name} {flags[name]!r} is not true or false")
+    return DecodeOptions(language=language, task=task, cache=cache == "on", max_tokens=max_tokens,
+                         top_k=top_k, **flags)
+
+
+class Agent:
+    def __init__(self, model: Model, out_fd: int):
+        self.model = model
+        self.out = Writer(out_fd)
+        self.jobs: queue.Queue[Job | None] = queue.Queue()
+        self.lock = threading.Lock()
+        self.pending: set[str] = set()       # ids queued or running
+        self.cancelled: set[str] = set()
+
+    # --- reader thread ---------------------------------------------------------------------------
+    def read_loop(self, in_fd: int) -> None:
+        parser = P.FrameParser()
+        try:
+            while True:
+                data = os.read(in_fd, 1 << 16)
+                if not data:
+                    if not parser.at_boundary:
+                        log.warning("EOF inside a frame; the last request was truncated")
+                    break
+                for item in parser.feed(data):
+                    if isinstance(item, P.BadFrame):
+                        self.out.send(P.error_event(item.code, item.message, item.id))
+                    elif self.handle(item) == "bye":
+                        return
+        except OSError as exc:
+            log.warning("stdin failed: %s", exc)
+        finally:
+            self.shutdown()
+
+    def handle(self, frame: P.Frame) -> str | None:
+        h = frame.header
+        op = h.get("op")
+        rid = h.get("id")
+        try:
+            if rid is not None and (not isinstance(rid, str) or not 0 < len(rid) <= MAX_ID):
+                raise P.ProtocolError(P.BAD_REQUEST, f"id must be a string of 1..{MAX_ID} characters")
+            if not isinstance(op, str):
+                raise P.ProtocolError(P.BAD_FRAME, "header has no string 'op'", rid)
+            if op == "hello":
+                if h.get("protocol", P.PROTOCOL) != P.PROTOCOL:
+                    raise P.ProtocolError(P.BAD_PROTOCOL, f"this runner speaks protocol {P.PROTOCOL}, "
+                                          f"not {h.get('protocol')!r}; deploy a matching runner")
+                self._need_model(rid)
+                self.out.send(self.model.hello())
+            elif op == "transcribe":
+                self.submit(h, frame.payload)
+            elif op == "cancel":
+                if rid is None:
+                    raise P.ProtocolError(P.BAD_REQUEST, "cancel needs the id of the request to stop")
+                with self.lock:
+                    if rid in self.pending:   # unknown or finished ids: the race is normal, ignore
+                        self.cancelled.add(rid)
+            elif op == "bye":
+                return "bye"
+            else:
+                raise P.ProtocolError(P.UNKNOWN_OP, f"unknown op {op!r}; expected one of "
+                                      f"{', '.join(P.REQUEST_OPS)}", rid)
+        except P.ProtocolError as exc:
+            self.out.send(P.error_event(exc.code, exc.message, exc.id))
+        return None
+
+    def _need_model(self, rid):
+        if self.model.error:
+            raise P.ProtocolError(P.MODEL_MISSING, self.model.error, rid)
+
+    def submit(self, h: dict, payload: bytes) -> None:
+        rid = h.get("id")
+        if rid is None:
+            raise P.ProtocolError(P.BAD_REQUEST, "transcribe needs an id")
+        self._need_model(rid)
+        mel = P.mel_from_payload(h.get("mel"), payload, rid)
+        options = parse_options(h, self.model.tokenizer, rid)
+        with self.lock:
+            if rid in self.pending:
+                raise P.ProtocolError(P.BUSY, f"request {rid!r} is still running; use a new id", rid)
+            self.pending.add(rid)
+        self.jobs.put(Job(rid, mel, options))
+
+    def shutdown(self) -> None:
+        """bye or EOF: nobody is listening any more, so stop the decode at its next step."""
+        with self.lock:
+            self.cancelled |= self.pending
+        self.jobs.put(None)
+
+    # --- main thread -----------------------------------------------------------------------------
+    def serve(self) -> None:
+        while (job := self.jobs.get()) is not None:
+            try:
+                self.run(job)
+            finally:
+                with self.lock:
+                    self.pending.discard(job.id)
+                    self.cancelled.discard(job.id)
+
+    def run(self, job: Job) -> None:
+        from core.decoding import decode_windows
+        from core.events import event_to_dict
+
+        n_windows = job.mel.shape[0]
+        should_cancel = lambda: job.id in self.cancelled  # noqa: E731
+        last_window = 0
+        try:
+            for ev in decode_windows(self.model.backend, self.model.tokenizer, job.mel, job.options,
+                                     should_cancel=should_cancel):
+                d = event_to_dict(ev)
+                d["id"] = job.id
+                last_window = d.get("window", last_window)
+                if d["type"] == "done":
+                    d["final"] = d["window"] == n_windows - 1 or d["reason"] in ("cancelled", "error")
+                    self.out.send(d)
+                    if d["final"]:
+                        return
+                else:
+                    self.out.send(d)
+            if should_cancel():   # cancelled before the decoder produced its own done
+                self.out.send({"type": "done", "id": job.id, "window": last_window, "reason": "cancelled",
+                               "tokens": [], "text": "", "ms_total": 0.0, "final": True})
+            else:
+                self.out.send(P.error_event(P.INTERNAL, "the decoder ended without a final done", job.id))
+        except Exception as exc:
+            log.exception("request %s failed", job.id)
+            self.out.send(P.error_event(P.INTERNAL, f"{type(exc).__name__}: {exc}", job.id))
+
+
+def default_model() -> str | None:
+    """A deployed bundle sits in model/ beside device/; otherwise use the installed wheels."""
+    env = os.environ.get("WHISPERKV_MODEL")
+    if env:
+        return env
+    return str(ROOT / "model") if (ROOT / "model").is_dir() else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m device.agent", description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default=None, help="model directory (default: ./model beside the runner, "
+                    "else the installed wheels)")
+    ap.add_argument("--backend", default="numpy", help="numpy (default) or onnx")
+    ap.add_argument("--log-level", default="INFO")
+    args = ap.parse_args(argv)
+    logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
+                        format="agent %(levelname)s %(message)s")
+
+    out_fd = os.dup(1)
+    os.dup2(2, 1)          # stray prints, from us or a library, now land in the log
+    sys.stdout = sys.stderr
+    model = Model(args.model or default_model(), args.backend)
+    agent = Agent(model, out_fd)
+    threading.Thread(target=agent.read_loop, args=(0,), name="reader", daemon=True).start()
+    agent.serve()
+    log.info("bye")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
