@@ -1,0 +1,1 @@
+"""The `whisperkv` command line."""

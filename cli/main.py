@@ -1,0 +1,36 @@
+"""`whisperkv`: one entry point, one module per subcommand."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from core.errors import WhisperKVError
+
+from . import transcribe
+
+SUBCOMMANDS = [transcribe]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="whisperkv", description="Whisper base with a KV-cached decoder, "
+                                     "locally or on an MT8371 board.")
+    subs = parser.add_subparsers(dest="command", required=True)
+    for module in SUBCOMMANDS:
+        module.register(subs)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args) or 0
+    except WhisperKVError as exc:
+        print(f"whisperkv: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("whisperkv: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

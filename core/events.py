@@ -1,0 +1,65 @@
+"""Decode telemetry: one event per encoder run, per decoded token, and per finished window.
+
+These dataclasses are what the decoding loop yields, what the runner puts on the
+wire (see docs/protocol.md), and what the CLI's --json and the GUI consume.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+
+STOP_REASONS = ("eot", "max_tokens", "cache_full", "cancelled", "error")
+
+
+@dataclass
+class EncodedEvent:
+    window: int
+    ms: float
+    language: str = ""
+    language_probs: dict[str, float] = field(default_factory=dict)  # top few, when auto-detected
+    cache_hit: bool = False
+    type: str = "encoded"
+
+
+@dataclass
+class TokenEvent:
+    window: int
+    step: int                 # 0-based index of the sampled token within its window
+    token: int
+    text: str                 # printable piece; "" while a UTF-8 character is still incomplete
+    logprob: float
+    eot_prob: float           # p(EOT) at this step, after the logit rules
+    top: list[tuple[int, float]]  # top-k alternatives as (token, logprob)
+    cache_len: int            # self-attention cache fill after this step's write
+    cache_bytes: int          # bytes of self K/V in use (k and v, all layers)
+    ms: float                 # runner compute for this step (the first step includes the SOT prefix)
+    text_bytes: str = ""      # hex of this token's raw bytes (byte-level BPE)
+    is_special: bool = False
+    type: str = "token"
+
+
+@dataclass
+class DoneEvent:
+    window: int
+    reason: str               # one of STOP_REASONS
+    tokens: list[int]         # sampled text tokens of this window (no prefix, no EOT)
+    text: str
+    ms_total: float
+    language: str = ""
+    type: str = "done"
+
+
+Event = EncodedEvent | TokenEvent | DoneEvent
+_BY_TYPE = {"encoded": EncodedEvent, "token": TokenEvent, "done": DoneEvent}
+
+
+def event_to_dict(ev: Event) -> dict:
+    return asdict(ev)
+
+
+def event_from_dict(d: dict) -> Event:
+    cls = _BY_TYPE[d["type"]]
+    names = {f.name for f in fields(cls)}
+    kw = {k: v for k, v in d.items() if k in names}
+    if cls is TokenEvent:
+        kw["top"] = [(int(t), float(lp)) for t, lp in kw.get("top", [])]
+    return cls(**kw)

@@ -1,0 +1,30 @@
+"""A loaded model ready to decode: weights, backend and tokenizer together."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+import numpy as np
+
+from .decoding import DecodeOptions, decode_windows
+from .events import Event
+from .model import NumpyBackend
+from .tokenizer import WhisperTokenizer
+from .weights import WhisperWeights, load_model
+
+
+@dataclass
+class LoadedModel:
+    weights: WhisperWeights
+    backend: object
+    tokenizer: WhisperTokenizer
+
+    @classmethod
+    def load(cls, path: str | Path | None = None, backend_factory=NumpyBackend) -> "LoadedModel":
+        weights = load_model(path)
+        return cls(weights, backend_factory(weights), WhisperTokenizer.from_weights(weights))
+
+    def transcribe(self, mels: np.ndarray, options: DecodeOptions,
+                   should_cancel: Callable[[], bool] = lambda: False) -> Iterator[Event]:
+        return decode_windows(self.backend, self.tokenizer, mels, options, should_cancel)
