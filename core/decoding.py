@@ -12,6 +12,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
+from .encoder_cache import EncoderCache, mel_key
 from .events import DoneEvent, EncodedEvent, Event, TokenEvent
 from .kv_cache import KVCache
 from .model import causal_mask, embed
@@ -131,10 +132,15 @@ def detect_language(tokenizer: WhisperTokenizer, sot_logits: np.ndarray) -> tupl
 
 def decode_window(backend, tokenizer: WhisperTokenizer, mel: np.ndarray, options: DecodeOptions,
                   window: int = 0, language: str | None = None,
-                  should_cancel: Callable[[], bool] = lambda: False, encoded=None) -> Iterator[Event]:
-    """Encode one [80, 3000] window and decode it greedily. `encoded` reuses cross K/V."""
+                  should_cancel: Callable[[], bool] = lambda: False,
+                  encoder_cache: EncoderCache | None = None) -> Iterator[Event]:
+    """Encode one [80, 3000] window (or take its cross K/V from `encoder_cache`) and decode it greedily."""
     t0 = time.perf_counter()
+    key = mel_key(mel) if encoder_cache is not None else ""
+    encoded = encoder_cache.get(key) if encoder_cache is not None else None
     cross_k, cross_v = encoded if encoded is not None else backend.encode(mel.reshape(1, *mel.shape[-2:]))
+    if encoder_cache is not None and encoded is None:
+        encoder_cache.put(key, (cross_k, cross_v))
     enc_ms = (time.perf_counter() - t0) * 1e3
     t_step = time.perf_counter()
     stepper = (_CachedStepper if options.cache else _UncachedStepper)(backend, cross_k, cross_v)
@@ -186,14 +192,16 @@ def decode_window(backend, tokenizer: WhisperTokenizer, mel: np.ndarray, options
 
 
 def decode_windows(backend, tokenizer: WhisperTokenizer, mels: np.ndarray, options: DecodeOptions,
-                   should_cancel: Callable[[], bool] = lambda: False) -> Iterator[Event]:
+                   should_cancel: Callable[[], bool] = lambda: False,
+                   encoder_cache: EncoderCache | None = None) -> Iterator[Event]:
     """Decode consecutive 30 s windows [W, 80, 3000]; each window resets the self cache and
-    recomputes cross K/V. The language detected in the first window holds for the rest."""
+    recomputes cross K/V (or reuses them from `encoder_cache` when the same mel was seen).
+    The language detected in the first window holds for the rest."""
     language = options.language
     for w, mel in enumerate(np.asarray(mels).reshape(-1, *np.shape(mels)[-2:])):
         if should_cancel():
             return
-        for ev in decode_window(backend, tokenizer, mel, options, w, language, should_cancel):
+        for ev in decode_window(backend, tokenizer, mel, options, w, language, should_cancel, encoder_cache):
             if isinstance(ev, EncodedEvent):
                 language = ev.language
             yield ev

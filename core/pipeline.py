@@ -8,6 +8,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from .decoding import DecodeOptions, decode_windows
+from .encoder_cache import EncoderCache
 from .events import Event
 from .model import NumpyBackend
 from .tokenizer import WhisperTokenizer
@@ -26,5 +27,6 @@ class LoadedModel:
         return cls(weights, backend_factory(weights), WhisperTokenizer.from_weights(weights))
 
     def transcribe(self, mels: np.ndarray, options: DecodeOptions,
-                   should_cancel: Callable[[], bool] = lambda: False) -> Iterator[Event]:
-        return decode_windows(self.backend, self.tokenizer, mels, options, should_cancel)
+                   should_cancel: Callable[[], bool] = lambda: False,
+                   encoder_cache: EncoderCache | None = None) -> Iterator[Event]:
+        return decode_windows(self.backend, self.tokenizer, mels, options, should_cancel, encoder_cache)

@@ -1,0 +1,50 @@
+"""Cross K/V reuse keyed by content: the sha256 of the mel window, not its position.
+
+QA reruns and the cache on/off comparison send the same audio again; a hit skips the encoder.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+
+import numpy as np
+
+
+def mel_key(mel: np.ndarray) -> str:
+    mel = np.ascontiguousarray(mel)
+    return hashlib.sha256(str(mel.dtype).encode() + str(mel.shape).encode() + mel.tobytes()).hexdigest()
+
+
+class EncoderCache:
+    """A bounded LRU of (cross_k, cross_v) by mel key; `max_bytes=0` disables it."""
+
+    def __init__(self, max_bytes: int = 256 << 20):
+        self.max_bytes = max_bytes
+        self._items: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+
+    @property
+    def bytes_used(self) -> int:
+        return sum(k.nbytes + v.nbytes for k, v in self._items.values())
+
+    def get(self, key: str):
+        item = self._items.get(key)
+        if item is None:
+            self.misses += 1
+            return None
+        self._items.move_to_end(key)
+        self.hits += 1
+        return item
+
+    def put(self, key: str, cross: tuple[np.ndarray, np.ndarray]) -> None:
+        size = cross[0].nbytes + cross[1].nbytes
+        if size > self.max_bytes:
+            return
+        self._items[key] = cross
+        self._items.move_to_end(key)
+        while self.bytes_used > self.max_bytes:
+            self._items.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._items)
