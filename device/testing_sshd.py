@@ -1,0 +1,120 @@
+"""A throwaway OpenSSH server on 127.0.0.1 for the SSH tests and bench/link.py.
+
+Generated host and user keys, a random free port, key-only login; `stop()` tears it down and
+`kill_all()` kills it together with its session processes, which is how a link drop is simulated.
+"""
+from __future__ import annotations
+
+import getpass
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
+
+
+def sshd_available() -> bool:
+    return os.path.exists(SSHD) and shutil.which("ssh-keygen") is not None
+
+
+def _keygen(path: Path) -> None:
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "whisperkv-test", "-f", str(path)],
+                   check=True, stdin=subprocess.DEVNULL)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                stat = Path(f"/proc/{d}/stat").read_text()
+            except OSError:
+                continue
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            children.setdefault(ppid, []).append(int(d))
+    out, todo = [], [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+@dataclass
+class LocalSshd:
+    workdir: Path
+    port: int
+    user: str
+    user_key: Path           # private key authorised to log in
+    host_pub: str            # "ssh-ed25519 AAAA..." of the server
+    proc: subprocess.Popen
+
+    @property
+    def known_hosts_line(self) -> str:
+        return f"[127.0.0.1]:{self.port} {self.host_pub}"
+
+    def write_known_hosts(self, path: Path) -> Path:
+        path.write_text(self.known_hosts_line + "\n")
+        return path
+
+    def log(self) -> str:
+        return (self.workdir / "sshd.log").read_text(errors="replace")
+
+    def kill_all(self) -> None:
+        """SIGKILL the server and every session it spawned: the client sees the link drop."""
+        for pid in [self.proc.pid, *_descendants(self.proc.pid)]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.kill_all()
+
+
+def start_sshd(workdir: str | Path, timeout: float = 10.0) -> LocalSshd:
+    work = Path(workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    if os.geteuid() == 0:
+        os.makedirs("/run/sshd", exist_ok=True)   # privilege separation directory
+    _keygen(work / "host_key")
+    _keygen(work / "user_key")
+    shutil.copy(work / "user_key.pub", work / "authorized_keys")
+    port = _free_port()
+    (work / "sshd_config").write_text("\n".join([
+        f"Port {port}", "ListenAddress 127.0.0.1", f"HostKey {work / 'host_key'}",
+        f"AuthorizedKeysFile {work / 'authorized_keys'}", "PubkeyAuthentication yes",
+        "PasswordAuthentication no", "KbdInteractiveAuthentication no", f"PidFile {work / 'sshd.pid'}",
+        "StrictModes no", "UsePAM no", "PermitRootLogin prohibit-password", "Subsystem sftp internal-sftp",
+        "LogLevel VERBOSE", ""]))
+    log = open(work / "sshd.log", "wb")
+    proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(work / "sshd_config")], stdout=log,
+                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    log.close()
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError("sshd exited at start:\n" + (work / "sshd.log").read_text(errors="replace"))
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                proc.kill()
+                raise RuntimeError(f"sshd did not listen on port {port} within {timeout} s")
+            time.sleep(0.05)
+    host_pub = " ".join((work / "host_key.pub").read_text().split()[:2])
+    return LocalSshd(work, port, getpass.getuser(), work / "user_key", host_pub, proc)
