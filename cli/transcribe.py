@@ -74,6 +74,8 @@ def report(events, args, t0: float, **meta) -> int:
     else:
         s = result.summary()
         print()
+        if s["no_speech"]:
+            print("[no speech detected: every window fell under Whisper's no-speech rule]", file=sys.stderr)
         print(f"[stop: {s['stop_reason']} | language {s['language']} | {s['n_steps']} steps | "
               f"encoder {s['encoder_ms']:.0f} ms | per token {s['per_token_ms_median'] or 0:.1f} ms median | "
               f"total {total_ms:.0f} ms | cache {args.cache}]", file=sys.stderr)

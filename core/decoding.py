@@ -146,8 +146,10 @@ def decode_window(backend, tokenizer: WhisperTokenizer, mel: np.ndarray, options
     stepper = (_CachedStepper if options.cache else _UncachedStepper)(backend, cross_k, cross_v)
     sp = tokenizer.special
     probs: dict[str, float] = {}
+    sot_logits = None
     if language is None:
-        language, probs = detect_language(tokenizer, stepper.advance(sp.sot))
+        sot_logits = stepper.advance(sp.sot)
+        language, probs = detect_language(tokenizer, sot_logits)
     yield EncodedEvent(window=window, ms=enc_ms, language=language, language_probs=probs,
                        cache_hit=encoded is not None)
 
@@ -155,6 +157,10 @@ def decode_window(backend, tokenizer: WhisperTokenizer, mel: np.ndarray, options
     logits = None
     for tok in prefix[stepper.length:]:
         logits = stepper.advance(tok)
+        if tok == sp.sot:
+            sot_logits = logits
+    no_speech_prob = float(np.exp(log_softmax(sot_logits)[sp.no_speech]))
+    sum_logprob = 0.0
     rules = LogitRules(tokenizer, options, backend.dims.n_vocab)
     text = Utf8Assembler()
     tokens: list[int] = []
@@ -174,6 +180,7 @@ def decode_window(backend, tokenizer: WhisperTokenizer, mel: np.ndarray, options
             reason = "eot"
             break
         tokens.append(tok)
+        sum_logprob += float(lp[tok])
         if len(tokens) >= options.max_tokens:
             reason = "max_tokens"
             break
@@ -188,7 +195,8 @@ def decode_window(backend, tokenizer: WhisperTokenizer, mel: np.ndarray, options
         logits = stepper.advance(tok)
     text.flush()
     yield DoneEvent(window=window, reason=reason, tokens=tokens, text=tokenizer.decode(tokens),
-                    ms_total=(time.perf_counter() - t0) * 1e3, language=language)
+                    ms_total=(time.perf_counter() - t0) * 1e3, language=language, no_speech_prob=no_speech_prob,
+                    avg_logprob=sum_logprob / max(1, len(tokens)))
 
 
 def decode_windows(backend, tokenizer: WhisperTokenizer, mels: np.ndarray, options: DecodeOptions,

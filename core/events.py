@@ -45,7 +45,14 @@ class DoneEvent:
     text: str
     ms_total: float
     language: str = ""
+    no_speech_prob: float = 0.0   # p(<|nospeech|>) at the SOT position
+    avg_logprob: float = 0.0      # mean logprob of the sampled tokens
     type: str = "done"
+
+    @property
+    def is_silence(self) -> bool:
+        """Whisper's rule for a window with no speech: its text is not shown."""
+        return self.no_speech_prob > 0.6 and self.avg_logprob < -1.0
 
 
 Event = EncodedEvent | TokenEvent | DoneEvent

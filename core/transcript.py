@@ -18,6 +18,9 @@ class WindowResult:
     text: str = ""
     tokens: list[int] = field(default_factory=list)
     ms_total: float = 0.0
+    no_speech_prob: float = 0.0
+    avg_logprob: float = 0.0
+    silent: bool = False      # Whisper's no-speech rule: decoded, but its text is not shown
 
 
 @dataclass
@@ -36,10 +39,11 @@ class Transcript:
         elif isinstance(ev, DoneEvent):
             w = self.windows[-1]
             w.reason, w.text, w.tokens, w.ms_total = ev.reason, ev.text, ev.tokens, ev.ms_total
+            w.no_speech_prob, w.avg_logprob, w.silent = ev.no_speech_prob, ev.avg_logprob, ev.is_silence
 
     @property
     def text(self) -> str:
-        return " ".join(w.text.strip() for w in self.windows if w.text.strip())
+        return " ".join(w.text.strip() for w in self.windows if w.text.strip() and not w.silent)
 
     @property
     def language(self) -> str:
@@ -68,6 +72,7 @@ class Transcript:
             "text": self.text,
             "language": self.language,
             "stop_reason": self.stop_reason,
+            "no_speech": bool(self.windows) and all(w.silent for w in self.windows),
             "encoder_ms": round(self.encoder_ms, 3),
             "tokens": self.tokens,
             "n_steps": len(self.steps),
