@@ -85,12 +85,15 @@ class Writer:
 class Model:
     """The loaded backend and tokenizer, or the reason they could not be loaded."""
 
-    def __init__(self, path: str | None, backend: str):
+    def __init__(self, path: str | None, backend: str, encoder_cache_mb: int = 128):
         self.error: str | None = None
         self.backend = self.tokenizer = self.weights = None
         self.backend_name = backend
+        self.encoder_cache = None
         t0 = time.perf_counter()
         try:
+            import core.decoding  # noqa: F401  (import cost paid at start, not on the first request)
+            from core.encoder_cache import EncoderCache
             from core.tokenizer import WhisperTokenizer
             from core.weights import load_model
 
@@ -100,20 +103,22 @@ class Model:
             self.backend = make_backend(backend, self.weights)
             self.tokenizer = WhisperTokenizer.from_weights(self.weights)
             self.weights.params = {}       # the backend holds what it needs
+            # Reruns of the same audio (cache on/off comparisons, QA) skip the encoder.
+            self.encoder_cache = EncoderCache(encoder_cache_mb << 20)
             log.info("model %s (%s) on %s backend loaded in %.1f s", self.weights.sha256[:12],
                      self.weights.source, backend, time.perf_counter() - t0)
         except Exception as exc:           # served as model_missing errors, never a dead runner
             self.error = str(exc)
             log.error("model not loaded: %s", exc)
 
-    def hello(self) -> dict:
+    def hello(self, limits: dict) -> dict:
         dims = self.backend.dims
         bytes_per_token = 2 * dims.n_text_layer * dims.n_text_state * 4
         return {"type": "hello", "protocol": P.PROTOCOL, "runner_version": P.RUNNER_VERSION,
                 "backend": self.backend.name,
                 "model": {"dims": asdict(dims), "sha256": self.weights.sha256, "source": self.weights.source},
                 "cache": {"max_len": dims.n_text_ctx, "bytes_per_token": bytes_per_token},
-                "limits": {"max_header": P.MAX_HEADER, "max_payload": P.MAX_PAYLOAD},
+                "limits": limits,
                 "mel_dtypes": list(P.MEL_DTYPES)}
 
 
@@ -149,8 +154,10 @@ def parse_options(h: dict, tokenizer, rid: str):
 
 
 class Agent:
-    def __init__(self, model: Model, out_fd: int):
+    def __init__(self, model: Model, out_fd: int, max_header: int = P.MAX_HEADER,
+                 max_payload: int = P.MAX_PAYLOAD):
         self.model = model
+        self.limits = {"max_header": max_header, "max_payload": max_payload}
         self.out = Writer(out_fd)
         self.jobs: queue.Queue[Job | None] = queue.Queue()
         self.lock = threading.Lock()
@@ -159,7 +166,7 @@ class Agent:
 
     # --- reader thread ---------------------------------------------------------------------------
     def read_loop(self, in_fd: int) -> None:
-        parser = P.FrameParser()
+        parser = P.FrameParser(**self.limits)
         try:
             while True:
                 data = os.read(in_fd, 1 << 16)
@@ -191,7 +198,7 @@ class Agent:
                     raise P.ProtocolError(P.BAD_PROTOCOL, f"this runner speaks protocol {P.PROTOCOL}, "
                                           f"not {h.get('protocol')!r}; deploy a matching runner")
                 self._need_model(rid)
-                self.out.send(self.model.hello())
+                self.out.send(self.model.hello(self.limits))
             elif op == "transcribe":
                 self.submit(h, frame.payload)
             elif op == "cancel":
@@ -251,7 +258,7 @@ class Agent:
         last_window = 0
         try:
             for ev in decode_windows(self.model.backend, self.model.tokenizer, job.mel, job.options,
-                                     should_cancel=should_cancel):
+                                     should_cancel, self.model.encoder_cache):
                 d = event_to_dict(ev)
                 d["id"] = job.id
                 last_window = d.get("window", last_window)
@@ -285,6 +292,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", default=None, help="model directory (default: ./model beside the runner, "
                     "else the installed wheels)")
     ap.add_argument("--backend", default="numpy", help="numpy (default) or onnx")
+    ap.add_argument("--encoder-cache-mb", type=int, default=128, help="cross K/V kept for reruns (0: off)")
+    ap.add_argument("--max-header", type=int, default=P.MAX_HEADER, help=argparse.SUPPRESS)
+    ap.add_argument("--max-payload", type=int, default=P.MAX_PAYLOAD, help="largest mel payload in bytes")
     ap.add_argument("--log-level", default="INFO")
     args = ap.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
@@ -293,8 +303,8 @@ def main(argv: list[str] | None = None) -> int:
     out_fd = os.dup(1)
     os.dup2(2, 1)          # stray prints, from us or a library, now land in the log
     sys.stdout = sys.stderr
-    model = Model(args.model or default_model(), args.backend)
-    agent = Agent(model, out_fd)
+    model = Model(args.model or default_model(), args.backend, args.encoder_cache_mb)
+    agent = Agent(model, out_fd, args.max_header, args.max_payload)
     threading.Thread(target=agent.read_loop, args=(0,), name="reader", daemon=True).start()
     agent.serve()
     log.info("bye")

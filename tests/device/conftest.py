@@ -1,0 +1,63 @@
+"""Shared fixtures for the device tests: the test_en mel, a local runner, a real sshd, a stand-in adb.
+
+Loading the model costs seconds and a full decode a few more, so runners are shared per module
+and full decodes are few.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from device.agent import ROOT
+from device.testing_sshd import sshd_available, start_sshd
+
+from link_helpers import STAND_IN_ADB
+
+AUDIO = ROOT / "resources" / "audio"
+
+
+@pytest.fixture(scope="session")
+def en_mel() -> np.ndarray:
+    from core.audio import load_audio
+    from core.mel import mel_windows
+
+    return mel_windows(load_audio(AUDIO / "test_en.wav"))
+
+
+@pytest.fixture(scope="session")
+def local_run(en_mel) -> list:
+    """test_en.wav decoded through the local runner (the arrivals): the reference for the other links."""
+    from core.decoding import DecodeOptions
+    from device.client import BoardClient
+    from device.local import LocalTransport
+
+    with BoardClient(LocalTransport()) as client:
+        return list(client.transcribe(en_mel, DecodeOptions(language="en")))
+
+
+@pytest.fixture(scope="session")
+def sshd(tmp_path_factory):
+    if not sshd_available():
+        pytest.skip("OpenSSH sshd is not installed (Debian: openssh-server)")
+    server = start_sshd(tmp_path_factory.mktemp("sshd"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def stand_in_adb(tmp_path, monkeypatch) -> Path:
+    """Puts the stand-in `adb` first on PATH; returns the log of the argv it was called with."""
+    bindir = tmp_path / "standin-bin"
+    bindir.mkdir()
+    exe = bindir / "adb"
+    exe.write_text(STAND_IN_ADB.format(python=sys.executable))
+    exe.chmod(0o755)
+    log = tmp_path / "adb-calls.jsonl"
+    log.touch()
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("ADB_STANDIN_LOG", str(log))
+    return log

@@ -1,0 +1,80 @@
+"""Helpers shared by the device tests (a module with a unique name, so it never shadows another conftest)."""
+from __future__ import annotations
+
+import os
+import sys
+
+from device import protocol as P
+from device.agent import ROOT
+from device.transport import ProcessStream
+
+
+class RawRunner:
+    """A runner driven frame by frame, for the protocol's error cases."""
+
+    def __init__(self, *args: str):
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        self.stream = ProcessStream([sys.executable, "-m", "device.agent", *args], cwd=str(ROOT), env=env)
+        self.parser = P.FrameParser(max_payload=0)
+        self.pending: list = []
+
+    def send(self, data: bytes) -> None:
+        self.stream.write(data)
+
+    def request(self, header: dict, payload: bytes = b"") -> None:
+        self.send(P.encode_frame(header, payload))
+
+    def event(self, timeout: float = 120.0) -> dict:
+        while not self.pending:
+            data = self.stream.read(timeout)
+            assert data, "runner closed its stdout; log:\n" + self.stream.stderr_tail()
+            self.pending += self.parser.feed(data)
+        frame = self.pending.pop(0)
+        assert isinstance(frame, P.Frame), frame
+        return frame.header
+
+    def until(self, pred, timeout: float = 120.0) -> list[dict]:
+        out = [self.event(timeout)]
+        while not pred(out[-1]):
+            out.append(self.event(timeout))
+        return out
+
+    def close(self) -> None:
+        self.stream.close()
+
+
+def ssh_url(server, **settings) -> str:
+    q = {"python": sys.executable, "dir": str(ROOT), "key": str(server.user_key), **settings}
+    return f"ssh://{server.user}@127.0.0.1:{server.port}?" + "&".join(f"{k}={v}" for k, v in q.items())
+
+
+STAND_IN_ADB = '''\
+#!{python}
+"""STAND-IN for the Android `adb` client, written by the tests: no Android device exists here.
+
+It understands the calls AdbTransport makes and runs the `shell -T` part locally with sh.
+"""
+import json, os, shutil, sys
+
+args = sys.argv[1:]
+with open(os.environ["ADB_STANDIN_LOG"], "a") as log:
+    log.write(json.dumps(args) + "\\n")
+serial = None
+if args[:1] == ["-s"]:
+    serial, args = args[1], args[2:]
+if args == ["devices", "-l"]:
+    print("List of devices attached")
+    print("STANDIN01              device usb:1-1 product:genio_700 model:Genio_700_EVK device:genio transport_id:1")
+    print("LOCKED02               unauthorized usb:1-2 transport_id:2")
+elif args[:1] == ["kill-server"]:
+    pass
+elif serial != "STANDIN01":
+    sys.exit("adb: device '%s' not found" % serial)
+elif args[:2] == ["shell", "-T"]:
+    os.execvp("sh", ["sh", "-c", " ".join(args[2:])])
+elif args[:1] == ["push"] and len(args) == 3:
+    shutil.copyfile(args[1], args[2])
+    print("%s: 1 file pushed, 0 skipped." % args[1])
+else:
+    sys.exit("adb stand-in: unsupported call %r" % (args,))
+'''
