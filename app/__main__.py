@@ -1,0 +1,5 @@
+import sys
+
+from app.launch import main
+
+sys.exit(main())

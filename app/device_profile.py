@@ -1,0 +1,50 @@
+"""A saved way to reach a runner: Local, SSH or ADB. Passwords never live here (see passwords.py)."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from urllib.parse import urlencode
+
+KINDS = ("local", "ssh", "adb")
+
+
+@dataclass
+class DeviceProfile:
+    name: str = "Local runner"
+    kind: str = "local"          # local | ssh | adb
+    host: str = ""               # ssh host or ~/.ssh/config alias
+    user: str = ""
+    port: int = 22
+    key: str = ""                # ssh identity file
+    serial: str = ""             # adb serial
+    python: str = ""             # remote interpreter, e.g. /usr/bin/python3 (empty: the transport's default)
+    dir: str = ""                # runner directory on the device (empty: the transport's default)
+    trust_host_key: str = ""     # SHA256:… fingerprint the user chose to trust
+
+    def url(self) -> str:
+        """The device URL the CLI would take for this profile (without secrets)."""
+        query = urlencode([(k, v) for k, v in (("python", self.python), ("dir", self.dir), ("key", self.key)) if v],
+                          safe="/~:")
+        if self.kind == "ssh":
+            who = f"{self.user}@" if self.user else ""
+            port = f":{self.port}" if self.port and self.port != 22 else ""
+            base = f"ssh://{who}{self.host}{port}"
+        elif self.kind == "adb":
+            base = f"adb://{self.serial}"
+        else:
+            base = "local" if not query else "local://"
+        return base + (f"?{query}" if query else "")
+
+    def secret_key(self) -> str:
+        """Where this profile's password is filed in the system keyring."""
+        return f"{self.kind}:{self.user}@{self.host}:{self.port}"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "DeviceProfile":
+        names = cls.__dataclass_fields__
+        kw = {k: v for k, v in d.items() if k in names}
+        if "port" in kw:
+            kw["port"] = int(kw["port"] or 22)
+        return cls(**kw)

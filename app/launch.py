@@ -1,0 +1,44 @@
+"""Start the app: `python -m app` and `whisperkv gui` both come here."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from app.automation import Automation, Script
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--open", metavar="AUDIO", help="load this audio file at start")
+    parser.add_argument("--transcribe", action="store_true", help="transcribe the opened audio at once")
+    parser.add_argument("--screenshot", metavar="PNG", help="save the window as a PNG once everything is done")
+    parser.add_argument("--quit", action="store_true", help="quit once everything is done (exit 1 on an error)")
+
+
+def script_of(args: argparse.Namespace) -> Script:
+    return Script(open=args.open, transcribe=args.transcribe, screenshot=args.screenshot, quit=args.quit)
+
+
+def run_gui(script: Script) -> int:
+    # With nothing to show on (no display) a scripted run still works: render offscreen.
+    if script.quit and not os.environ.get("QT_QPA_PLATFORM") and not (
+            os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")) and sys.platform.startswith("linux"):
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    from PySide6.QtWidgets import QApplication
+
+    from app.main_window import MainWindow
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("WhisperKV Studio")
+    window = MainWindow()
+    window.show()
+    automation = Automation(window, script)
+    automation.start()
+    code = app.exec()
+    return automation.exit_code if script.quit else code
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m app", description="WhisperKV Studio desktop app")
+    add_arguments(parser)
+    return run_gui(script_of(parser.parse_args(argv)))

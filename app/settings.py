@@ -1,0 +1,68 @@
+"""What the app remembers between launches, persisted with QSettings (stored as JSON values)."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from PySide6.QtCore import QByteArray, QSettings
+
+from app.device_profile import DeviceProfile
+from app.run_options import RunOptions
+
+ORG, APP = "WhisperKV", "WhisperKV Studio"
+MAX_RECENT = 10
+
+
+@dataclass
+class AppSettings:
+    options: RunOptions = field(default_factory=RunOptions)
+    recent: list[str] = field(default_factory=list)
+    profiles: list[DeviceProfile] = field(default_factory=lambda: [DeviceProfile()])
+    profile: str = "Local runner"
+    export_dir: str = ""
+    geometry: QByteArray | None = None
+    splitter: QByteArray | None = None
+
+    def add_recent(self, path: str) -> None:
+        self.recent = [path] + [p for p in self.recent if p != path]
+        del self.recent[MAX_RECENT:]
+
+
+def qsettings() -> QSettings:
+    return QSettings(ORG, APP)
+
+
+def _json(store: QSettings, key: str, default):
+    raw = store.value(key)
+    if raw in (None, ""):
+        return default
+    try:
+        return json.loads(raw)
+    except (TypeError, ValueError):
+        return default  # a hand-edited or older value: fall back rather than refuse to start
+
+
+def load(store: QSettings) -> AppSettings:
+    s = AppSettings()
+    s.options = RunOptions.from_dict(_json(store, "run/options", {}))
+    s.recent = [p for p in _json(store, "audio/recent", []) if isinstance(p, str)]
+    profiles = [DeviceProfile.from_dict(d) for d in _json(store, "device/profiles", []) if isinstance(d, dict)]
+    s.profiles = profiles or [DeviceProfile()]
+    s.profile = store.value("device/current", s.profiles[0].name) or s.profiles[0].name
+    s.export_dir = store.value("export/dir", "") or ""
+    s.geometry = store.value("window/geometry")
+    s.splitter = store.value("window/splitter")
+    return s
+
+
+def save(store: QSettings, s: AppSettings) -> None:
+    store.setValue("run/options", json.dumps(s.options.to_dict()))
+    store.setValue("audio/recent", json.dumps(s.recent))
+    store.setValue("device/profiles", json.dumps([p.to_dict() for p in s.profiles]))
+    store.setValue("device/current", s.profile)
+    store.setValue("export/dir", s.export_dir)
+    if s.geometry is not None:
+        store.setValue("window/geometry", s.geometry)
+    if s.splitter is not None:
+        store.setValue("window/splitter", s.splitter)
+    store.sync()

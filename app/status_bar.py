@@ -1,0 +1,24 @@
+"""Status bar: the connected device, the runner's backend and the model hash, always visible."""
+from __future__ import annotations
+
+from PySide6.QtWidgets import QLabel, QStatusBar
+
+
+class StatusBar(QStatusBar):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.device = QLabel()
+        self.backend = QLabel()
+        self.model = QLabel()
+        for label in (self.device, self.backend, self.model):
+            label.setStyleSheet("padding: 0 8px;")
+            self.addPermanentWidget(label)
+        self.show_device("local", "not connected")
+
+    def show_device(self, url: str, state: str, runner: dict | None = None) -> None:
+        runner = runner or {}
+        self.device.setText(f"Device: {url} ({state})")
+        self.backend.setText(f"Backend: {runner.get('backend', '—')}")
+        sha = runner.get("model_sha256", "")
+        self.model.setText(f"Model: {sha[:12] if sha else '—'}")
+        self.model.setToolTip(sha)

@@ -1,0 +1,45 @@
+"""Readable names for token ids: the transcript piece, or a marker for special tokens."""
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+from core.events import TokenEvent
+
+EOT_TOKEN = 50257
+EOT_MARK = "⟨EOT⟩"
+
+
+@lru_cache(maxsize=1)
+def _tokenizer():
+    try:
+        from core.tokenizer import WhisperTokenizer
+        from core.weights import find_installed_model
+        parts = find_installed_model()
+        return WhisperTokenizer.from_file(parts[0].parent / "tokenizer.json") if parts else None
+    except Exception:  # names are a nicety here: ids still identify every token
+        return None
+
+
+def name_of(token: int) -> str:
+    """Text of one token id for the alternatives column; falls back to the id."""
+    if token == EOT_TOKEN:
+        return EOT_MARK
+    tok = _tokenizer()
+    if tok is None:
+        return f"#{token}"
+    return tok.token_label(token)
+
+
+def event_label(ev: TokenEvent) -> str:
+    if ev.token == EOT_TOKEN:
+        return EOT_MARK
+    if ev.is_special:
+        return name_of(ev.token)
+    if ev.text:
+        return ev.text
+    return f"⟨{ev.text_bytes}⟩" if ev.text_bytes else f"#{ev.token}"
+
+
+def hover_text(x: int, ev: TokenEvent) -> str:
+    return f"step {x}: {event_label(ev)!r}  p={math.exp(ev.logprob):.2f}  p(EOT)={ev.eot_prob:.2g}"

@@ -1,0 +1,71 @@
+"""The live transcript: each token tinted by its probability, EOT shown as an explicit marker."""
+from __future__ import annotations
+
+import math
+
+from PySide6.QtGui import QColor, QFont, QTextCharFormat, QTextCursor
+from PySide6.QtWidgets import QTextEdit
+
+from app.fonts import transcript_font
+from app.run_record import RunRecord
+from app.token_names import EOT_MARK, EOT_TOKEN
+
+
+def tint(p: float) -> QColor:
+    """Background behind a token: pale red when unsure, pale green when confident."""
+    p = max(0.0, min(1.0, p))
+    return QColor.fromHsv(int(120 * p), 70, 255)
+
+
+class TranscriptView(QTextEdit):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setReadOnly(True)
+        self.setFont(transcript_font(15))
+        self.setPlaceholderText("The transcript grows here token by token.")
+        self.run: RunRecord | None = None
+        self._rows_shown = 0
+        self._done_shown = 0
+        self._eot_windows: set[int] = set()
+
+    def set_run(self, run: RunRecord | None) -> None:
+        self.run = run
+        self.clear()
+        self._rows_shown = self._done_shown = 0
+        self._eot_windows = set()
+        self.sync()
+
+    def sync(self) -> None:
+        if self.run is None:
+            return
+        cursor = self.textCursor()
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        for row in self.run.rows[self._rows_shown:]:
+            ev = row.event
+            if ev.token == EOT_TOKEN:
+                self._eot_windows.add(ev.window)
+                self._insert_marker(cursor)
+            elif not ev.is_special and ev.text:
+                fmt = QTextCharFormat()
+                fmt.setBackground(tint(math.exp(ev.logprob)))
+                fmt.setToolTip(f"step {row.x}  p={math.exp(ev.logprob):.2f}")
+                cursor.insertText(ev.text, fmt)
+        self._rows_shown = len(self.run.rows)
+        for done in self.run.done[self._done_shown:]:
+            if done.reason == "eot" and done.window not in self._eot_windows:
+                self._eot_windows.add(done.window)
+                self._insert_marker(cursor)
+        self._done_shown = len(self.run.done)
+        self.setTextCursor(cursor)
+        self.ensureCursorVisible()
+
+    def _insert_marker(self, cursor: QTextCursor) -> None:
+        fmt = QTextCharFormat()
+        fmt.setForeground(QColor("#ffffff"))
+        fmt.setBackground(QColor("#555555"))
+        fmt.setFontWeight(QFont.Weight.Bold)
+        cursor.insertText(" ", QTextCharFormat())
+        cursor.insertText(EOT_MARK, fmt)
+
+    def plain_text(self) -> str:
+        return self.toPlainText()
