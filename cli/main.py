@@ -6,9 +6,9 @@ import sys
 
 from core.errors import WhisperKVError
 
-from . import transcribe
+from . import gui_cmd, transcribe
 
-SUBCOMMANDS = [transcribe]
+SUBCOMMANDS = [transcribe, gui_cmd]
 
 
 def build_parser() -> argparse.ArgumentParser:
