@@ -4,9 +4,25 @@ from __future__ import annotations
 import os
 import sys
 
+from core.events import DoneEvent, EncodedEvent, TokenEvent
 from device import protocol as P
 from device.agent import ROOT
 from device.transport import ProcessStream
+
+
+def assert_streamed(arrivals):
+    """Tokens reached the host one by one, before `done`: the arrival stamps prove it."""
+    kinds = [type(a.event) for a in arrivals]
+    assert kinds[0] is EncodedEvent and kinds[-1] is DoneEvent and arrivals[-1].final
+    tokens = [a for a in arrivals if isinstance(a.event, TokenEvent)]
+    done = arrivals[-1]
+    assert len(tokens) > 10
+    assert all(a.host_t < done.host_t for a in tokens[:-1])
+    assert all(x.host_t <= y.host_t for x, y in zip(arrivals, arrivals[1:]))
+    # Each step takes the runner a decoder pass, so streamed tokens arrive at distinct times;
+    # a runner that buffered until `done` would deliver them all in one read, at one instant.
+    assert len({a.host_t for a in tokens}) > len(tokens) // 2
+    assert [a.event.token for a in tokens if not a.event.is_special] == done.event.tokens
 
 
 class RawRunner:

@@ -4,28 +4,15 @@ import threading
 import pytest
 
 from core.decoding import DecodeOptions
-from core.events import DoneEvent, EncodedEvent, TokenEvent
+from core.events import EncodedEvent, TokenEvent
 from device import protocol as P
 from device.client import BoardClient, LinkTimeout, RunnerError, wire_options
 from device.local import LocalTransport
 from device.transport import LinkLost, Stream, Transport
 
+from link_helpers import assert_streamed
+
 EN = "ask not what your country can do for you"
-
-
-def assert_streamed(arrivals):
-    """Tokens reached the host one by one, before `done`: the arrival stamps prove it."""
-    kinds = [type(a.event) for a in arrivals]
-    assert kinds[0] is EncodedEvent and kinds[-1] is DoneEvent and arrivals[-1].final
-    tokens = [a for a in arrivals if isinstance(a.event, TokenEvent)]
-    done = arrivals[-1]
-    assert len(tokens) > 10
-    assert all(a.host_t < done.host_t for a in tokens[:-1])
-    assert all(x.host_t <= y.host_t for x, y in zip(arrivals, arrivals[1:]))
-    # Each step takes the runner a decoder pass, so streamed tokens arrive at distinct times;
-    # a runner that buffered until `done` would deliver them all in one read, at one instant.
-    assert len({a.host_t for a in tokens}) > len(tokens) // 2
-    assert [a.event.token for a in tokens if not a.event.is_special] == done.event.tokens
 
 
 def test_local_transcript_streams_token_by_token(local_run):
