@@ -1,6 +1,7 @@
 """Read any audio librosa can read and turn it into 16 kHz mono float32."""
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +22,9 @@ def load_audio(path: str | Path) -> np.ndarray:
     import librosa  # imported here: it costs ~2 s and the board runner never needs it
 
     try:
-        audio, _ = librosa.load(str(path), sr=SAMPLE_RATE, mono=True, dtype=np.float32)
+        with warnings.catch_warnings():  # librosa's fallback chatter: the error below says it plainly
+            warnings.simplefilter("ignore")
+            audio, _ = librosa.load(str(path), sr=SAMPLE_RATE, mono=True, dtype=np.float32)
     except Exception as exc:
         kind = "an unsupported format" if path.suffix.lower() not in SUPPORTED else "corrupt or unreadable"
         raise AudioError(f"cannot decode {path.name}: {kind} ({type(exc).__name__})", FORMAT_FIX) from exc

@@ -1,0 +1,60 @@
+"""`whisperkv transcribe` as a user runs it: a real process, real weights, real clips."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import soundfile as sf
+
+from tests.conftest import AUDIO, ROOT
+
+
+def whisperkv(*args, timeout=600):
+    return subprocess.run([sys.executable, "-m", "cli", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_chinese_clip_prints_the_sentence():
+    r = whisperkv("transcribe", str(AUDIO / "test_zh.wav"), "--language", "zh")
+    assert r.returncode == 0, r.stderr
+    assert "甚至出现交易几乎停" in r.stdout and "的情况" in r.stdout
+    assert "stop: eot" in r.stderr
+
+
+def test_json_carries_every_step():
+    r = whisperkv("transcribe", str(AUDIO / "test_en.wav"), "--json", "--max-tokens", "6")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    for key in ("text", "language", "stop_reason", "encoder_ms", "tokens", "steps", "total_ms"):
+        assert key in doc
+    assert doc["language"] == "en" and doc["stop_reason"] == "max_tokens" and len(doc["tokens"]) == 6
+    assert doc["total_ms"] > doc["encoder_ms"] > 0
+    step = doc["steps"][0]
+    assert set(step) >= {"step", "token", "text", "logprob", "eot_prob", "top", "cache_len", "cache_bytes", "ms"}
+    assert [s["step"] for s in doc["steps"]] == list(range(6))
+
+
+def one_clear_line(r):
+    assert r.returncode != 0
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("whisperkv: error:"), r.stderr
+    assert "Traceback" not in r.stderr
+    return lines[0]
+
+
+def test_errors_exit_non_zero_with_one_line(tmp_path):
+    assert "not found" in one_clear_line(whisperkv("transcribe", str(tmp_path / "missing.wav")))
+    (tmp_path / "corrupt.wav").write_bytes(b"RIFF" + b"\x00" * 100)
+    assert "corrupt" in one_clear_line(whisperkv("transcribe", str(tmp_path / "corrupt.wav")))
+    sf.write(tmp_path / "zero.wav", np.zeros(0, np.float32), 16000)
+    one_clear_line(whisperkv("transcribe", str(tmp_path / "zero.wav")))
+    assert "--model" in one_clear_line(whisperkv("transcribe", str(AUDIO / "test_en.wav"), "--model", str(tmp_path)))
+    assert "unknown language" in one_clear_line(whisperkv("transcribe", str(AUDIO / "test_en.wav"), "--language", "xx"))
+
+
+def test_silence_ends_and_says_how(tmp_path):
+    sf.write(tmp_path / "silence.wav", np.zeros(16000 * 4, np.float32), 16000)
+    r = whisperkv("transcribe", str(tmp_path / "silence.wav"), "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["stop_reason"] in ("eot", "max_tokens") and doc["no_speech"] is True and doc["text"] == ""

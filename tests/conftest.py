@@ -1,0 +1,48 @@
+"""Shared fixtures: the real Whisper base weights and the bundled clips, loaded once per session."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+ROOT = Path(__file__).resolve().parent.parent
+AUDIO = ROOT / "resources" / "audio"
+
+
+@pytest.fixture(scope="session")
+def references() -> dict:
+    return json.loads((AUDIO / "transcripts.json").read_text())
+
+
+@pytest.fixture(scope="session")
+def model():
+    from core.pipeline import LoadedModel
+
+    return LoadedModel.load()
+
+
+@pytest.fixture(scope="session")
+def encoder_cache():
+    """Cross K/V shared by every test that decodes the same clip: the encoder is the slow part."""
+    from core.encoder_cache import EncoderCache
+
+    return EncoderCache(max_bytes=1 << 30)
+
+
+@pytest.fixture(scope="session")
+def clip_mels():
+    from core.audio import load_audio
+    from core.mel import mel_windows
+
+    cache: dict[str, object] = {}
+
+    def get(name: str):
+        if name not in cache:
+            cache[name] = mel_windows(load_audio(AUDIO / name))
+        return cache[name]
+
+    return get
