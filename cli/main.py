@@ -6,9 +6,9 @@ import sys
 
 from core.errors import WhisperKVError
 
-from . import gui_cmd, transcribe
+from . import device_cmds, gui_cmd, transcribe
 
-SUBCOMMANDS = [transcribe, gui_cmd]
+SUBCOMMANDS = [transcribe, gui_cmd, device_cmds]
 
 
 def build_parser() -> argparse.ArgumentParser:

