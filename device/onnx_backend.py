@@ -104,11 +104,3 @@ class OnnxBackend:
             for layer in range(t.shape[0]):
                 feeds[f"{name}.{layer}"] = np.ascontiguousarray(t[layer:layer + 1], np.float32)
         return self._full.run(["logits"], feeds)[0]
-
-
-def onnxruntime_available() -> bool:
-    try:
-        import onnxruntime  # noqa: F401
-    except ImportError:
-        return False
-    return True
