@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QApplication
 
+SCREENSHOT_SIZE = (1600, 1000)
 SETTLE_MS = 300  # let the last refresh and layout land before the screenshot
 
 
@@ -27,6 +28,8 @@ class Automation(QObject):
         window.failureShown.connect(self._report)
 
     def start(self) -> None:
+        if self.script.screenshot:
+            self.window.resize(*SCREENSHOT_SIZE)  # the same framing every time, whatever geometry was saved
         if self.script.open:
             self.window.clipLoaded.connect(self._on_loaded)
             self.window.open_audio(self.script.open)

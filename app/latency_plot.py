@@ -13,26 +13,29 @@ class LatencyPlot(StepPlot):
         self.curve = self.plot([], [], pen=pg.mkPen("#2ca02c", width=2), name="runner ms",
                                       symbol="o", symbolSize=3, symbolBrush="#2ca02c")
         self.host_curve = self.plot([], [], pen=pg.mkPen("#ff7f0e", width=1.5), name="host-observed ms")
-        self.note = pg.TextItem("", anchor=(0, 0), color="#333", fill=pg.mkBrush(255, 255, 255, 200))
-        self.note.setZValue(5)
-        self.addItem(self.note, ignoreBounds=True)
-        self.getViewBox().sigRangeChanged.connect(self._place_note)
+        self.ttft_line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#7f7f7f", width=1),
+                                         label="", labelOpts={"position": 0.92, "color": "#555", "anchors": [(0, 0), (0, 0)]})
+        self.ttft_line.setVisible(False)
+        self.addItem(self.ttft_line, ignoreBounds=True)
 
     def draw(self, run: RunRecord | None) -> None:
         if run is None:
             self.curve.setData([], [])
             self.host_curve.setData([], [])
-            self.note.setText("")
+            self._annotate("", False)
             return
         s = run.series()
         self.curve.setData(s["x"], s["runner_ms"])
         self.host_curve.setData(s["x"], s["host_ms"])
-        self.note.setText(annotation(run))
-        self._place_note()
+        self._annotate(annotation(run), bool(run.rows))
 
-    def _place_note(self, *_):
-        (x0, _x1), (_y0, y1) = self.getViewBox().viewRange()
-        self.note.setPos(x0, y1)
+    def _annotate(self, note: str, first_token: bool) -> None:
+        # Encoder time and TTFT sit in the title: on the plot they would hide the first, tallest points.
+        self.setTitle("Per-token latency" + (f"<br><span style='font-size:9pt'>{note}</span>" if note else ""))
+        self.ttft_line.setVisible(first_token)
+        if first_token:
+            self.ttft_line.setPos(0)
+            self.ttft_line.label.setFormat("first token (incl. SOT prefix)")
 
 
 def annotation(run: RunRecord) -> str:
@@ -44,4 +47,4 @@ def annotation(run: RunRecord) -> str:
     per_token = run.decode_ms_per_token()
     if per_token is not None:
         parts.append(f"median {per_token:.1f} ms/token")
-    return "\n".join(parts)
+    return " · ".join(parts)

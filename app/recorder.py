@@ -8,6 +8,8 @@ from typing import Callable
 
 import numpy as np
 
+from core.errors import WhisperKVError
+
 SAMPLE_RATE = 16000
 NO_PORTAUDIO_FIX = "install PortAudio (Debian: apt-get install libportaudio2), or open an audio file instead"
 NO_DEVICE_FIX = "plug in a microphone, or open an audio file instead"
@@ -41,6 +43,10 @@ def sounddevice_stream(**kw):
     return sd.InputStream(**kw)
 
 
+class RecordError(WhisperKVError):
+    code = "no_audio_input"
+
+
 class Recorder:
     """Collects blocks from an input stream's callback thread; the UI polls `level` and calls stop()."""
 
@@ -56,13 +62,17 @@ class Recorder:
         return self._stream is not None
 
     def start(self, device: int | None = None) -> None:
-        """Raises whatever the audio library raises; the caller turns it into a dialog."""
+        """RecordError when the stream cannot open; the caller turns it into a dialog."""
         with self._lock:
             self._blocks = []
         self.level = 0.0
-        stream = self.stream_factory(samplerate=SAMPLE_RATE, channels=1, dtype="float32", device=device,
-                                     callback=self._on_block)
-        stream.start()
+        try:
+            stream = self.stream_factory(samplerate=SAMPLE_RATE, channels=1, dtype="float32", device=device,
+                                         callback=self._on_block)
+            stream.start()
+        except Exception as exc:  # PortAudioError, OSError, ValueError for a bad device index…
+            raise RecordError(f"cannot open the microphone ({exc})",
+                              "pick another input device, check it is not in use, or open an audio file") from exc
         self._stream = stream
 
     def _on_block(self, indata, frames, time_info, status) -> None:

@@ -28,7 +28,10 @@ def name_of(token: int) -> str:
     tok = _tokenizer()
     if tok is None:
         return f"#{token}"
-    return tok.token_label(token)
+    label = tok.token_label(token)
+    if "\ufffd" in label:  # part of a multi-byte character: its bytes say more than a replacement mark
+        return "⟨" + tok.token_bytes(token).hex() + "⟩"
+    return label
 
 
 def event_label(ev: TokenEvent) -> str:
@@ -38,7 +41,7 @@ def event_label(ev: TokenEvent) -> str:
         return name_of(ev.token)
     if ev.text:
         return ev.text
-    return f"⟨{ev.text_bytes}⟩" if ev.text_bytes else f"#{ev.token}"
+    return f"⟨{ev.text_bytes}⟩" if ev.text_bytes else name_of(ev.token)
 
 
 def hover_text(x: int, ev: TokenEvent) -> str:

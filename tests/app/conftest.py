@@ -1,0 +1,63 @@
+"""GUI test helpers: a settings file per test, event waiting, and one real transcription shared per module."""
+from __future__ import annotations
+
+import time
+
+import pytest
+from PySide6.QtCore import QSettings
+from PySide6.QtTest import QTest
+
+from tests.conftest import AUDIO
+
+GIVE_UP_S = 600  # only a safety net against a hang; no test checks how long anything takes
+
+
+def wait_for(predicate, what: str, give_up_s: float = GIVE_UP_S) -> None:
+    deadline = time.monotonic() + give_up_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for {what}")
+        QTest.qWait(20)
+
+
+def settings_file(path) -> QSettings:
+    return QSettings(str(path), QSettings.Format.IniFormat)
+
+
+def make_window(store: QSettings, **kw):
+    from app.main_window import MainWindow
+
+    window = MainWindow(store=store, **kw)
+    window.show()
+    return window
+
+
+def open_and_wait(window, name: str) -> None:
+    loaded = []
+    window.clipLoaded.connect(loaded.append)
+    window.open_audio(str(AUDIO / name))
+    wait_for(lambda: loaded, f"{name} to load")
+    assert loaded[0] is not None, f"{name} did not load"
+
+
+def transcribe_and_wait(window, **options):
+    from dataclasses import replace
+
+    finished = []
+    window.runFinished.connect(finished.append)
+    window.controls.set_options(replace(window.controls.options(), **options))
+    run = window.transcribe()
+    assert run is not None
+    wait_for(lambda: finished, "the run to finish")
+    window.runFinished.disconnect(finished.append)
+    return run
+
+
+@pytest.fixture(scope="module")
+def en_window(qapp, tmp_path_factory):
+    """One window that transcribed test_en.wav on the local runner (cache on, language en)."""
+    window = make_window(settings_file(tmp_path_factory.mktemp("settings") / "app.ini"))
+    open_and_wait(window, "test_en.wav")
+    transcribe_and_wait(window, language="en", cache=True)
+    yield window
+    window.close()

@@ -1,0 +1,32 @@
+"""Settings persist with QSettings; passwords never land in the settings file."""
+from __future__ import annotations
+
+from app.device_profile import DeviceProfile
+from app.run_options import RunOptions
+
+from tests.app.conftest import make_window, settings_file
+
+
+def test_options_profiles_and_recent_files_persist(qtbot, tmp_path):
+    ini = tmp_path / "app.ini"
+    first = make_window(settings_file(ini))
+    qtbot.addWidget(first)
+    first.controls.set_options(RunOptions(language="zh", task="translate", cache=False, max_tokens=100))
+    first.device.show_profile(DeviceProfile(kind="ssh", host="board.local", user="qa", port=2222,
+                                            python="/usr/bin/python3"))
+    first.device.password.setText("hunter2-secret")
+    first.device.save_as("Genio 700")
+    first.settings.add_recent("/data/clip.wav")
+    first.close()
+
+    assert "hunter2-secret" not in ini.read_text(encoding="utf-8")
+    second = make_window(settings_file(ini))
+    qtbot.addWidget(second)
+    assert second.controls.options() == RunOptions(language="zh", task="translate", cache=False, max_tokens=100)
+    assert second.device.current_name() == "Genio 700"
+    profile = second.device.profile()
+    assert (profile.kind, profile.host, profile.user, profile.port) == ("ssh", "board.local", "qa", 2222)
+    assert profile.url() == "ssh://qa@board.local:2222?python=/usr/bin/python3"
+    assert second.settings.recent[0] == "/data/clip.wav"
+    assert second.audio.recent_menu.actions()[0].text() == "/data/clip.wav"
+    second.close()
