@@ -1,0 +1,19 @@
+"""One exported fp32 bundle per test process: exporting writes ~400 MB, so the test modules share it."""
+from __future__ import annotations
+
+import atexit
+import shutil
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+
+
+@lru_cache(maxsize=1)
+def exported_bundle() -> Path:
+    from core.weights import load_model
+    from device.export import export_bundle
+
+    out = Path(tempfile.mkdtemp(prefix="whisperkv-bundle-"))
+    atexit.register(shutil.rmtree, out, True)
+    export_bundle(load_model(), out / "fp32")
+    return out / "fp32"
