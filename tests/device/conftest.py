@@ -15,7 +15,7 @@ import pytest
 from device.agent import ROOT
 from device.testing_sshd import sshd_available, start_sshd
 
-from link_helpers import STAND_IN_ADB
+from .link_helpers import STAND_IN_ADB
 
 AUDIO = ROOT / "resources" / "audio"
 
