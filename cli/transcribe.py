@@ -7,6 +7,7 @@ import time
 
 from core.audio import load_audio
 from core.decoding import DecodeOptions
+from core.diagnostics import diagnose_transcript
 from core.errors import WhisperKVError
 from core.events import TokenEvent
 from core.mel import mel_windows
@@ -77,16 +78,17 @@ def report(events, args, t0: float, **meta) -> int:
             sys.stdout.write(ev.text)
             sys.stdout.flush()
     total_ms = (time.perf_counter() - t0) * 1e3
+    verdict = diagnose_transcript(result).verdict
     if args.json:
-        doc = result.summary() | {"total_ms": round(total_ms, 3), "steps": result.steps_json(),
-                                   "cache": args.cache, **meta}
+        doc = result.summary() | {"verdict": verdict, "total_ms": round(total_ms, 3),
+                                   "steps": result.steps_json(), "cache": args.cache, **meta}
         print(json.dumps(doc, ensure_ascii=False, indent=1))
     else:
         s = result.summary()
         print()
         if s["no_speech"]:
             print("[no speech detected: every window fell under Whisper's no-speech rule]", file=sys.stderr)
-        print(f"[stop: {s['stop_reason']} | language {s['language']} | {s['n_steps']} steps | "
+        print(f"[stop: {s['stop_reason']} — {verdict} | language {s['language']} | {s['n_steps']} steps | "
               f"encoder {s['encoder_ms']:.0f} ms | per token {s['per_token_ms_median'] or 0:.1f} ms median | "
               f"total {total_ms:.0f} ms | cache {args.cache}]", file=sys.stderr)
     return 0
