@@ -1,0 +1,82 @@
+"""`whisperkv deploy`, `device-info` and `transcribe --device` as a user runs them (HOME points at a temp dir)."""
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from cli.main import main
+from device.agent import ROOT
+from device.info import FIELDS
+from device.testing_sshd import sshd_available, start_sshd
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    if not sshd_available():
+        pytest.skip("OpenSSH sshd is not installed (Debian: openssh-server)")
+    s = start_sshd(tmp_path_factory.mktemp("cli-sshd"))
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch, server):
+    """A user whose default identity file is authorised on the server, and no known_hosts yet."""
+    (tmp_path / ".ssh").mkdir()
+    shutil.copy(server.user_key, tmp_path / ".ssh" / "id_ed25519")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    return tmp_path
+
+
+def url(server) -> str:
+    return f"ssh://{server.user}@127.0.0.1:{server.port}?python={sys.executable}&dir={ROOT}"
+
+
+def fingerprint(server) -> str:
+    out = subprocess.run(["ssh-keygen", "-lf", str(server.workdir / "host_key.pub")], capture_output=True,
+                         text=True, check=True).stdout
+    return out.split()[1]
+
+
+def test_device_info_local_json(capsys):
+    assert main(["device-info", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert list(info) == list(FIELDS) and info["device"] == "local"
+
+
+def test_bad_device_url_exits_2_with_the_fix(capsys):
+    assert main(["device-info", "--device", "telnet://board"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown device scheme" in err and "ssh://user@host" in err
+
+
+def test_unknown_host_key_exits_nonzero_then_explicit_trust_works(home, server, capsys):
+    fp = fingerprint(server)
+    assert main(["device-info", "--device", url(server)]) == 2      # no prompt: stdin is not a terminal
+    err = capsys.readouterr().err
+    assert fp in err and f"--trust-host-key {fp}" in err and "known_hosts" in err
+    assert main(["device-info", "--device", url(server), "--trust-host-key", fp]) == 0
+    assert "runner_version" in capsys.readouterr().out
+
+
+def test_deploy_local_dir_then_unchanged(tmp_path, capsys):
+    target = tmp_path / "wkv"
+    assert main(["deploy", "--dir", str(target), "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert "model/model.bin" in first["uploaded"] and (target / "manifest.json").is_file()
+    assert main(["deploy", "--dir", str(target)]) == 0
+    assert "0 uploaded" in capsys.readouterr().out
+
+
+def test_transcribe_over_ssh_streams_with_host_arrival_times(home, server, capsys):
+    (home / ".ssh" / "known_hosts").write_text(server.known_hosts_line + "\n")
+    wav = str(ROOT / "resources" / "audio" / "test_en.wav")
+    assert main(["transcribe", wav, "--device", url(server), "--language", "en", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert "ask not what your country can do for you" in doc["text"].lower()
+    assert doc["stop_reason"] == "eot" and doc["link"]["device"].startswith("ssh://")
+    arrivals = doc["link"]["host_ms"]
+    assert arrivals == sorted(arrivals) and len(set(arrivals)) > len(arrivals) // 2
