@@ -15,7 +15,9 @@ import numpy as np
 from .encoder_cache import EncoderCache, mel_key
 from .events import DoneEvent, EncodedEvent, Event, TokenEvent
 from .kv_cache import KVCache
+from .mel import N_FRAMES, pad_or_trim
 from .model import causal_mask, embed
+from .timestamps import apply_timestamp_rules, split_segments
 from .tokenizer import Utf8Assembler, WhisperTokenizer
 
 
@@ -44,6 +46,9 @@ def log_softmax(x: np.ndarray) -> np.ndarray:
     return x - m - np.log(np.exp(x - m).sum())
 
 
+FRAMES_PER_SECOND = 100
+
+
 class LogitRules:
     """Whisper's standard rules: no blank or EOT first, no non-speech symbols, no special tokens."""
 
@@ -58,12 +63,16 @@ class LogitRules:
             suppress[sp.eot] = True
         self.suppress = suppress
         self.blank = tokenizer.encode(" ") + [sp.eot]
+        self.special = tokenizer.special
+        self.timestamps = options.timestamps
 
-    def apply(self, logits: np.ndarray, step: int) -> np.ndarray:
+    def apply(self, logits: np.ndarray, sampled: list[int]) -> np.ndarray:
         logits = logits.astype(np.float32, copy=True)
         logits[self.suppress] = -np.inf
-        if step == 0:
+        if not sampled:
             logits[self.blank] = -np.inf
+        if self.timestamps:
+            apply_timestamp_rules(logits, sampled, self.special)
         return logits
 
 
@@ -133,8 +142,10 @@ def detect_language(tokenizer: WhisperTokenizer, sot_logits: np.ndarray) -> tupl
 def decode_window(backend, tokenizer: WhisperTokenizer, mel: np.ndarray, options: DecodeOptions,
                   window: int = 0, language: str | None = None,
                   should_cancel: Callable[[], bool] = lambda: False,
-                  encoder_cache: EncoderCache | None = None) -> Iterator[Event]:
-    """Encode one [80, 3000] window (or take its cross K/V from `encoder_cache`) and decode it greedily."""
+                  encoder_cache: EncoderCache | None = None, offset_s: float = 0.0,
+                  segment_frames: int = N_FRAMES) -> Iterator[Event]:
+    """Encode one [80, 3000] window (or take its cross K/V from `encoder_cache`) and decode it greedily.
+    `offset_s` is where the window starts in the audio; `segment_frames` how many of its frames hold audio."""
     t0 = time.perf_counter()
     key = mel_key(mel) if encoder_cache is not None else ""
     encoded = encoder_cache.get(key) if encoder_cache is not None else None
@@ -151,7 +162,7 @@ def decode_window(backend, tokenizer: WhisperTokenizer, mel: np.ndarray, options
         sot_logits = stepper.advance(sp.sot)
         language, probs = detect_language(tokenizer, sot_logits)
     yield EncodedEvent(window=window, ms=enc_ms, language=language, language_probs=probs,
-                       cache_hit=encoded is not None)
+                       cache_hit=encoded is not None, offset_s=offset_s)
 
     prefix = tokenizer.sot_sequence(language, options.task, options.timestamps)
     logits = None
@@ -166,7 +177,7 @@ def decode_window(backend, tokenizer: WhisperTokenizer, mel: np.ndarray, options
     tokens: list[int] = []
     reason, step = "max_tokens", 0
     while True:
-        lp = log_softmax(rules.apply(logits, step))
+        lp = log_softmax(rules.apply(logits, tokens))
         top = np.argpartition(-lp, options.top_k)[:options.top_k]
         top = top[np.argsort(-lp[top])]
         tok = int(top[0])
@@ -194,24 +205,40 @@ def decode_window(backend, tokenizer: WhisperTokenizer, mel: np.ndarray, options
         t_step = time.perf_counter()
         logits = stepper.advance(tok)
     text.flush()
+    segments, seek = split_segments(tokens, tokenizer, offset_s, segment_frames) if options.timestamps \
+        else ([], segment_frames)
     yield DoneEvent(window=window, reason=reason, tokens=tokens, text=tokenizer.decode(tokens),
                     ms_total=(time.perf_counter() - t0) * 1e3, language=language, no_speech_prob=no_speech_prob,
-                    avg_logprob=sum_logprob / max(1, len(tokens)))
+                    avg_logprob=sum_logprob / max(1, len(tokens)), offset_s=offset_s, seek_frames=seek,
+                    segments=[{"start": round(g.start, 3), "end": round(g.end, 3), "text": g.text} for g in segments])
 
 
 def decode_windows(backend, tokenizer: WhisperTokenizer, mels: np.ndarray, options: DecodeOptions,
                    should_cancel: Callable[[], bool] = lambda: False,
-                   encoder_cache: EncoderCache | None = None) -> Iterator[Event]:
-    """Decode consecutive 30 s windows [W, 80, 3000]; each window resets the self cache and
-    recomputes cross K/V (or reuses them from `encoder_cache` when the same mel was seen).
-    The language detected in the first window holds for the rest."""
-    language = options.language
-    for w, mel in enumerate(np.asarray(mels).reshape(-1, *np.shape(mels)[-2:])):
-        if should_cancel():
-            return
-        for ev in decode_window(backend, tokenizer, mel, options, w, language, should_cancel, encoder_cache):
+                   encoder_cache: EncoderCache | None = None, n_frames: int | None = None) -> Iterator[Event]:
+    """Decode [W, 80, 3000] mel windows; each window resets the self cache and recomputes cross K/V
+    (or reuses them from `encoder_cache` when the same mel was seen). The language detected in the
+    first window holds for the rest.
+
+    Without timestamps the windows are consecutive 30 s slices. With timestamps the windows are
+    joined back into one mel of `n_frames` content frames and, as Whisper does, each next window
+    starts at the last timestamp the decoder emitted."""
+    mels = np.asarray(mels).reshape(-1, *np.shape(mels)[-2:])
+    full = np.concatenate(list(mels), axis=-1)
+    total = min(n_frames or full.shape[-1], full.shape[-1])
+    language, seek, window = options.language, 0, 0
+    while seek < total and not should_cancel():
+        if options.timestamps:
+            mel, size = pad_or_trim(full[:, seek:seek + N_FRAMES]), min(N_FRAMES, total - seek)
+        else:
+            mel, size = mels[window], min(N_FRAMES, total - seek)
+        for ev in decode_window(backend, tokenizer, mel, options, window, language, should_cancel,
+                                encoder_cache, offset_s=seek / FRAMES_PER_SECOND, segment_frames=size):
             if isinstance(ev, EncodedEvent):
                 language = ev.language
             yield ev
-            if isinstance(ev, DoneEvent) and ev.reason == "cancelled":
-                return
+            if isinstance(ev, DoneEvent):
+                if ev.reason == "cancelled":
+                    return
+                seek += ev.seek_frames if options.timestamps else N_FRAMES
+        window += 1

@@ -17,6 +17,7 @@ class EncodedEvent:
     language: str = ""
     language_probs: dict[str, float] = field(default_factory=dict)  # top few, when auto-detected
     cache_hit: bool = False
+    offset_s: float = 0.0     # where this window starts in the audio
     type: str = "encoded"
 
 
@@ -47,6 +48,9 @@ class DoneEvent:
     language: str = ""
     no_speech_prob: float = 0.0   # p(<|nospeech|>) at the SOT position
     avg_logprob: float = 0.0      # mean logprob of the sampled tokens
+    offset_s: float = 0.0         # where this window starts in the audio
+    seek_frames: int = 3000       # mel frames (10 ms) the next window starts after this one's start
+    segments: list[dict] = field(default_factory=list)  # timestamps mode: [{start, end, text}] in seconds
     type: str = "done"
 
     @property

@@ -52,3 +52,8 @@ def mel_windows(audio: np.ndarray) -> np.ndarray:
     mel = log_mel(audio)
     n = max(1, -(-mel.shape[-1] // N_FRAMES))
     return np.stack([pad_or_trim(mel[:, i * N_FRAMES:(i + 1) * N_FRAMES]) for i in range(n)])
+
+
+def content_frames(audio: np.ndarray) -> int:
+    """Mel frames that hold audio (the rest of the last window is padding)."""
+    return len(audio) // HOP

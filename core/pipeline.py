@@ -28,5 +28,5 @@ class LoadedModel:
 
     def transcribe(self, mels: np.ndarray, options: DecodeOptions,
                    should_cancel: Callable[[], bool] = lambda: False,
-                   encoder_cache: EncoderCache | None = None) -> Iterator[Event]:
-        return decode_windows(self.backend, self.tokenizer, mels, options, should_cancel, encoder_cache)
+                   encoder_cache: EncoderCache | None = None, n_frames: int | None = None) -> Iterator[Event]:
+        return decode_windows(self.backend, self.tokenizer, mels, options, should_cancel, encoder_cache, n_frames)

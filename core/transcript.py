@@ -21,6 +21,8 @@ class WindowResult:
     no_speech_prob: float = 0.0
     avg_logprob: float = 0.0
     silent: bool = False      # Whisper's no-speech rule: decoded, but its text is not shown
+    offset_s: float = 0.0
+    segments: list[dict] = field(default_factory=list)
 
 
 @dataclass
@@ -31,7 +33,7 @@ class Transcript:
 
     def add(self, ev: Event) -> None:
         if isinstance(ev, EncodedEvent):
-            self.windows.append(WindowResult(ev.window, ev.language, ev.ms, ev.cache_hit))
+            self.windows.append(WindowResult(ev.window, ev.language, ev.ms, ev.cache_hit, offset_s=ev.offset_s))
             if ev.language_probs:
                 self.language_probs = ev.language_probs
         elif isinstance(ev, TokenEvent):
@@ -40,10 +42,16 @@ class Transcript:
             w = self.windows[-1]
             w.reason, w.text, w.tokens, w.ms_total = ev.reason, ev.text, ev.tokens, ev.ms_total
             w.no_speech_prob, w.avg_logprob, w.silent = ev.no_speech_prob, ev.avg_logprob, ev.is_silence
+            w.segments = ev.segments
 
     @property
     def text(self) -> str:
         return " ".join(w.text.strip() for w in self.windows if w.text.strip() and not w.silent)
+
+    @property
+    def segments(self) -> list[dict]:
+        """Timed segments [{start, end, text}] of the windows with speech (timestamps mode only)."""
+        return [g for w in self.windows if not w.silent for g in w.segments]
 
     @property
     def language(self) -> str:
@@ -80,6 +88,7 @@ class Transcript:
             "per_token_ms_median": round(float(np.median(ms)), 3) if ms else None,
             "per_token_ms_p95": round(float(np.percentile(ms, 95)), 3) if ms else None,
             "language_probs": self.language_probs,
+            "segments": self.segments,
             "windows": [asdict(w) for w in self.windows],
         }
 
