@@ -7,6 +7,7 @@ Logs go to stderr; fd 1 is re-pointed at stderr so nothing but frames can reach 
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import logging
 import math
@@ -30,6 +31,7 @@ class Job:
     id: str
     mel: object          # np.ndarray [W, 80, 3000] float32
     options: object      # core.decoding.DecodeOptions
+    n_frames: int | None = None   # mel frames holding audio; the rest of the last window is padding
 
 
 def _json_default(o):
@@ -226,11 +228,15 @@ class Agent:
         self._need_model(rid)
         mel = P.mel_from_payload(h.get("mel"), payload, rid)
         options = parse_options(h, self.model.tokenizer, rid)
+        n_frames = h.get("n_frames")
+        if n_frames is not None and (type(n_frames) is not int or not 1 <= n_frames <= mel.shape[0] * P.N_FRAMES):
+            raise P.ProtocolError(P.BAD_REQUEST, f"n_frames {n_frames!r} is not an integer in "
+                                  f"1..{mel.shape[0] * P.N_FRAMES}", rid)
         with self.lock:
             if rid in self.pending:
                 raise P.ProtocolError(P.BUSY, f"request {rid!r} is still running; use a new id", rid)
             self.pending.add(rid)
-        self.jobs.put(Job(rid, mel, options))
+        self.jobs.put(Job(rid, mel, options, n_frames))
 
     def shutdown(self) -> None:
         """bye or EOF: nobody is listening any more, so stop the decode at its next step."""
@@ -252,30 +258,34 @@ class Agent:
         from core.decoding import decode_windows
         from core.events import event_to_dict
 
-        n_windows = job.mel.shape[0]
         should_cancel = lambda: job.id in self.cancelled  # noqa: E731
-        last_window = 0
+        extra = {"n_frames": job.n_frames} if job.n_frames and _accepts("n_frames", decode_windows) else {}
+        held = None    # a window's done waits for the next event: only then is it known whether it is final
         try:
             for ev in decode_windows(self.model.backend, self.model.tokenizer, job.mel, job.options,
-                                     should_cancel, self.model.encoder_cache):
-                d = event_to_dict(ev)
-                d["id"] = job.id
-                last_window = d.get("window", last_window)
+                                     should_cancel, self.model.encoder_cache, **extra):
+                if held is not None:
+                    self.out.send({**held, "final": False})
+                    held = None
+                d = {**event_to_dict(ev), "id": job.id}
                 if d["type"] == "done":
-                    d["final"] = d["window"] == n_windows - 1 or d["reason"] in ("cancelled", "error")
-                    self.out.send(d)
-                    if d["final"]:
-                        return
+                    held = d
                 else:
                     self.out.send(d)
-            if should_cancel():   # cancelled before the decoder produced its own done
-                self.out.send({"type": "done", "id": job.id, "window": last_window, "reason": "cancelled",
-                               "tokens": [], "text": "", "ms_total": 0.0, "final": True})
-            else:
-                self.out.send(P.error_event(P.INTERNAL, "the decoder ended without a final done", job.id))
+            if held is not None:
+                self.out.send({**held, "final": True})
+            else:              # cancelled before a window began: the decoder had nothing to report
+                self.out.send({"type": "done", "id": job.id, "window": 0, "reason": "cancelled", "tokens": [],
+                               "text": "", "ms_total": 0.0, "final": True})
         except Exception as exc:
             log.exception("request %s failed", job.id)
+            if held is not None:
+                self.out.send({**held, "final": False})
             self.out.send(P.error_event(P.INTERNAL, f"{type(exc).__name__}: {exc}", job.id))
+
+
+def _accepts(name: str, fn) -> bool:
+    return name in inspect.signature(fn).parameters
 
 
 def default_model() -> str | None:

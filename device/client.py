@@ -141,12 +141,18 @@ class BoardClient:
         self.close()
 
     # --- requests ----------------------------------------------------------------------------------
-    def transcribe(self, mel, options=None, *, id: str | None = None) -> Iterator[Arrival]:
-        """Send a [W, 80, 3000] mel and yield the request's events as they arrive."""
+    def transcribe(self, mel, options=None, *, id: str | None = None,
+                   n_frames: int | None = None) -> Iterator[Arrival]:
+        """Send a [W, 80, 3000] mel and yield the request's events as they arrive.
+
+        n_frames: how many mel frames hold audio (the rest of the last window is padding)."""
         self.connect()
         rid = id or uuid.uuid4().hex[:12]
         desc, payload = P.mel_to_payload(mel, self.mel_dtype)
-        frame = P.encode_frame({"op": "transcribe", "id": rid, "mel": desc, **wire_options(options)}, payload)
+        header = {"op": "transcribe", "id": rid, "mel": desc, **wire_options(options)}
+        if n_frames is not None:
+            header["n_frames"] = int(n_frames)
+        frame = P.encode_frame(header, payload)
         self.received = []
         self._active = rid
         finished = False

@@ -1,10 +1,11 @@
 """BoardClient over the local runner, and its failure handling over scripted streams."""
 import threading
 
+import numpy as np
 import pytest
 
 from core.decoding import DecodeOptions
-from core.events import EncodedEvent, TokenEvent
+from core.events import DoneEvent, EncodedEvent, TokenEvent
 from device import protocol as P
 from device.backends import BACKENDS
 from device.client import BoardClient, LinkTimeout, RunnerError, wire_options
@@ -42,6 +43,14 @@ def test_cancel_from_another_thread_then_the_link_is_reused(client, en_mel):
     again = list(client.transcribe(en_mel, DecodeOptions(language="en", max_tokens=3)))
     assert again[0].event.cache_hit and again[-1].event.reason == "max_tokens"
     assert client.received == again
+
+
+def test_multi_window_request_ends_with_one_final_done(client, en_mel):
+    two = np.concatenate([en_mel, en_mel])          # the second window hits the runner's encoder cache
+    got = list(client.transcribe(two, {"language": "en", "max_tokens": 2}))
+    dones = [a for a in got if isinstance(a.event, DoneEvent)]
+    assert [d.event.window for d in dones] == [0, 1] and [d.final for d in dones] == [False, True]
+    assert got[-1] is dones[-1]
 
 
 def test_abandoned_iteration_cancels_and_keeps_the_link(client, en_mel):
