@@ -51,7 +51,7 @@ def transcribe_on_device(args, options, mels, t0: float, report) -> int:
         info = client.connect()
 
         def events():
-            for arrival in client.transcribe(mels, options):
+            for arrival in client.transcribe(mels, options, n_frames=getattr(args, "n_frames", None)):
                 link["upload_ms"] = round(client.upload_ms, 3)
                 link["host_ms"].append(round(arrival.host_ms, 3))   # one per event, in order
                 yield arrival.event

