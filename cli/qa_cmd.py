@@ -77,7 +77,7 @@ def run(args) -> int:
 
 
 def _decoder(args, suite, stack: ExitStack):
-    """(decode(mels, options) → events, exceptions that fail one clip only, report metadata)."""
+    """(decode(mels, options, n_frames) → events, exceptions that fail one clip only, report metadata)."""
     if args.device == "local":
         from core.pipeline import LoadedModel
         from device.backends import make_backend, resolve
@@ -87,7 +87,7 @@ def _decoder(args, suite, stack: ExitStack):
         for clip in suite.clips:
             check_language(clip.language, model.tokenizer.languages)
         meta = {"device": "in-process", "backend": model.backend.name, "model_sha256": model.weights.sha256}
-        return (lambda mels, options: model.transcribe(mels, options)), (), meta
+        return (lambda mels, options, n: model.transcribe(mels, options, n_frames=n)), (), meta
 
     from device.client import RunnerError
     from device.connect import open_client
@@ -100,4 +100,8 @@ def _decoder(args, suite, stack: ExitStack):
     info = client.connect()
     meta = {"device": transport.label, "backend": info.backend, "model_sha256": info.model_sha256,
             "runner_version": info.runner_version}
-    return (lambda mels, options: (a.event for a in client.transcribe(mels, options))), (RunnerError,), meta
+
+    def decode(mels, options, n_frames):
+        return (arrival.event for arrival in client.transcribe(mels, options, n_frames=n_frames))
+
+    return decode, (RunnerError,), meta

@@ -1,7 +1,7 @@
 """Running a QA suite: decode each clip, score it against its reference, diagnose how it stopped.
 
-Where the model runs is the caller's business: `decode(mels, options)` yields core.events, from an
-in-process model or a BoardClient alike.
+Where the model runs is the caller's business: `decode(mels, options, n_frames)` yields core.events,
+from an in-process model or a BoardClient alike (n_frames: the mel frames that hold audio).
 """
 from __future__ import annotations
 
@@ -16,12 +16,12 @@ from .decoding import DecodeOptions
 from .diagnostics import diagnose_transcript
 from .errors import WhisperKVError
 from .events import Event
-from .mel import mel_windows
+from .mel import content_frames, mel_windows
 from .qa_suite import Clip, Suite
 from .scoring import error_rate
 from .transcript import Transcript
 
-Decode = Callable[[np.ndarray, DecodeOptions], Iterable[Event]]
+Decode = Callable[[np.ndarray, DecodeOptions, int], Iterable[Event]]
 
 
 @dataclass
@@ -125,7 +125,7 @@ def run_clip(clip: Clip, decode: Decode, cache: bool = True, timestamps: bool | 
     mels = mel_windows(audio)
     transcript = Transcript()
     t0 = time.perf_counter()
-    for ev in decode(mels, clip.options(cache=cache, timestamps=timestamps)):
+    for ev in decode(mels, clip.options(cache=cache, timestamps=timestamps), content_frames(audio)):
         transcript.add(ev)
         if on_event is not None:
             on_event(ev)

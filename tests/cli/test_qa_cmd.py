@@ -30,7 +30,7 @@ def in_process(monkeypatch, model, encoder_cache):
         weights, backend, tokenizer = model.weights, model.backend, model.tokenizer
 
         def transcribe(self, mels, options, **kw):
-            return model.transcribe(mels, options, encoder_cache=encoder_cache)
+            return model.transcribe(mels, options, encoder_cache=encoder_cache, **kw)
 
     monkeypatch.setattr(LoadedModel, "load", classmethod(lambda cls, *a, **k: Shared()))
 

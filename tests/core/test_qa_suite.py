@@ -113,10 +113,26 @@ def test_forced_loop_fails_the_clip_with_a_cache_full_verdict(tmp_path, model, e
                                        'language = "en"\nreference = "Hello world."\nmax_wer = 0.1\n'
                                        'suppress_eot = true\nmax_tokens = 1000\nexpect_stop = "eot"\n'))
     seen = []
-    result = run_suite(suite, lambda mels, opts: model.transcribe(mels, opts, encoder_cache=encoder_cache),
+    result = run_suite(suite, lambda mels, opts, n: model.transcribe(mels, opts, encoder_cache=encoder_cache, n_frames=n),
                        on_result=lambda i, r: seen.append(i))
     (r,) = result.results
     assert seen == [0] and not result.passed and r.stop_reason == "cache_full"
     assert r.verdict.startswith("cache_full at 448 after a ") and "-gram loop from step " in r.verdict
     assert r.loop["end_step"] == r.steps - 1 and r.loop["repeats"] >= 3
     assert any(f.startswith("stopped: cache_full at 448") for f in r.failures)
+
+
+def test_timestamped_clip_has_monotone_segments_within_the_audio(tmp_path, model, encoder_cache, references):
+    ref = references["test_en.wav"]["reference"]
+    suite = load_suite(write(tmp_path, f'[[clip]]\naudio = "{AUDIO / "test_en.wav"}"\nlanguage = "en"\n'
+                                       f'reference = "{ref}"\nmax_wer = 0.1\ntimestamps = true\n'))
+    result = run_suite(suite, lambda mels, opts, n: model.transcribe(mels, opts, encoder_cache=encoder_cache,
+                                                                     n_frames=n))
+    (r,) = result.results
+    assert r.passed, (r.failures, r.text)
+    bounds = [t for g in r.segments for t in (g["start"], g["end"])]
+    assert len(r.segments) >= 2 and bounds == sorted(bounds)
+    assert all(g["start"] < g["end"] and g["text"].strip() for g in r.segments)
+    assert bounds[0] >= 0 and bounds[-1] <= r.duration_s + 0.02   # one 20 ms timestamp step of slack
+    html = write_reports(result, tmp_path / "out")["html"].read_text()
+    assert "timestamped segments" in html and html.count("<svg") == 4
