@@ -54,7 +54,8 @@ def charts(r: ClipResult) -> list[str]:
     if not n:
         return []
     windows = [i for i in range(1, n) if s["window"][i] != s["window"][i - 1]]
-    eot = Chart("p(EOT) per step", n - 1 or 1, 1.0, "{:.1f}").line(s["eot_prob"], "#c62828")
+    eot = Chart("p(EOT) (red) and its strongest rival (grey)", n - 1 or 1, 1.0, "{:.1f}")
+    eot.line(s.get("rival_prob", []), "#9e9e9e").line(s["eot_prob"], "#c62828")
     ms = Chart("runner ms per token", n - 1 or 1, max(s["ms"][1:] or s["ms"]) * 1.1 or 1, "{:.0f}")
     ms.line(s["ms"], "#1565c0")
     cache = Chart("KV cache fill (positions)", n - 1 or 1, CACHE_POSITIONS, "{:.0f}")

@@ -13,7 +13,7 @@ import numpy as np
 
 from .audio import SAMPLE_RATE, load_audio
 from .decoding import DecodeOptions
-from .diagnostics import diagnose_transcript
+from .diagnostics import Diagnosis, WindowDiagnosis, diagnose_transcript
 from .errors import WhisperKVError
 from .events import Event
 from .mel import content_frames, mel_windows
@@ -50,7 +50,8 @@ class ClipResult:
     rtf: float | None = None      # wall_ms / audio duration: under 1 is faster than real time
     segments: list[dict] = field(default_factory=list)
     loop: dict | None = None
-    series: dict[str, list] = field(default_factory=dict)  # per step: window, step, eot_prob, ms, cache_len
+    windows: list[dict] = field(default_factory=list)     # per window: reason, EOT step and p, loop, verdict
+    series: dict[str, list] = field(default_factory=dict)  # per step: eot_prob, rival token and p, ms, cache_len
     error: str = ""               # the clip could not be decoded at all
 
     def to_dict(self) -> dict:
@@ -105,11 +106,23 @@ def score(clip: Clip, transcript: Transcript, wall_ms: float, duration_s: float)
         wall_ms=_ms(wall_ms), duration_s=round(duration_s, 3),
         rtf=round(wall_ms / 1e3 / duration_s, 4) if duration_s > 0 else None,
         segments=list(getattr(transcript, "segments", None) or []),
-        loop=diagnosis.to_dict()["loop"],
-        series={"window": [e.window for e in transcript.steps], "step": [e.step for e in transcript.steps],
-                "eot_prob": [round(e.eot_prob, 6) for e in transcript.steps],
-                "ms": [round(e.ms, 3) for e in transcript.steps],
-                "cache_len": [e.cache_len for e in transcript.steps]})
+        loop=diagnosis.to_dict()["loop"], windows=[_window_summary(w) for w in diagnosis.windows],
+        series=_series(transcript.steps, diagnosis))
+
+
+def _window_summary(w: WindowDiagnosis) -> dict:
+    keys = ("window", "reason", "n_steps", "eot_step", "eot_prob", "max_eot_prob", "max_eot_step", "silent",
+            "no_speech_prob", "verdict")
+    return {k: getattr(w, k) for k in keys} | {"loop": asdict(w.loop) if w.loop else None}
+
+
+def _series(steps: list, diagnosis: Diagnosis) -> dict[str, list]:
+    rivals = [r for w in diagnosis.windows for r in w.rivals]
+    return {"window": [e.window for e in steps], "step": [e.step for e in steps],
+            "eot_prob": [round(e.eot_prob, 6) for e in steps],
+            "rival_token": [r.token for r in rivals],
+            "rival_prob": [round(float(np.exp(r.logprob)), 6) for r in rivals],
+            "ms": [round(e.ms, 3) for e in steps], "cache_len": [e.cache_len for e in steps]}
 
 
 def failed(clip: Clip, error: WhisperKVError) -> ClipResult:
