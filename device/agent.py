@@ -71,11 +71,13 @@ class Writer:
         self.broken = False
 
     def send(self, header: dict) -> None:
-        raw = _dumps(header)
-        data = P._LEN.pack(len(raw)) + raw
         with self.lock:
             if self.broken:
                 return
+            # The runner's monotonic clock at write time: on the same host as the client (local, loopback
+            # SSH) it is the host's clock too, so arrival minus sent_t is the link's one-way latency.
+            raw = _dumps({**header, "sent_t": round(time.monotonic(), 6)})
+            data = P._LEN.pack(len(raw)) + raw
             try:
                 view = memoryview(data)
                 while view:

@@ -49,6 +49,7 @@ class Arrival:
     host_t: float            # time.monotonic() when the bytes arrived
     host_ms: float           # milliseconds since the request started sending
     final: bool = False      # the last event of the request
+    sent_t: float | None = None   # the runner's time.monotonic() when it wrote the event
 
 
 @dataclass
@@ -168,7 +169,7 @@ class BoardClient:
                     finished = True
                     raise RunnerError(h.get("code", "?"), h.get("message", ""), _FIXES.get(h.get("code"), ""))
                 finished = bool(h.get("final")) and h.get("type") == "done"
-                arrival = Arrival(event_from_dict(h), rid, t, (t - t0) * 1000, finished)
+                arrival = Arrival(event_from_dict(h), rid, t, (t - t0) * 1000, finished, h.get("sent_t"))
                 self.received.append(arrival)
                 yield arrival
         finally:
