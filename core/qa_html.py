@@ -14,7 +14,7 @@ CACHE_POSITIONS = 448
 STYLE = """
 body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #222; max-width: 1200px; }
 table { border-collapse: collapse; } td, th { padding: 3px 8px; border-bottom: 1px solid #ddd; text-align: right; }
-td:first-child, th:first-child, td.text { text-align: left; }
+td:first-child, th:first-child, td:last-child, th:last-child, td.text { text-align: left; }
 .pass { color: #1b5e20; font-weight: bold; } .fail { color: #b71c1c; font-weight: bold; }
 section { border-top: 2px solid #ccc; margin-top: 24px; padding-top: 8px; }
 .verdict { background: #eceff1; padding: 4px 8px; border-radius: 4px; display: inline-block; }
@@ -63,6 +63,9 @@ def charts(r: ClipResult) -> list[str]:
     for c in (eot, ms, cache):
         for i in windows:
             c.rule(i, "#555", f"window {s['window'][i]}")
+    for w in r.windows:
+        if w.get("eot_step") is not None:
+            eot.rule(_run_index(s, w["window"]) + w["eot_step"], "#c62828", f"EOT p={w['eot_prob']:.2f}")
     if r.loop:
         run_index = _run_index(s, r.loop.get("window", 0))
         label = f"{r.loop['n']}-gram loop from step {r.loop['start_step']}"
@@ -84,14 +87,15 @@ def _run_index(series: dict, window: int) -> int:
 
 
 def summary_table(result: SuiteResult) -> str:
-    head = ("clip", "result", "error rate", "limit", "stop", "tokens", "encoder ms", "ms/token p50", "p95", "RTF")
+    head = ("clip", "result", "error rate", "limit", "stop", "tokens", "encoder ms", "ms/token p50", "p95", "RTF",
+            "why it stopped")
     rows = []
     for k, r in enumerate(result.results):
         rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in (
             f'<a href="#clip{k}">{escape(r.name)}</a>', _badge(r),
             f"{r.metric.upper()} {_fmt(r.error_rate, '.3f')}", f"{r.max_error:.2f}", escape(r.stop_reason),
             r.tokens, _fmt(r.encoder_ms, ".0f"), _fmt(r.per_token_ms_p50), _fmt(r.per_token_ms_p95),
-            _fmt(r.rtf, ".2f"))) + "</tr>")
+            _fmt(r.rtf, ".2f"), escape(r.verdict))) + "</tr>")
     return ("<table><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>" + "".join(rows) + "</table>")
 
 

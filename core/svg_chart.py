@@ -41,9 +41,10 @@ class Chart:
         a = self.x(x)
         self.parts.append(f'<line x1="{a:.1f}" x2="{a:.1f}" y1="{TOP}" y2="{H - BOTTOM}" stroke="{color}" '
                           f'stroke-dasharray="3,2"><title>{escape(label)}</title></line>')
-        if label:
-            self.parts.append(f'<text x="{a + 3:.1f}" y="{TOP + 10}" font-size="10" fill="{color}">'
-                              f'{escape(label)}</text>')
+        if label:   # on the right of the line, unless that runs off the chart
+            x, anchor = (a + 3, "start") if a < W - RIGHT - 90 else (a - 3, "end")
+            self.parts.append(f'<text x="{x:.1f}" y="{TOP + 10}" font-size="10" fill="{color}" '
+                              f'text-anchor="{anchor}">{escape(label)}</text>')
         return self
 
     def hbar(self, x0: float, x1: float, row: int, color: str, label: str) -> "Chart":
