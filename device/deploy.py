@@ -8,7 +8,6 @@ Files whose sha256 already matches are skipped; every uploaded file is hashed ag
 from __future__ import annotations
 
 import ast
-import hashlib
 import json
 import tempfile
 from dataclasses import dataclass
@@ -57,16 +56,10 @@ class BundleFile:
     size: int
 
 
-def _sha256(paths: list[Path]) -> str:
-    h = hashlib.sha256()
-    for p in paths:
-        with open(p, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 22), b""):
-                h.update(chunk)
-    return h.hexdigest()
-
-
 def _bundle_file(rel: str, sources: list[Path]) -> BundleFile:
+    # The model's identity (hello's model.sha256) is core's hash of its files concatenated: use the same one.
+    from core.weights import _sha256
+
     return BundleFile(rel, sources, _sha256(sources), sum(p.stat().st_size for p in sources))
 
 

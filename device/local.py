@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from .agent import ROOT
-from .transport import CHUNK, CommandResult, Progress, ProcessStream, Transport, TransportError
+from .transport import CommandResult, Progress, ProcessStream, Transport, TransportError, copy_concatenated
 
 
 class LocalTransport(Transport):
@@ -40,16 +40,8 @@ class LocalTransport(Transport):
     def put(self, sources: list[Path], remote: str, progress: Progress | None = None) -> None:
         dst = Path(remote)
         dst.parent.mkdir(parents=True, exist_ok=True)
-        total = sum(s.stat().st_size for s in sources)
-        done = 0
         tmp = dst.with_name(dst.name + ".part")
         with open(tmp, "wb") as out:
-            for src in sources:
-                with open(src, "rb") as f:
-                    while chunk := f.read(CHUNK):
-                        out.write(chunk)
-                        done += len(chunk)
-                        if progress:
-                            progress(done, total)
+            copy_concatenated(sources, out, progress)
         shutil.copymode(sources[0], tmp)
         os.replace(tmp, dst)

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import paramiko
 
-from .transport import (CHUNK, CommandResult, LinkLost, Progress, Stream, Transport, TransportError,
-                        _StderrTail, shell_line)
+from .transport import (CommandResult, LinkLost, Progress, Stream, Transport, TransportError, _StderrTail,
+                        copy_concatenated, shell_line)
 
 DEFAULT_IDENTITIES = ("~/.ssh/id_ed25519", "~/.ssh/id_ecdsa", "~/.ssh/id_rsa")
 
@@ -257,21 +257,13 @@ class SshTransport(Transport):
             chan.close()
 
     def put(self, sources: list[Path], remote: str, progress: Progress | None = None) -> None:
-        total = sum(s.stat().st_size for s in sources)
-        done = 0
         tmp = remote + ".part"
         try:
             sftp = self.client().open_sftp()
             try:
                 with sftp.open(tmp, "wb") as out:
                     out.set_pipelined(True)
-                    for src in sources:
-                        with open(src, "rb") as f:
-                            while chunk := f.read(CHUNK):
-                                out.write(chunk)
-                                done += len(chunk)
-                                if progress:
-                                    progress(done, total)
+                    copy_concatenated(sources, out, progress)
                 sftp.chmod(tmp, os.stat(sources[0]).st_mode & 0o777)
                 sftp.posix_rename(tmp, remote)
             finally:

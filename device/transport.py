@@ -100,6 +100,19 @@ class Transport(ABC):
         self.close()
 
 
+def copy_concatenated(sources: list[Path], out, progress: Progress | None = None) -> None:
+    """Write the sources one after another into the open file `out`, reporting bytes done."""
+    total = sum(s.stat().st_size for s in sources)
+    done = 0
+    for src in sources:
+        with open(src, "rb") as f:
+            while chunk := f.read(CHUNK):
+                out.write(chunk)
+                done += len(chunk)
+                if progress:
+                    progress(done, total)
+
+
 def shell_line(argv: list[str], cwd: str | None = None) -> str:
     """A POSIX sh command line; a leading ~/ in cwd stays unquoted so the device shell expands it."""
     cmd = shlex.join(argv)
