@@ -111,6 +111,19 @@ class GraphBuilder:
         out = self.op("MatMul", self.op("Softmax", scores, axis=-1), self.heads(v, n_head, d, (1, 0, 2)))
         return self.reshape(self.op("Transpose", out, perm=[1, 0, 2]), [-1, d])
 
+    def cached_attention(self, q: str, k_cache: str, v_cache: str, k: str, v: str, n_head: int, d: int,
+                         n_cache: int, mask: str) -> str:
+        """Attention of one query over the N cache slots plus its own key: the N+1 scores are
+        concatenated, not the keys, so the [N, d] cache is never copied (the mask still covers N+1)."""
+        qh = self.heads(self.op("Mul", q, self.scalar((d // n_head) ** -0.5)), n_head, d, (1, 0, 2))  # [H,1,dh]
+        scores = self.op("Concat", self.op("MatMul", qh, self.heads(k_cache, n_head, d, (1, 2, 0))),
+                         self.op("MatMul", qh, self.heads(k, n_head, d, (1, 2, 0))), axis=-1)   # [H,1,N+1]
+        p = self.op("Softmax", self.op("Add", scores, mask), axis=-1)
+        p_cache, p_new = self.op("Split", p, self.ints([n_cache, 1]), axis=-1, n_out=2)
+        out = self.op("Add", self.op("MatMul", p_cache, self.heads(v_cache, n_head, d, (1, 0, 2))),
+                      self.op("MatMul", p_new, self.heads(v, n_head, d, (1, 0, 2))))            # [H,1,dh]
+        return self.reshape(self.op("Transpose", out, perm=[1, 0, 2]), [-1, d])
+
     def mlp(self, x: str, p: dict, blk: str) -> str:
         h = self.layer_norm(x, p, blk + ".mlp_ln")
         return self.linear(self.gelu(self.linear(h, p, blk + ".mlp.0")), p, blk + ".mlp.2")
@@ -171,13 +184,14 @@ def build_decoder_step(p: dict, dims: ModelDims) -> onnx.ModelProto:
     for i in range(L):
         blk = f"decoder.blocks.{i}"
         h = g.layer_norm(x, p, blk + ".attn_ln")
-        # The step's own key/value are computed here, concatenated after the 448 cache slots
-        # (449 keys, the mask hides the unused ones) and returned for the runner to store.
+        # The step's own key/value join the 448 cache slots (449 positions, the mask hides the
+        # unused ones) and go back out for the runner to store at cache_len.
         k, v = g.linear(h, p, blk + ".attn.key"), g.linear(h, p, blk + ".attn.value")
         new_k.append(g.reshape(k, [1, 1, 1, d]))
         new_v.append(g.reshape(v, [1, 1, 1, d]))
-        keys, vals = g.op("Concat", self_k[i], k, axis=0), g.op("Concat", self_v[i], v, axis=0)
-        x = _decoder_step_block(g, p, dims, i, x, h, keys, vals, cross_k[i], cross_v[i], mask)
+        attn = g.cached_attention(g.linear(h, p, blk + ".attn.query"), self_k[i], self_v[i], k, v,
+                                  dims.n_text_head, d, n_ctx, mask)
+        x = _decoder_block_rest(g, p, dims, i, x, attn, cross_k[i], cross_v[i])
     _logits(g, p, dims, x)
     g.output(g.op("Concat", *new_k, axis=0), "new_k", [L, 1, 1, d])
     g.output(g.op("Concat", *new_v, axis=0), "new_v", [L, 1, 1, d])
@@ -185,10 +199,11 @@ def build_decoder_step(p: dict, dims: ModelDims) -> onnx.ModelProto:
                    "-> logits [1,1,V], new_k/new_v [L,1,1,d]")
 
 
-def _decoder_step_block(g, p, dims, i, x, h, keys, vals, cross_k, cross_v, mask) -> str:
+def _decoder_block_rest(g: GraphBuilder, p: dict, dims: ModelDims, i: int, x: str, attn: str, cross_k: str,
+                        cross_v: str) -> str:
+    """A decoder block after its self-attention: residual, cross-attention, MLP."""
     blk, d, h_n = f"decoder.blocks.{i}", dims.n_text_state, dims.n_text_head
-    a = g.attention(g.linear(h, p, blk + ".attn.query"), keys, vals, h_n, d, mask)
-    x = g.op("Add", x, g.linear(a, p, blk + ".attn.out"))
+    x = g.op("Add", x, g.linear(attn, p, blk + ".attn.out"))
     q = g.linear(g.layer_norm(x, p, blk + ".cross_attn_ln"), p, blk + ".cross_attn.query")
     x = g.op("Add", x, g.linear(g.attention(q, cross_k, cross_v, h_n, d), p, blk + ".cross_attn.out"))
     return g.op("Add", x, g.mlp(x, p, blk))
@@ -203,10 +218,11 @@ def build_decoder_full(p: dict, dims: ModelDims) -> onnx.ModelProto:
     cross_v = _split_layers(g, g.input("cross_v", [L, 1, n_audio, d]), L, n_audio, d)
     mask = g.op("Squeeze", g.input("mask", [1, 1, "T", "T"]), g.ints([0]))  # [1,T,T]
     for i in range(L):
-        h = g.layer_norm(x, p, f"decoder.blocks.{i}.attn_ln")
-        keys = g.linear(h, p, f"decoder.blocks.{i}.attn.key")
-        vals = g.linear(h, p, f"decoder.blocks.{i}.attn.value")
-        x = _decoder_step_block(g, p, dims, i, x, h, keys, vals, cross_k[i], cross_v[i], mask)
+        blk = f"decoder.blocks.{i}"
+        h = g.layer_norm(x, p, blk + ".attn_ln")
+        attn = g.attention(g.linear(h, p, blk + ".attn.query"), g.linear(h, p, blk + ".attn.key"),
+                           g.linear(h, p, blk + ".attn.value"), dims.n_text_head, d, mask)
+        x = _decoder_block_rest(g, p, dims, i, x, attn, cross_k[i], cross_v[i])
     last = g.op("Slice", x, g.ints([-1]), g.ints([np.iinfo(np.int64).max]), g.ints([0]))
     _logits(g, p, dims, last)
     return g.model("host-only uncached reference")
