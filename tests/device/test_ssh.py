@@ -1,5 +1,6 @@
 """SshTransport against a real OpenSSH sshd on 127.0.0.1 (started by the `sshd` fixture)."""
 import subprocess
+import time
 
 import pytest
 
@@ -9,7 +10,7 @@ from device.backends import BACKENDS
 from device.connect import open_client, open_transport
 from device.ssh import AuthError, HostKeyError, SshTransport
 from device.testing_sshd import start_sshd
-from device.transport import LinkLost
+from device.transport import LinkLost, TransportError
 
 from .link_helpers import assert_streamed, ssh_url
 
@@ -118,3 +119,38 @@ def test_remote_python_is_configurable(sshd, known_hosts):
     with pytest.raises(LinkLost, match="nonexistent"):
         open_client(ssh_url(sshd), transport=t, connect_timeout=30).connect()
     t.close()
+
+
+def test_login_through_the_ssh_agent(sshd, known_hosts, tmp_path, monkeypatch):
+    sock = tmp_path / "agent.sock"
+    agent = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.DEVNULL)
+    try:
+        for _ in range(200):              # the agent creates its socket just after start
+            if sock.exists() or agent.poll() is not None:
+                break
+            time.sleep(0.05)
+        env = {"SSH_AUTH_SOCK": str(sock), "PATH": "/usr/bin:/bin"}
+        subprocess.run(["ssh-add", str(sshd.user_key)], env=env, check=True, capture_output=True)
+        monkeypatch.setenv("SSH_AUTH_SOCK", str(sock))
+        monkeypatch.setenv("HOME", str(tmp_path))           # no default identity files to fall back on
+        t = SshTransport("127.0.0.1", sshd.user, sshd.port, known_hosts=known_hosts,
+                         config_path=str(tmp_path / "none"))
+        assert t.run(["true"]).rc == 0
+        t.close()
+    finally:
+        agent.kill()
+        agent.wait()
+
+
+def test_nothing_listening_is_a_clear_error(known_hosts, tmp_path):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]          # closed again before the connect
+    t = SshTransport("127.0.0.1", "root", port, key=str(tmp_path / "k"), known_hosts=known_hosts,
+                     allow_agent=False, config_path=str(tmp_path / "none"), connect_timeout=5)
+    (tmp_path / "k").write_text("not a key")
+    with pytest.raises(TransportError, match="cannot connect") as err:
+        t.run(["true"])
+    assert "sshd runs on the board" in err.value.fix
