@@ -16,7 +16,7 @@ from core.qa_suite import load_suite
 from .device_cmds import add_device_args, open_device
 from .transcribe import check_language
 
-COLUMNS = (("clip", "<28"), ("result", "<6"), ("error", ">12"), ("stop", "<10"), ("tokens", ">6"),
+COLUMNS = (("clip", "<{w}"), ("result", "<6"), ("error", ">12"), ("stop", "<10"), ("tokens", ">6"),
            ("enc ms", ">7"), ("p50 ms", ">7"), ("p95 ms", ">7"), ("RTF", ">5"), ("why it stopped", "<"))
 
 
@@ -41,16 +41,16 @@ def _cell(v, spec: str = ".1f") -> str:
     return "-" if v is None else format(v, spec)
 
 
-def row(r: ClipResult) -> str:
-    cells = (r.name[:28], "PASS" if r.passed else "FAIL", f"{r.metric.upper()} {_cell(r.error_rate, '.3f')}",
+def row(r: ClipResult, width: int) -> str:
+    cells = (r.name, "PASS" if r.passed else "FAIL", f"{r.metric.upper()} {_cell(r.error_rate, '.3f')}",
              r.stop_reason, r.tokens, _cell(r.encoder_ms, ".0f"), _cell(r.per_token_ms_p50),
              _cell(r.per_token_ms_p95), _cell(r.rtf, ".2f"), r.verdict)
-    line = "  ".join(format(c, spec) for c, (_, spec) in zip(cells, COLUMNS))
+    line = "  ".join(format(c, spec.format(w=width)) for c, (_, spec) in zip(cells, COLUMNS))
     return "\n".join([line] + [f"    ✗ {f}" for f in r.failures])
 
 
-def header() -> str:
-    return "  ".join(format(name, spec) for name, spec in COLUMNS)
+def header(width: int) -> str:
+    return "  ".join(format(name, spec.format(w=width)) for name, spec in COLUMNS)
 
 
 def run(args) -> int:
@@ -61,10 +61,11 @@ def run(args) -> int:
     print(f"suite {suite.name}: {len(suite.clips)} clips, device {args.device}, cache {args.cache}", file=out)
     with ExitStack() as stack:
         decode, clip_errors, meta = _decoder(args, suite, stack)
-        print(header(), file=out)
+        width = max(len(c.name) for c in suite.clips)
+        print(header(width), file=out)
         t0 = time.perf_counter()
         result: SuiteResult = run_suite(suite, decode, cache, timestamps,
-                                        on_result=lambda i, r: print(row(r), file=out, flush=True),
+                                        on_result=lambda i, r: print(row(r, width), file=out, flush=True),
                                         clip_errors=clip_errors,
                                         meta=meta | {"cache": args.cache, "date": time.strftime("%Y-%m-%d %H:%M")})
     result.meta["total_s"] = round(time.perf_counter() - t0, 1)
