@@ -51,7 +51,10 @@ def check_language(language: str | None, known: dict) -> None:
 
 
 def run(args) -> int:
+    from device.backends import make_backend, resolve
+
     options = options_from_args(args)
+    backend = resolve(args.backend)      # an unknown backend fails before the slow audio and model loads
     # A one-off import cost, start-up like the model load. librosa imports lazily, so name the
     # modules librosa.load really pulls in (scipy.signal, numba-cached utils: seconds on 2 cores).
     import librosa.core.audio  # noqa: F401
@@ -64,9 +67,6 @@ def run(args) -> int:
     audio_s = time.perf_counter() - t_audio
     if args.device != "local":   # a runner elsewhere (or a deployed local copy): over the wire protocol
         return transcribe_on_device(args, options, mels, time.perf_counter() - audio_s, report)
-    from device.backends import make_backend, resolve
-
-    backend = resolve(args.backend)      # an unknown name fails before the model load
     model = LoadedModel.load(args.model, backend_factory=lambda weights: make_backend(backend, weights))
     check_language(options.language, model.tokenizer.languages)
     t0 = time.perf_counter() - audio_s
