@@ -86,7 +86,8 @@ def measure(name: str, client: BoardClient, mel: np.ndarray, runs: int, uploads:
         up[dtype], wr[dtype] = upload_times(client, mel, uploads)
     client.mel_dtype = "float16"
     return LinkFigures(name, len(over), float(np.median(steps)), float(np.median(over)),
-                       float(np.percentile(over, 95)), float(np.median(lat)), float(np.percentile(lat, 95)), up, wr)
+                       float(np.percentile(over, 95)), float(np.median(lat)), float(np.percentile(lat, 95)),
+                       up, wr)
 
 
 def markdown(figs: list[LinkFigures], cmd: str, backend: str, load: float) -> str:

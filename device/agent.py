@@ -133,6 +133,8 @@ def parse_options(h: dict, tokenizer, rid: str):
         return P.ProtocolError(P.BAD_REQUEST, msg, rid)
 
     language = h.get("language")
+    if language in ("auto", ""):
+        language = None
     if language is not None and (not isinstance(language, str) or language not in tokenizer.languages):
         raise bad(f"unknown language {language!r}; use null for auto-detect or a code such as 'en'")
     task = h.get("task", "transcribe")
@@ -217,6 +219,10 @@ class Agent:
                                       f"{', '.join(P.REQUEST_OPS)}", rid)
         except P.ProtocolError as exc:
             self.out.send(P.error_event(exc.code, exc.message, exc.id))
+        except Exception as exc:        # a bug must cost one request, never the runner
+            log.exception("request handling failed")
+            rid = rid if isinstance(rid, str) else None
+            self.out.send(P.error_event(P.INTERNAL, f"{type(exc).__name__}: {exc}", rid))
         return None
 
     def _need_model(self, rid):

@@ -120,7 +120,8 @@ def remote_hashes(transport: Transport, root: str, rels: list[str]) -> dict[str,
     res = transport.run([transport.python, "-c", HASH_SCRIPT, root, *rels], timeout=600)
     if res.rc == 127 or (res.rc != 0 and b"not found" in res.stderr):
         raise DeployError(f"no Python at {transport.python!r} on {transport.label}",
-                          "install python3 and numpy on the board, or name the interpreter with ?python=/usr/bin/python3")
+                          "install python3 and numpy on the board, or name the interpreter with "
+                          "?python=/usr/bin/python3")
     try:
         return json.loads(res.text)
     except ValueError:

@@ -38,7 +38,8 @@ def test_tokens_over_ssh_equal_local_and_stream_live(sshd, known_hosts, local_ru
     t.close()
     assert_streamed(arrivals)
     assert arrivals[-1].event.tokens == local_run[-1].event.tokens
-    steps = lambda run: [(a.event.token, a.event.cache_len) for a in run if isinstance(a.event, TokenEvent)]  # noqa: E731
+    def steps(run):
+        return [(a.event.token, a.event.cache_len) for a in run if isinstance(a.event, TokenEvent)]
     assert steps(arrivals) == steps(local_run)
 
 
