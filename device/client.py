@@ -19,6 +19,8 @@ from . import protocol as P
 from .transport import LinkLost, Stream, Transport
 
 LINK_FIX = "check that the device is up and reachable, then retry; the events received so far are kept"
+START_FIX = ("deploy the runner with `whisperkv deploy --device URL`, or point the URL at it with "
+             "?dir=RUNNER_DIR&python=/path/to/python3")
 
 
 class LinkTimeout(LinkLost):
@@ -112,7 +114,7 @@ class BoardClient:
         if self.info is None:
             self._send({"op": "hello", "protocol": P.PROTOCOL})
             while True:
-                _, h = self._next(self.connect_timeout, "waiting for the runner's hello")
+                _, h = self._next(self.connect_timeout, "waiting for the runner's hello", START_FIX)
                 if h.get("type") == "hello":
                     self.info = RunnerInfo.from_hello(h)
                     break
@@ -210,7 +212,7 @@ class BoardClient:
             raise LinkLost(f"the link to {self.transport.label} dropped while sending ({exc})", LINK_FIX,
                            self.received) from exc
 
-    def _next(self, timeout: float, doing: str) -> tuple[float, dict]:
+    def _next(self, timeout: float, doing: str, fix: str = LINK_FIX) -> tuple[float, dict]:
         """The next frame's arrival time and header; LinkLost/LinkTimeout when the link fails."""
         deadline = time.monotonic() + timeout
         while not self._frames:
@@ -222,7 +224,7 @@ class BoardClient:
             except TimeoutError:
                 self._drop()
                 raise LinkTimeout(f"no word from the runner on {self.transport.label} for {timeout:.0f} s "
-                                  f"while {doing}", LINK_FIX, self.received) from None
+                                  f"while {doing}", fix, self.received) from None
             except OSError as exc:
                 data = b""
                 doing += f" ({exc})"
@@ -232,7 +234,7 @@ class BoardClient:
                 self._drop()
                 where = f"; runner log:\n{tail}" if tail else ""
                 raise LinkLost(f"the link to {self.transport.label} closed while {doing}, after "
-                               f"{len(self.received)} events{where}", LINK_FIX, self.received)
+                               f"{len(self.received)} events{where}", fix, self.received)
             self._frames.extend((t, f) for f in self._parser.feed(data))
         t, frame = self._frames.pop(0)
         if isinstance(frame, P.BadFrame):

@@ -20,6 +20,9 @@ class LocalTransport(Transport):
         self.runner_dir = os.path.expanduser(dir) if dir else str(ROOT)
 
     def start_runner(self, args: list[str]) -> ProcessStream:
+        if not os.path.isdir(self.runner_dir):
+            raise TransportError(f"runner directory {self.runner_dir} does not exist",
+                                 f"deploy there with `whisperkv deploy --dir {self.runner_dir}`, or drop ?dir=")
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [self.runner_dir, env.get("PYTHONPATH")]))
         return ProcessStream([self.python, "-m", "device.agent", *args], cwd=self.runner_dir, env=env)
