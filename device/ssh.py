@@ -60,9 +60,9 @@ def resolve_target(host: str, user: str | None = None, port: int | None = None, 
     cfg_file = Path(config_path).expanduser()
     cfg = paramiko.SSHConfig.from_path(str(cfg_file)) if cfg_file.is_file() else paramiko.SSHConfig()
     o = cfg.lookup(host)
-    identities = [key] if key else []
-    identities += list(o.get("identityfile", []))
-    identities += [p for p in DEFAULT_IDENTITIES if p not in identities]
+    identities = ([key] if key else []) + list(o.get("identityfile", []))
+    if not identities:            # as OpenSSH: the default files only when none is configured
+        identities = list(DEFAULT_IDENTITIES)
     known = (o.get("userknownhostsfile") or "~/.ssh/known_hosts").split()
     known.append("/etc/ssh/ssh_known_hosts")
     return SshTarget(host=host, hostname=o.get("hostname", host), port=int(port or o.get("port", 22)),

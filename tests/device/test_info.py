@@ -24,8 +24,7 @@ def test_device_without_python_still_reports_and_says_absent(stand_in_adb, tmp_p
     assert lines["python"] == "absent" and lines["npu"] == "absent" and lines["model"] == "absent"
 
 
-def test_undeployed_directory_reports_runner_and_model_absent(stand_in_adb, tmp_path, monkeypatch):
-    monkeypatch.setattr(sys, "path", sys.path)   # the probe runs in its own interpreter
+def test_undeployed_directory_reports_runner_and_model_absent(stand_in_adb, tmp_path):
     info = device_info(AdbTransport("STANDIN01", python=sys.executable), dir=str(tmp_path / "empty"))
     assert info["python"] == platform.python_version()
     assert info["runner_version"] is None and info["model_sha256"] is None
