@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QFileDialog, QHBoxL
 
 from core.errors import WhisperKVError
 from core.qa_report import write_reports
-from core.qa_run import ClipResult, SuiteResult, failed, score
+from core.qa_run import SUMMARY_COLUMNS, ClipResult, SuiteResult, failed, score
 from core.qa_suite import Clip, Suite, load_suite
 
 from app.audio_clip import AudioClip, load_clip
@@ -26,20 +26,9 @@ from app.run_record import RunRecord
 from app.run_verdict import transcript_of, verdict_of
 
 DEFAULT_SUITE = Path(__file__).resolve().parent.parent / "resources" / "audio" / "suite.toml"
-COLUMNS = ("clip", "result", "error rate", "limit", "stop", "tokens", "encoder ms", "ms/token p50", "p95", "RTF",
-           "why it stopped")
+COLUMNS = SUMMARY_COLUMNS
 LIVE_MS = 250
 PASS, FAIL = QColor("#c8e6c9"), QColor("#ffcdd2")
-
-
-def _fmt(v, spec: str = ".1f") -> str:
-    return "–" if v is None else format(v, spec)
-
-
-def cells(r: ClipResult) -> tuple:
-    return (r.name, "PASS" if r.passed else "FAIL", f"{r.metric.upper()} {_fmt(r.error_rate, '.3f')}",
-            f"{r.max_error:.2f}", r.stop_reason, str(r.tokens), _fmt(r.encoder_ms, ".0f"),
-            _fmt(r.per_token_ms_p50), _fmt(r.per_token_ms_p95), _fmt(r.rtf, ".2f"), r.verdict)
 
 
 class QaTab(QWidget):
@@ -190,7 +179,7 @@ class QaTab(QWidget):
             wall_ms = run.arrivals_ms[-1] if run.arrivals_ms else 0.0
             result = score(clip, transcript_of(run), wall_ms, run.duration_s)
         self.results[self.index] = result
-        self._fill(self.index, cells(result), PASS if result.passed else FAIL)
+        self._fill(self.index, result.summary_cells(), PASS if result.passed else FAIL)
         self.clipScored.emit(self.index, result)
         self.index += 1
         self.progress.setValue(self.index)

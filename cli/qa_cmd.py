@@ -10,14 +10,14 @@ import time
 from contextlib import ExitStack
 
 from core.qa_report import write_reports
-from core.qa_run import ClipResult, SuiteResult, run_suite
+from core.qa_run import SUMMARY_COLUMNS, ClipResult, SuiteResult, run_suite
 from core.qa_suite import load_suite
 
 from .device_cmds import add_device_args, open_device
 from .transcribe import check_language
 
-COLUMNS = (("clip", "<{w}"), ("result", "<6"), ("error", ">12"), ("stop", "<10"), ("tokens", ">6"),
-           ("enc ms", ">7"), ("p50 ms", ">7"), ("p95 ms", ">7"), ("RTF", ">5"), ("why it stopped", "<"))
+# Alignment and width of each SUMMARY_COLUMNS column; the clip column fits the suite's longest name.
+ALIGN = ("<{w}", "<6", ">11", ">5", "<10", ">6", ">10", ">12", ">6", ">5", "<")
 
 
 def register(subs) -> None:
@@ -37,20 +37,12 @@ def register(subs) -> None:
     p.set_defaults(run=run)
 
 
-def _cell(v, spec: str = ".1f") -> str:
-    return "-" if v is None else format(v, spec)
+def line(cells, width: int) -> str:
+    return "  ".join(format(c, spec.format(w=width)) for c, spec in zip(cells, ALIGN)).rstrip()
 
 
 def row(r: ClipResult, width: int) -> str:
-    cells = (r.name, "PASS" if r.passed else "FAIL", f"{r.metric.upper()} {_cell(r.error_rate, '.3f')}",
-             r.stop_reason, r.tokens, _cell(r.encoder_ms, ".0f"), _cell(r.per_token_ms_p50),
-             _cell(r.per_token_ms_p95), _cell(r.rtf, ".2f"), r.verdict)
-    line = "  ".join(format(c, spec.format(w=width)) for c, (_, spec) in zip(cells, COLUMNS))
-    return "\n".join([line] + [f"    ✗ {f}" for f in r.failures])
-
-
-def header(width: int) -> str:
-    return "  ".join(format(name, spec.format(w=width)) for name, spec in COLUMNS)
+    return "\n".join([line(r.summary_cells(), width)] + [f"    ✗ {f}" for f in r.failures])
 
 
 def run(args) -> int:
@@ -62,7 +54,7 @@ def run(args) -> int:
     with ExitStack() as stack:
         decode, clip_errors, meta = _decoder(args, suite, stack)
         width = max(len(c.name) for c in suite.clips)
-        print(header(width), file=out)
+        print(line(SUMMARY_COLUMNS, width), file=out)
         t0 = time.perf_counter()
         result: SuiteResult = run_suite(suite, decode, cache, timestamps,
                                         on_result=lambda i, r: print(row(r, width), file=out, flush=True),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 from html import escape
 
-from .qa_run import ClipResult, SuiteResult
+from .qa_run import SUMMARY_COLUMNS, ClipResult, SuiteResult
 from .scoring import normalize
 from .svg_chart import Chart
 
@@ -21,10 +21,6 @@ section { border-top: 2px solid #ccc; margin-top: 24px; padding-top: 8px; }
 del { background: #ffcdd2; text-decoration: line-through; } ins { background: #c8e6c9; text-decoration: none; }
 .charts { display: flex; flex-wrap: wrap; gap: 8px; } .muted { color: #666; }
 """
-
-
-def _fmt(v, spec: str = ".1f") -> str:
-    return "–" if v is None else format(v, spec)
 
 
 def _badge(r: ClipResult) -> str:
@@ -87,16 +83,12 @@ def _run_index(series: dict, window: int) -> int:
 
 
 def summary_table(result: SuiteResult) -> str:
-    head = ("clip", "result", "error rate", "limit", "stop", "tokens", "encoder ms", "ms/token p50", "p95", "RTF",
-            "why it stopped")
     rows = []
     for k, r in enumerate(result.results):
-        rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in (
-            f'<a href="#clip{k}">{escape(r.name)}</a>', _badge(r),
-            f"{r.metric.upper()} {_fmt(r.error_rate, '.3f')}", f"{r.max_error:.2f}", escape(r.stop_reason),
-            r.tokens, _fmt(r.encoder_ms, ".0f"), _fmt(r.per_token_ms_p50), _fmt(r.per_token_ms_p95),
-            _fmt(r.rtf, ".2f"), escape(r.verdict))) + "</tr>")
-    return ("<table><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>" + "".join(rows) + "</table>")
+        name, _, *rest = (escape(c) for c in r.summary_cells())
+        cells = [f'<a href="#clip{k}">{name}</a>', _badge(r), *rest]
+        rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    return "<table><tr>" + "".join(f"<th>{h}</th>" for h in SUMMARY_COLUMNS) + "</tr>" + "".join(rows) + "</table>"
 
 
 def clip_section(k: int, r: ClipResult) -> str:
@@ -105,7 +97,7 @@ def clip_section(k: int, r: ClipResult) -> str:
                        f"{escape(s['text'].strip())}</td></tr>" for s in r.segments)
     return (f'<section id="clip{k}"><h2>{escape(r.name)} {_badge(r)}</h2>'
             f'<p class="muted">{escape(r.audio)} · {escape(r.language)} · {r.duration_s:.2f} s audio · '
-            f'{r.metric.upper()} {_fmt(r.error_rate, ".3f")} (limit {r.max_error:.2f})</p>'
+            f'{r.summary_cells()[2]} (limit {r.max_error:.2f})</p>'
             f'<p>Why it stopped: <span class="verdict">{escape(r.verdict)}</span></p>'
             + (f"<ul class='fail'>{failures}</ul>" if failures else "")
             + f"<p><b>Transcript</b>: {escape(r.text)}</p>"

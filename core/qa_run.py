@@ -22,6 +22,9 @@ from .scoring import error_rate
 from .transcript import Transcript
 
 Decode = Callable[[np.ndarray, DecodeOptions, int], Iterable[Event]]
+# One row per clip, as the CLI table, the HTML summary and the GUI QA tab all show it.
+SUMMARY_COLUMNS = ("clip", "result", "error rate", "limit", "stop", "tokens", "encoder ms", "ms/token p50",
+                   "p95", "RTF", "why it stopped")
 
 
 @dataclass
@@ -57,6 +60,12 @@ class ClipResult:
     def to_dict(self) -> dict:
         return asdict(self)
 
+    def summary_cells(self) -> tuple[str, ...]:
+        """This clip's SUMMARY_COLUMNS as text."""
+        return (self.name, "PASS" if self.passed else "FAIL", f"{self.metric.upper()} {_fmt(self.error_rate, '.3f')}",
+                f"{self.max_error:.2f}", self.stop_reason, str(self.tokens), _fmt(self.encoder_ms, ".0f"),
+                _fmt(self.per_token_ms_p50), _fmt(self.per_token_ms_p95), _fmt(self.rtf, ".2f"), self.verdict)
+
 
 @dataclass
 class SuiteResult:
@@ -76,6 +85,10 @@ class SuiteResult:
     def to_dict(self) -> dict:
         return {"suite": self.suite, "path": self.path, "passed": self.passed, "n_clips": len(self.results),
                 "n_passed": self.n_passed, "meta": self.meta, "clips": [r.to_dict() for r in self.results]}
+
+
+def _fmt(v, spec: str = ".1f") -> str:
+    return "-" if v is None else format(v, spec)
 
 
 def _ms(x: float | None) -> float | None:

@@ -106,6 +106,11 @@ def test_reports_json_csv_html(tmp_path):
     assert "src=" not in html and "href=\"http" not in html and "<link" not in html   # self-contained
 
 
+def decoder(model, encoder_cache):
+    return lambda mels, options, n_frames: model.transcribe(mels, options, encoder_cache=encoder_cache,
+                                                            n_frames=n_frames)
+
+
 def test_forced_loop_fails_the_clip_with_a_cache_full_verdict(tmp_path, model, encoder_cache):
     """EOT suppressed, max_tokens above the cache: the decode must run into the ceiling, and the
     verdict must name the loop that got it there."""
@@ -113,8 +118,7 @@ def test_forced_loop_fails_the_clip_with_a_cache_full_verdict(tmp_path, model, e
                                        'language = "en"\nreference = "Hello world."\nmax_wer = 0.1\n'
                                        'suppress_eot = true\nmax_tokens = 1000\nexpect_stop = "eot"\n'))
     seen = []
-    result = run_suite(suite, lambda mels, opts, n: model.transcribe(mels, opts, encoder_cache=encoder_cache, n_frames=n),
-                       on_result=lambda i, r: seen.append(i))
+    result = run_suite(suite, decoder(model, encoder_cache), on_result=lambda i, r: seen.append(i))
     (r,) = result.results
     assert seen == [0] and not result.passed and r.stop_reason == "cache_full"
     assert r.verdict.startswith("cache_full at 448 after a ") and "-gram loop from step " in r.verdict
@@ -126,8 +130,7 @@ def test_timestamped_clip_has_monotone_segments_within_the_audio(tmp_path, model
     ref = references["test_en.wav"]["reference"]
     suite = load_suite(write(tmp_path, f'[[clip]]\naudio = "{AUDIO / "test_en.wav"}"\nlanguage = "en"\n'
                                        f'reference = "{ref}"\nmax_wer = 0.1\ntimestamps = true\n'))
-    result = run_suite(suite, lambda mels, opts, n: model.transcribe(mels, opts, encoder_cache=encoder_cache,
-                                                                     n_frames=n))
+    result = run_suite(suite, decoder(model, encoder_cache))
     (r,) = result.results
     assert r.passed, (r.failures, r.text)
     bounds = [t for g in r.segments for t in (g["start"], g["end"])]
