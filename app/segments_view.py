@@ -19,12 +19,16 @@ class SegmentsView(QTableWidget):
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.verticalHeader().hide()
         self.segments: list[dict] = []
+        self._shown: tuple = ()
         self.setToolTip(HINT)
 
     def set_run(self, run: RunRecord | None) -> None:
-        segments = segments_of(run) if run is not None else []
-        if segments == self.segments:
+        """Cheap to call on every refresh: segments only change when a window finishes."""
+        key = (id(run), len(run.done)) if run is not None else ()
+        if key == self._shown:
             return
+        self._shown = key
+        segments = segments_of(run) if run is not None else []
         self.segments = segments
         self.setRowCount(len(segments))
         for i, g in enumerate(segments):
