@@ -143,9 +143,9 @@ def test_segments_view_and_verdict_of_a_timestamped_run(qtbot):
     assert view.rowCount() == 0 and "Timestamps" in view.toolTip()
     run.add(TokenEvent(window=0, step=0, token=EOT_TOKEN, text="", logprob=-0.1, eot_prob=0.9,
                        top=[(EOT_TOKEN, -0.1)], cache_len=4, cache_bytes=0, ms=1.0, is_special=True), 2.0)
+    segments = [{"start": 0.4, "end": 1.2, "text": " Hi"}, {"start": 1.2, "end": 62.5, "text": " there"}]
     run.add(DoneEvent(window=0, reason="eot", tokens=[], text=" Hi there", ms_total=3.0, language="en",
-                      segments=[{"start": 0.4, "end": 1.2, "text": " Hi"}, {"start": 1.2, "end": 62.5, "text": " there"}]),
-            3.0)
+                      segments=segments), 3.0)
     view.set_run(run)
     assert [[view.item(r, c).text() for c in range(3)] for r in range(2)] == \
         [["00:00.40", "00:01.20", "Hi"], ["00:01.20", "01:02.50", "there"]]
