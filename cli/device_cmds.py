@@ -46,6 +46,8 @@ def transcribe_on_device(args, options, mels, t0: float, report) -> int:
     client = open_client(args.device, transport=transport)
     if args.model:
         client.runner_args += ["--model", args.model]      # a path on the device
+    if getattr(args, "backend", "auto") not in (None, "auto") and "--backend" not in client.runner_args:
+        client.runner_args += ["--backend", args.backend]  # resolved by the runner, on the device
     link: dict = {"device": transport.label, "upload_ms": None, "host_ms": []}
     try:
         info = client.connect()
