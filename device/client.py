@@ -12,7 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from core.errors import WhisperKVError
+from core.errors import FeatureError, WhisperKVError
 from core.events import event_from_dict
 
 from . import protocol as P
@@ -149,9 +149,12 @@ class BoardClient:
         """Send a [W, 80, 3000] mel and yield the request's events as they arrive.
 
         n_frames: how many mel frames hold audio (the rest of the last window is padding)."""
+        try:
+            desc, payload = P.mel_to_payload(mel, self.mel_dtype)
+        except P.ProtocolError as exc:
+            raise FeatureError(exc.message, "compute the log-mel with core.mel.mel_windows") from None
         self.connect()
         rid = id or uuid.uuid4().hex[:12]
-        desc, payload = P.mel_to_payload(mel, self.mel_dtype)
         header = {"op": "transcribe", "id": rid, "mel": desc, **wire_options(options)}
         if n_frames is not None:
             header["n_frames"] = int(n_frames)

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from core.decoding import DecodeOptions
+from core.errors import FeatureError
 from core.events import DoneEvent, EncodedEvent, TokenEvent
 from device import protocol as P
 from device.backends import BACKENDS
@@ -86,6 +87,11 @@ def test_missing_model_is_a_clear_runner_error(tmp_path):
         assert err.value.code == P.MODEL_MISSING and "nowhere" in str(err.value)
     finally:
         c.close()
+
+
+def test_a_wrong_mel_is_refused_on_the_host():
+    with pytest.raises(FeatureError, match="expected \\[W, 80, 3000\\]"):
+        next(BoardClient(ScriptedTransport([])).transcribe(np.zeros((80, 100), np.float32)))
 
 
 def test_wire_options_from_decode_options():
