@@ -56,9 +56,14 @@ def run(args) -> int:
         width = max(len(c.name) for c in suite.clips)
         print(line(SUMMARY_COLUMNS, width), file=out)
         t0 = time.perf_counter()
-        result: SuiteResult = run_suite(suite, decode, cache, timestamps,
-                                        on_result=lambda i, r: print(row(r, width), file=out, flush=True),
-                                        clip_errors=clip_errors,
+        ticker = _Ticker(suite, out)
+
+        def on_result(index: int, r: ClipResult) -> None:
+            ticker.clear()
+            print(row(r, width), file=out, flush=True)
+
+        result: SuiteResult = run_suite(suite, decode, cache, timestamps, on_event=ticker.event,
+                                        on_result=on_result, clip_errors=clip_errors,
                                         meta=meta | {"cache": args.cache, "date": time.strftime("%Y-%m-%d %H:%M")})
     result.meta["total_s"] = round(time.perf_counter() - t0, 1)
     paths = write_reports(result, args.out)
@@ -67,6 +72,28 @@ def run(args) -> int:
     print(f"{result.n_passed}/{len(result.results)} passed — {'PASS' if result.passed else 'FAIL'}; "
           f"report: {paths['html']}", file=out)
     return 0 if result.passed else 1
+
+
+class _Ticker:
+    """On a terminal, one redrawn line saying which clip is decoding and how far it got."""
+
+    def __init__(self, suite, out):
+        self.suite, self.out, self.steps, self.shown = suite, out, 0, False
+        self.tty = out.isatty()
+
+    def event(self, index: int, ev) -> None:
+        if not self.tty or ev.type != "token":
+            return
+        self.steps += 1
+        print(f"\r  decoding {self.suite.clips[index].name}: window {ev.window}, {self.steps} tokens",
+              end="", file=self.out, flush=True)
+        self.shown = True
+
+    def clear(self) -> None:
+        self.steps = 0
+        if self.shown:
+            print("\r\033[K", end="", file=self.out)
+            self.shown = False
 
 
 def _decoder(args, suite, stack: ExitStack):
