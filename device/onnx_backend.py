@@ -76,7 +76,11 @@ class OnnxBackend:
         self._types = {i.name: _NP_DTYPES[i.type] for s in (self._encoder, self._step) for i in s.get_inputs()}
 
     def _feed(self, name: str, arr: np.ndarray) -> np.ndarray:
-        return np.ascontiguousarray(arr, dtype=self._types[name])
+        dtype = self._types[name]
+        if dtype == np.float16 and arr.dtype != np.float16:
+            # fp16 graphs: the mask's -1e9 becomes fp16's lowest finite value, still exp() == 0.
+            arr = np.clip(arr, np.finfo(np.float16).min, np.finfo(np.float16).max)
+        return np.ascontiguousarray(arr, dtype=dtype)
 
     def encode(self, mel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         d = self.dims
