@@ -83,6 +83,7 @@ class DevicePanel(QGroupBox):
         layout.addWidget(self.info)
 
         self.kind_combo.currentIndexChanged.connect(self._show_fields)
+        self.dir.textChanged.connect(self._show_fields)
         self.profile_combo.currentIndexChanged.connect(self._load_selected)
         self.save_button.clicked.connect(self._save)
         self.delete_button.clicked.connect(self._delete)
@@ -164,17 +165,21 @@ class DevicePanel(QGroupBox):
             show = label.text() in visible
             label.setVisible(show)
             field.setVisible(show)
-        self.deploy_button.setEnabled(kind != "local")
+        self.deploy_button.setEnabled(self._can_deploy())
 
     # --- feedback from the window ---------------------------------------------------------------
 
     def set_busy(self, busy: bool) -> None:
         for b in (self.connect_button, self.test_button):
             b.setEnabled(not busy)
-        self.deploy_button.setEnabled(not busy and self.kind_combo.currentData() != "local")
+        self.deploy_button.setEnabled(not busy and self._can_deploy())
+
+    def _can_deploy(self) -> bool:
+        # Locally there is nothing to deploy unless a separate runner directory is named.
+        return self.kind_combo.currentData() != "local" or bool(self.dir.text().strip())
 
     def show_info(self, info: dict) -> None:
-        self.info.setPlainText("\n".join(f"{k}: {v}" for k, v in info.items()))
+        self.info.setPlainText("\n".join(f"{k}: {'absent' if v is None else v}" for k, v in info.items()))
 
     def show_progress(self, done: int, total: int) -> None:
         self.progress.setVisible(True)

@@ -19,6 +19,8 @@ class EotPlot(StepPlot):
         half = pg.InfiniteLine(pos=np.log10(0.5), angle=0, movable=False,
                                pen=pg.mkPen("#888", style=pg.QtCore.Qt.PenStyle.DotLine))
         self.addItem(half, ignoreBounds=True)
+        self.setYRange(np.log10(FLOOR), 0.2, padding=0)  # fixed: the whole scale of p(EOT) is the story
+        self.enableAutoRange(y=False)
 
     def draw(self, run: RunRecord | None) -> None:
         if run is None:

@@ -1,6 +1,8 @@
 """Live plot (b): per-token latency, runner-reported against host-observed, with encoder time and TTFT noted."""
 from __future__ import annotations
 
+import math
+
 import pyqtgraph as pg
 
 from app.run_record import RunRecord
@@ -17,6 +19,8 @@ class LatencyPlot(StepPlot):
                                          label="", labelOpts={"position": 0.92, "color": "#555", "anchors": [(0, 0), (0, 0)]})
         self.ttft_line.setVisible(False)
         self.addItem(self.ttft_line, ignoreBounds=True)
+        self.enableAutoRange(y=False)
+        self._top = 0.0
 
     def draw(self, run: RunRecord | None) -> None:
         if run is None:
@@ -27,6 +31,10 @@ class LatencyPlot(StepPlot):
         s = run.series()
         self.curve.setData(s["x"], s["runner_ms"])
         self.host_curve.setData(s["x"], s["host_ms"])
+        top = nice_ceiling(max(s["runner_ms"].max(initial=0), s["host_ms"].max(initial=0)))
+        if top != self._top:  # the y range moves only when a new "nice" ceiling is needed
+            self._top = top
+            self.setYRange(0, top, padding=0.02)
         self._annotate(annotation(run), bool(run.rows))
 
     def _annotate(self, note: str, first_token: bool) -> None:
@@ -36,6 +44,14 @@ class LatencyPlot(StepPlot):
         if first_token:
             self.ttft_line.setPos(0)
             self.ttft_line.label.setFormat("first token (incl. SOT prefix)")
+
+
+def nice_ceiling(v: float) -> float:
+    """The next 1-2-5 step at or above v (at least 10 ms)."""
+    if v <= 10:
+        return 10.0
+    scale = 10 ** math.floor(math.log10(v))
+    return next(m * scale for m in (1, 2, 5, 10) if m * scale >= v)
 
 
 def annotation(run: RunRecord) -> str:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QApplication, QComboBox, QHBoxLayout, QLabel, QMainWindow, QScrollArea, QSplitter, QTabWidget,
                                QVBoxLayout, QWidget)
 
 from app import settings as app_settings
+from app import token_names
 from app.audio_clip import AudioClip, clip_from_samples, load_clip
 from app.audio_panel import AudioPanel
 from app.background import TaskRunner
@@ -20,6 +21,7 @@ from app.device_tasks import deploy, test_connection
 from app.error_dialog import show_failure
 from app.errors import Failure
 from app.export_menu import ExportMenu
+from app.live_refresh import LiveRefresher
 from app.plots_panel import PlotsPanel
 from app.recorder import Recorder
 from app.run_controls import RunControls
@@ -31,8 +33,6 @@ from app.stop_banner import StopBanner
 from app.token_table import TokenTable
 from app.transcribe_worker import TranscribeWorker, WorkerThread
 from app.transcript_view import TranscriptView
-
-REFRESH_MS = 40  # views redraw at most this often while tokens stream in
 
 
 class MainWindow(QMainWindow):
@@ -74,12 +74,10 @@ class MainWindow(QMainWindow):
 
         self.worker = worker or TranscribeWorker()
         self.worker_thread = WorkerThread(self.worker)
-        self.refresh_timer = QTimer(self)
-        self.refresh_timer.setSingleShot(True)
-        self.refresh_timer.setInterval(REFRESH_MS)
-        self.refresh_timer.timeout.connect(self._refresh_views)
+        self.live = LiveRefresher([self._sync_text, self.table.sync, *(p.refresh for p in self.plots.plots())], self)
         self._wire()
         self._apply_settings()
+        self.tasks.start(token_names.preload)
 
     # --- layout ----------------------------------------------------------------------------------
 
@@ -148,7 +146,7 @@ class MainWindow(QMainWindow):
         self.controls.transcribeRequested.connect(self.transcribe)
         self.controls.stopRequested.connect(self.stop)
         self.worker.connected.connect(self._on_connected)
-        self.worker.event.connect(self._on_event)
+        self.worker.events.connect(self._on_events)
         self.worker.finished.connect(self._on_finished)
         self.worker.failed.connect(self._on_failed)
         self.plots.stepSelected.connect(self.table.select_step)
@@ -275,13 +273,14 @@ class MainWindow(QMainWindow):
             self.status.showMessage("Stopping…")
             self.worker.cancel()
 
-    def _on_event(self, run_id: int, event, host_ms: float) -> None:
+    def _on_events(self, run_id: int, batch: list) -> None:
         run = self.session.by_id(run_id)
         if run is None:
             return
-        run.add(event, host_ms)
-        if run is self.run and not self.refresh_timer.isActive():
-            self.refresh_timer.start()
+        for event, host_ms in batch:
+            run.add(event, host_ms)
+        if run is self.run:
+            self.live.poke()
 
     def _on_finished(self, run_id: int) -> None:
         self._end_run(run_id)
@@ -322,14 +321,14 @@ class MainWindow(QMainWindow):
         self._refresh_views()
 
     def _refresh_views(self) -> None:
-        run = self.run
-        if run is None:
+        self.live.flush()
+
+    def _sync_text(self) -> None:
+        if self.run is None:
             self.banner.show_reason(None)
             return
         self.transcript.sync()
-        self.table.sync()
-        self.plots.refresh()
-        self.banner.show_run(run)
+        self.banner.show_run(self.run)
 
     # --- errors and closing ----------------------------------------------------------------------
 

@@ -1,12 +1,17 @@
 """Shared behaviour of the live plots: x = decode step, hover names the step's token, click selects it."""
 from __future__ import annotations
 
+import math
+
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
 
 from app.run_record import RunRecord
 from app.token_names import hover_text
 
+SYMBOL_LIMIT = 120
+X_STEP = 32
+GRID = False  # grid lines are drawn by the axes and roughly double their paint time
 CURSOR_PEN = pg.mkPen("#d62728", width=1, style=pg.QtCore.Qt.PenStyle.DashLine)
 
 
@@ -20,8 +25,10 @@ class StepPlot(pg.PlotWidget):
         self.setTitle(title)
         self.setLabel("bottom", "decode step")
         self.setLabel("left", y_label)
-        self.showGrid(x=True, y=True, alpha=0.25)
+        self.showGrid(x=GRID, y=GRID, alpha=0.25)
         self.setMouseEnabled(x=True, y=False)
+        self.enableAutoRange(x=False)
+        self._x_bucket = 0
         self.addLegend(offset=(-10, 10))
         self.cursor = pg.InfiniteLine(angle=90, movable=False, pen=CURSOR_PEN)
         self.cursor.setVisible(False)
@@ -37,19 +44,28 @@ class StepPlot(pg.PlotWidget):
 
     def set_run(self, run: RunRecord | None) -> None:
         self.run = run
+        self._x_bucket = 0
         self.cursor.setVisible(False)
         self.hover_label.setVisible(False)
         self.refresh()
 
     def refresh(self) -> None:
         """Redraw from the run's rows; subclasses draw their own curves in draw()."""
-        if self.run is None:
-            self.draw(None)
-            return
         self.draw(self.run)
+        self._fit_x(len(self.run.rows) if self.run is not None else 0)
+        # Markers help read a short run; on hundreds of points they only cost paint time.
+        self.curve.setSymbol("o" if self.run is not None and len(self.run.rows) <= SYMBOL_LIMIT else None)
 
     def draw(self, run: RunRecord | None) -> None:
         raise NotImplementedError
+
+    def _fit_x(self, n: int) -> None:
+        """Grow the x range in steps of X_STEP: a range that moves every token forces every axis to be
+        redrawn every frame, which is most of the paint time while decoding."""
+        bucket = max(1, math.ceil(n / X_STEP))
+        if bucket != self._x_bucket:
+            self._x_bucket = bucket
+            self.setXRange(0, bucket * X_STEP, padding=0.02)
 
     def point_count(self) -> int:
         """Points on the main curve (`self.curve`, set by each plot): one per decode step."""

@@ -31,13 +31,16 @@ class StopBanner(QLabel):
             return
         fg, bg, text = STYLES.get(reason, STYLES["error"])
         self.setText(f"{text}{' — ' + detail if detail else ''}")
+        self.setMinimumHeight(self.sizeHint().height())
         self.setStyleSheet(f"QLabel {{ color: {fg}; background: {bg}; padding: 6px; border-radius: 4px; font-weight: bold; }}")
         self.show()
 
     def show_run(self, run: RunRecord) -> None:
         reason = run.stop_reason
         if reason is None:
-            self.show_reason("running", f"{len(run.rows)} tokens")
+            # No live count here: a banner whose text changes every frame relays out the whole window.
+            if self.reason != "running":
+                self.show_reason("running")
             return
         detail = f"{len(run.rows)} tokens, cache {run.rows[-1].event.cache_len}/448" if run.rows else ""
         if reason == "error" and run.error:

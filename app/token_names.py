@@ -21,6 +21,11 @@ def _tokenizer():
         return None
 
 
+def preload() -> None:
+    """Read the tokenizer now (off the UI thread) so the first table paint does not wait for it."""
+    _tokenizer()
+
+
 def name_of(token: int) -> str:
     """Text of one token id for the alternatives column; falls back to the id."""
     if token == EOT_TOKEN:

@@ -3,15 +3,21 @@ the runner's events into Qt signals. The UI thread only ever sends it requests a
 from __future__ import annotations
 
 import threading
+import time
 from typing import Callable
 
 import numpy as np
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
+from core.events import TokenEvent
+
 from app.device_link import make_client
 from app.device_profile import DeviceProfile
 from app.errors import failure_of
 from app.run_options import RunOptions
+
+
+BATCH_S = 0.02
 
 
 def wire_options(options: RunOptions) -> dict:
@@ -25,9 +31,31 @@ def runner_summary(info) -> dict:
             "cache_max_len": info.cache_max_len, "bytes_per_token": info.bytes_per_token, "protocol": info.protocol}
 
 
+class Batcher:
+    """Hands events to the UI at most every BATCH_S. One queued signal per token floods the UI thread's
+    event queue when tokens come faster than it paints; a token that follows a pause still goes at once."""
+
+    def __init__(self, send: Callable[[list], None]):
+        self.send = send
+        self.items: list = []
+        self.last = 0.0
+
+    def add(self, item, urgent: bool = False) -> None:
+        self.items.append(item)
+        now = time.monotonic()
+        if urgent or now - self.last >= BATCH_S:
+            self.flush(now)
+
+    def flush(self, now: float | None = None) -> None:
+        if self.items:
+            items, self.items = self.items, []
+            self.send(items)
+        self.last = now if now is not None else time.monotonic()
+
+
 class TranscribeWorker(QObject):
     connected = Signal(dict)               # runner summary (hello)
-    event = Signal(int, object, float)     # run id, core event, host ms since the request was sent
+    events = Signal(int, list)             # run id, [(core event, host ms since the request was sent)]
     finished = Signal(int)                 # run id; the run ended with a done event
     failed = Signal(int, object)           # run id (0 when connecting), Failure
 
@@ -88,17 +116,20 @@ class TranscribeWorker(QObject):
     @Slot(int, object, object, object, str)
     def _transcribe(self, run_id: int, mels: np.ndarray, options: RunOptions, profile: DeviceProfile,
                     password: str) -> None:
+        batch = Batcher(lambda items: self.events.emit(run_id, items))
         try:
             client = self._ensure_client(profile, password)
             cancel_sent = False
             for arrival in client.transcribe(mels, wire_options(options)):
-                self.event.emit(run_id, arrival.event, arrival.host_ms)
+                batch.add((arrival.event, arrival.host_ms), urgent=not isinstance(arrival.event, TokenEvent))
                 if self._cancel.is_set() and not cancel_sent:
                     client.cancel()  # covers a Stop pressed before the request had an id
                     cancel_sent = True
         except Exception as exc:
+            batch.flush()
             self.failed.emit(run_id, failure_of(exc))
             return
+        batch.flush()
         self.finished.emit(run_id)
 
     @Slot()

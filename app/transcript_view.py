@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 from PySide6.QtGui import QColor, QFont, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QTextEdit
@@ -10,11 +11,25 @@ from app.fonts import transcript_font
 from app.run_record import RunRecord
 from app.token_names import EOT_MARK, EOT_TOKEN
 
+TINT_LEVELS = 20
+
 
 def tint(p: float) -> QColor:
     """Background behind a token: pale red when unsure, pale green when confident."""
     p = max(0.0, min(1.0, p))
     return QColor.fromHsv(int(120 * p), 70, 255)
+
+
+@lru_cache(maxsize=None)
+def _format(level: int) -> QTextCharFormat:
+    fmt = QTextCharFormat()
+    fmt.setBackground(tint(level / TINT_LEVELS))
+    return fmt
+
+
+def token_format(p: float) -> QTextCharFormat:
+    """Shared formats for a few probability levels: a format per token makes the document slow to grow."""
+    return _format(round(max(0.0, min(1.0, p)) * TINT_LEVELS))
 
 
 class TranscriptView(QTextEdit):
@@ -40,22 +55,21 @@ class TranscriptView(QTextEdit):
             return
         cursor = self.textCursor()
         cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.beginEditBlock()  # one relayout per sync, not one per token
         for row in self.run.rows[self._rows_shown:]:
             ev = row.event
             if ev.token == EOT_TOKEN:
                 self._eot_windows.add(ev.window)
                 self._insert_marker(cursor)
             elif not ev.is_special and ev.text:
-                fmt = QTextCharFormat()
-                fmt.setBackground(tint(math.exp(ev.logprob)))
-                fmt.setToolTip(f"step {row.x}  p={math.exp(ev.logprob):.2f}")
-                cursor.insertText(ev.text, fmt)
+                cursor.insertText(ev.text, token_format(math.exp(ev.logprob)))
         self._rows_shown = len(self.run.rows)
         for done in self.run.done[self._done_shown:]:
             if done.reason == "eot" and done.window not in self._eot_windows:
                 self._eot_windows.add(done.window)
                 self._insert_marker(cursor)
         self._done_shown = len(self.run.done)
+        cursor.endEditBlock()
         self.setTextCursor(cursor)
         self.ensureCursorVisible()
 
