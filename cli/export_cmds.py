@@ -35,8 +35,13 @@ def run_export(args) -> int:
         raise WhisperKVError(f"cannot write the bundle to {args.out} ({exc})", "pick a writable --out directory") from exc
     for name, digest in doc["files"].items():
         print(f"{digest[:16]}  {name}")
+    from device.check_dla import check
+
+    # A quantised bundle may no longer lower to MDLA: say so now, not at board-compile time.
+    bad = sorted({v.detail for r in check(args.out) for v in r.violations})
+    verdict = "passes the MDLA 5.3 check" if not bad else f"FAILS the MDLA 5.3 check ({', '.join(bad[:5])})"
     print(f"exported a {doc['dtype']} bundle (opset {doc['opset']}) to {args.out} in "
-          f"{time.perf_counter() - t0:.1f} s; check it with `whisperkv check-dla {args.out}`", file=sys.stderr)
+          f"{time.perf_counter() - t0:.1f} s; it {verdict}; details: `whisperkv check-dla {args.out}`", file=sys.stderr)
     return 0
 
 

@@ -70,3 +70,20 @@ def test_exported_bundle_passes_and_lists_each_lowering(capsys):
 def test_missing_target_is_a_clear_error(tmp_path, capsys):
     assert main(["check-dla", str(tmp_path)]) == 2
     assert "no ONNX graphs" in capsys.readouterr().err
+
+
+def test_int8_dynamic_quantisation_fails_and_fp16_passes(tmp_path):
+    from device.onnx_graphs import GraphBuilder
+    from device.quantize import quantize_model
+
+    g = GraphBuilder("tiny")
+    x = g.input("x", [4, 64])
+    p = {"fc.weight": np.random.default_rng(0).standard_normal((32, 64)).astype(np.float32),
+         "fc.bias": np.zeros(32, np.float32)}
+    g.output(g.gelu(g.linear(x, p, "fc")), "y", [4, 32])
+    for dtype, ok in (("fp32", True), ("fp16", True), ("int8", False)):
+        onnx.save(quantize_model(g.model(), dtype), str(tmp_path / f"{dtype}.onnx"))
+        rep = check_graph(tmp_path / f"{dtype}.onnx")
+        assert rep.ok is ok, (dtype, rep.violations)
+    details = {v.detail for v in check_graph(tmp_path / "int8.onnx").violations}
+    assert "DynamicQuantizeLinear" in details
