@@ -98,6 +98,9 @@ def model_bundle(model: str | Path | None = None) -> list[BundleFile]:
         if parts is None:
             raise DeployError("the Whisper base weights are not installed on this PC", INSTALL_FIX)
         files = [("model/model.bin", parts), ("model/tokenizer.json", [parts[0].parent / "tokenizer.json"])]
+    elif (Path(model).expanduser() / "model.json").is_file():     # an exported ONNX bundle (device/export.py)
+        d = Path(model).expanduser()
+        files = [(f"model/{p.name}", [p]) for p in sorted(d.iterdir()) if p.is_file()]
     else:
         d = Path(model).expanduser()
         names = [n for n in ("model.bin", "model.safetensors", "config.json", "tokenizer.json",
@@ -114,6 +117,14 @@ def model_bundle(model: str | Path | None = None) -> list[BundleFile]:
 
 def bundle(model: str | Path | None = None) -> list[BundleFile]:
     return [_bundle_file(rel, [ROOT / rel]) for rel in runner_modules()] + model_bundle(model)
+
+
+def model_sha256(files: list[BundleFile]) -> str:
+    """The identity hello reports: an exported bundle's recorded source hash, else the model file's hash."""
+    by_rel = {f.rel: f for f in files}
+    if "model/model.json" in by_rel:
+        return json.loads(by_rel["model/model.json"].sources[0].read_text()).get("model_sha256", "")
+    return next(by_rel[r].sha256 for r in ("model/model.bin", "model/model.safetensors") if r in by_rel)
 
 
 def remote_hashes(transport: Transport, root: str, rels: list[str]) -> dict[str, str]:
@@ -166,15 +177,15 @@ def deploy(transport: Transport, dir: str | None = None, model: str | Path | Non
     if bad:
         raise DeployError(f"sha256 mismatch after copying {', '.join(bad)} to {transport.label}",
                           "check free space on the board and deploy again")
-    model_file = next(f for f in files if f.rel in ("model/model.bin", "model/model.safetensors"))
+    model_hash = model_sha256(files)
     manifest = {"runner_version": protocol.RUNNER_VERSION, "protocol": protocol.PROTOCOL,
-                "model_sha256": model_file.sha256, "files": {f.rel: f.sha256 for f in files}}
+                "model_sha256": model_hash, "files": {f.rel: f.sha256 for f in files}}
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "manifest.json"
         path.write_text(json.dumps(manifest, indent=1) + "\n")
         transport.put([path], f"{root}/manifest.json")
     if progress:
         progress(total, total)
-    say(f"verified {len(todo)} uploaded files by sha256; model {model_file.sha256[:16]}…")
+    say(f"verified {len(todo)} uploaded files by sha256; model {model_hash[:16]}…")
     return {"device": transport.label, "dir": root, "uploaded": [f.rel for f in todo], "skipped": skipped,
-            "bytes": total, "model_sha256": model_file.sha256, "runner_version": protocol.RUNNER_VERSION}
+            "bytes": total, "model_sha256": model_hash, "runner_version": protocol.RUNNER_VERSION}

