@@ -59,6 +59,9 @@ class RawRunner:
         self.stream.close()
 
 
+NO_CONFIG = "/nonexistent/ssh_config"     # keep the developer's ~/.ssh/config out of the SSH tests
+
+
 def ssh_url(server, **settings) -> str:
     q = {"python": sys.executable, "dir": str(ROOT), "key": str(server.user_key), **settings}
     return f"ssh://{server.user}@127.0.0.1:{server.port}?" + "&".join(f"{k}={v}" for k, v in q.items())

@@ -12,7 +12,7 @@ from device.info import device_info
 from device.agent import ROOT
 from device.local import LocalTransport
 
-from .link_helpers import ssh_url
+from .link_helpers import NO_CONFIG, ssh_url
 
 
 def test_runner_modules_are_the_import_closure_without_host_only_code():
@@ -107,7 +107,7 @@ def test_deploy_over_ssh_then_skip(sshd, tmp_path):
 
     kh = [str(sshd.write_known_hosts(tmp_path / "kh"))]
     target = tmp_path / "ssh-board"
-    t = open_transport(ssh_url(sshd, dir=str(target)), known_hosts=kh, allow_agent=False)
+    t = open_transport(ssh_url(sshd, dir=str(target)), known_hosts=kh, allow_agent=False, config_path=NO_CONFIG)
     try:
         first = deploy(t)
         assert first["dir"] == str(target) and "model/model.bin" in first["uploaded"]

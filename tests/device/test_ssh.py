@@ -12,7 +12,7 @@ from device.ssh import AuthError, HostKeyError, SshTransport
 from device.testing_sshd import start_sshd
 from device.transport import LinkLost, TransportError
 
-from .link_helpers import assert_streamed, ssh_url
+from .link_helpers import NO_CONFIG, assert_streamed, ssh_url
 
 
 def host_fingerprint(server) -> str:
@@ -27,7 +27,7 @@ def known_hosts(sshd, tmp_path):
 
 
 def transport(server, known, **kw):
-    return open_transport(ssh_url(server), known_hosts=known, allow_agent=False, **kw)
+    return open_transport(ssh_url(server), known_hosts=known, allow_agent=False, config_path=NO_CONFIG, **kw)
 
 
 def test_tokens_over_ssh_equal_local_and_stream_live(sshd, known_hosts, local_run, en_mel):
@@ -100,7 +100,8 @@ def test_sshd_killed_mid_stream_keeps_partial_events(tmp_path, en_mel):
     server = start_sshd(tmp_path / "doomed")
     try:
         kh = [str(server.write_known_hosts(tmp_path / "kh"))]
-        t = open_transport(ssh_url(server), known_hosts=kh, allow_agent=False, keepalive=1)
+        t = open_transport(ssh_url(server), known_hosts=kh, allow_agent=False, config_path=NO_CONFIG,
+                           keepalive=1)
         client = open_client(ssh_url(server), transport=t, read_timeout=30)
         with pytest.raises(LinkLost) as err:
             for a in client.transcribe(en_mel, DecodeOptions(language="en")):
@@ -116,7 +117,8 @@ def test_sshd_killed_mid_stream_keeps_partial_events(tmp_path, en_mel):
 
 
 def test_remote_python_is_configurable(sshd, known_hosts):
-    t = open_transport(ssh_url(sshd, python="/nonexistent/python3"), known_hosts=known_hosts, allow_agent=False)
+    t = open_transport(ssh_url(sshd, python="/nonexistent/python3"), known_hosts=known_hosts, allow_agent=False,
+                       config_path=NO_CONFIG)
     with pytest.raises(LinkLost, match="nonexistent"):
         open_client(ssh_url(sshd), transport=t, connect_timeout=30).connect()
     t.close()
