@@ -12,9 +12,9 @@ from app.step_plot import StepPlot
 class LatencyPlot(StepPlot):
     def __init__(self, parent=None):
         super().__init__("Per-token latency", "ms", parent)
-        self.curve = self.plot([], [], pen=pg.mkPen("#2ca02c", width=2), name="runner ms",
+        self.curve = self.plot([], [], pen=pg.mkPen("#2ca02c", width=2), name="runner",
                                       symbol="o", symbolSize=3, symbolBrush="#2ca02c")
-        self.host_curve = self.plot([], [], pen=pg.mkPen("#ff7f0e", width=1.5), name="host-observed ms")
+        self.host_curve = self.plot([], [], pen=pg.mkPen("#ff7f0e", width=1.5), name="host-observed")
         self.ttft_line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#7f7f7f", width=1),
                                          label="", labelOpts={"position": 0.92, "color": "#555", "anchors": [(0, 0), (0, 0)]})
         self.ttft_line.setVisible(False)
@@ -57,10 +57,10 @@ def nice_ceiling(v: float) -> float:
 def annotation(run: RunRecord) -> str:
     parts = []
     if run.encoder_ms is not None:
-        parts.append(f"encoder {run.encoder_ms:.0f} ms")
+        parts.append(f"encoder {run.encoder_ms / 1e3:.2f} s")
     if run.ttft_ms is not None:
-        parts.append(f"time to first token {run.ttft_ms:.0f} ms")
+        parts.append(f"TTFT {run.ttft_ms / 1e3:.2f} s")
     per_token = run.decode_ms_per_token()
     if per_token is not None:
-        parts.append(f"median {per_token:.1f} ms/token")
+        parts.append(f"{per_token:.0f} ms/token")
     return " · ".join(parts)

@@ -109,7 +109,7 @@ class MainWindow(QMainWindow):
         self.splitter.addWidget(top)
         self.splitter.addWidget(self.plots)
         self.splitter.addWidget(self.tabs)
-        self.splitter.setSizes([220, 330, 300])
+        self.splitter.setSizes([170, 380, 300])
 
         central = QSplitter(Qt.Orientation.Horizontal)
         central.addWidget(scroll)

@@ -5,6 +5,7 @@ import csv
 import io
 import json
 
+from PySide6.QtCore import QPointF
 from PySide6.QtGui import QImage
 
 from core.events import TokenEvent
@@ -64,6 +65,17 @@ def test_table_and_plots_are_linked_both_ways(en_window):
     en_window.plots.cache.stepClicked.emit(7)
     assert en_window.table.currentIndex().row() == 7
     assert en_window.plots.eot.cursor.value() == 7
+
+
+def test_hover_names_the_step_token(en_window):
+    run = first_run(en_window)
+    plot = en_window.plots.cache
+    hovered = []
+    plot.stepHovered.connect(hovered.append)
+    scene_pos = plot.plotItem.vb.mapViewToScene(QPointF(3, run.rows[3].event.cache_len))
+    plot.scene().sigMouseMoved.emit(scene_pos)
+    assert hovered == [3]
+    assert plot.hover_label.isVisible() and repr(run.rows[3].event.text) in plot.hover_label.textItem.toPlainText()
 
 
 def test_exports_parse(en_window, tmp_path):
