@@ -23,19 +23,37 @@ def ssh_password(url: str) -> str | None:
 
 
 def open_device(args):
-    """The transport for --device, retrying once with a typed password when key login is refused."""
+    """The transport for --device. On a terminal only, as ssh does: offer to trust an unknown host key
+    (saving it to ~/.ssh/known_hosts) and ask for a password when key login is refused."""
     from device.connect import open_transport
-    from device.ssh import AuthError
+    from device.ssh import AuthError, HostKeyError, add_known_host
 
-    transport = open_transport(args.device, trust_host_key=args.trust_host_key, password=ssh_password(args.device))
-    if not args.device.startswith("ssh://") or ssh_password(args.device) or not sys.stdin.isatty():
+    password = ssh_password(args.device)
+    transport = open_transport(args.device, trust_host_key=args.trust_host_key, password=password)
+    if not args.device.startswith("ssh://") or not sys.stdin.isatty():
         return transport
-    try:
-        transport.client()
-    except AuthError:
-        transport = open_transport(args.device, trust_host_key=args.trust_host_key,
-                                   password=getpass.getpass(f"password for {transport.label}: "))
+    for _ in range(3):
+        try:
+            transport.client()
+            return transport
+        except HostKeyError as exc:
+            if exc.known_hosts_line is None or not _confirm(f"{exc.problem}.\nTrust it and add it to "
+                                                            "~/.ssh/known_hosts? [yes/no] "):
+                raise
+            print(f"added to {add_known_host(exc.known_hosts_line)}", file=sys.stderr)
+        except AuthError:
+            if password:
+                raise
+            password = getpass.getpass(f"password for {transport.label}: ")
+        transport = open_transport(args.device, trust_host_key=args.trust_host_key, password=password)
     return transport
+
+
+def _confirm(question: str) -> bool:
+    try:
+        return input(question).strip().lower() in ("y", "yes")
+    except EOFError:
+        return False
 
 
 def transcribe_on_device(args, options, mels, t0: float, report) -> int:

@@ -26,6 +26,7 @@ DEFAULT_IDENTITIES = ("~/.ssh/id_ed25519", "~/.ssh/id_ecdsa", "~/.ssh/id_rsa")
 
 class HostKeyError(TransportError):
     code = "host_key"
+    known_hosts_line: str | None = None    # set for an unknown key: the line that would trust it
 
 
 class AuthError(TransportError):
@@ -84,8 +85,19 @@ class _TrustPolicy(paramiko.MissingHostKeyPolicy):
                                "check that you reach the right board; trust only the fingerprint it shows")
         host, _, port = hostname.strip("[").partition("]:")
         scan = f"ssh-keyscan {'-p ' + port + ' ' if port else ''}{host} >> ~/.ssh/known_hosts"
-        raise HostKeyError(f"the host key of {hostname} is unknown ({key.get_name()} {fp})",
+        err = HostKeyError(f"the host key of {hostname} is unknown ({key.get_name()} {fp})",
                            f"if that is the board's key, add it with `{scan}` or pass --trust-host-key {fp}")
+        err.known_hosts_line = f"{hostname} {key.get_name()} {key.get_base64()}"
+        raise err
+
+
+def add_known_host(line: str, path: str = "~/.ssh/known_hosts") -> Path:
+    """Append a host key line, as OpenSSH does when the user accepts a new host."""
+    p = Path(path).expanduser()
+    p.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with open(p, "a") as f:
+        f.write(line.rstrip("\n") + "\n")
+    return p
 
 
 class SshStream(Stream):

@@ -1,4 +1,5 @@
 """`whisperkv deploy`, `device-info` and `transcribe --device` as a user runs them (HOME points at a temp dir)."""
+import io
 import json
 import shutil
 import subprocess
@@ -60,6 +61,26 @@ def test_unknown_host_key_exits_nonzero_then_explicit_trust_works(home, server, 
     assert fp in err and f"--trust-host-key {fp}" in err and "known_hosts" in err
     assert main(["device-info", "--device", url(server), "--trust-host-key", fp]) == 0
     assert "runner_version" in capsys.readouterr().out
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+@pytest.mark.parametrize("answer, rc", [("no", 2), ("yes", 0)])
+def test_on_a_terminal_an_unknown_host_key_is_asked_about(home, server, capsys, monkeypatch, answer, rc):
+    monkeypatch.setattr(sys, "stdin", Terminal())
+    asked = []
+    monkeypatch.setattr("builtins.input", lambda q: asked.append(q) or answer)
+    assert main(["device-info", "--device", url(server)]) == rc
+    assert fingerprint(server) in asked[0]
+    known = home / ".ssh" / "known_hosts"
+    if answer == "yes":
+        assert known.read_text().split()[1:] == server.known_hosts_line.split()[1:]
+        assert "runner_version" in capsys.readouterr().out
+    else:
+        assert not known.exists()
 
 
 def test_deploy_local_dir_then_unchanged(tmp_path, capsys):
