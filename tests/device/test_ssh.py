@@ -157,3 +157,19 @@ def test_nothing_listening_is_a_clear_error(known_hosts, tmp_path):
     with pytest.raises(TransportError, match="cannot connect") as err:
         t.run(["true"])
     assert "sshd runs on the board" in err.value.fix
+
+
+def test_refused_password_is_a_clear_auth_error(sshd, known_hosts, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))                # no default identity files either
+    t = SshTransport("127.0.0.1", sshd.user, sshd.port, password="not-the-password", known_hosts=known_hosts,
+                     allow_agent=False, config_path=NO_CONFIG)
+    with pytest.raises(AuthError, match="tried a password"):
+        t.run(["true"])
+
+
+def test_no_credentials_at_all_is_named_before_connecting(known_hosts, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    t = SshTransport("127.0.0.1", "root", 1, known_hosts=known_hosts, allow_agent=False, config_path=NO_CONFIG)
+    with pytest.raises(AuthError, match="no SSH key, agent or password") as err:
+        t.run(["true"])
+    assert "ssh-keygen" in err.value.fix
