@@ -10,16 +10,12 @@ import pytest
 from cli.main import main
 from device.agent import ROOT
 from device.info import FIELDS
-from device.testing_sshd import sshd_available, start_sshd
+from tests.device.link_helpers import sshd  # noqa: F401  (the real OpenSSH server fixture)
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    if not sshd_available():
-        pytest.skip("OpenSSH sshd is not installed (Debian: openssh-server)")
-    s = start_sshd(tmp_path_factory.mktemp("cli-sshd"))
-    yield s
-    s.stop()
+@pytest.fixture
+def server(sshd):  # noqa: F811
+    return sshd
 
 
 @pytest.fixture

@@ -13,9 +13,8 @@ import numpy as np
 import pytest
 
 from device.agent import ROOT
-from device.testing_sshd import sshd_available, start_sshd
 
-from .link_helpers import STAND_IN_ADB
+from .link_helpers import STAND_IN_ADB, sshd  # noqa: F401  (sshd: the real OpenSSH server fixture)
 
 AUDIO = ROOT / "resources" / "audio"
 
@@ -37,15 +36,6 @@ def local_run(en_mel) -> list:
 
     with BoardClient(LocalTransport()) as client:
         return list(client.transcribe(en_mel, DecodeOptions(language="en")))
-
-
-@pytest.fixture(scope="session")
-def sshd(tmp_path_factory):
-    if not sshd_available():
-        pytest.skip("OpenSSH sshd is not installed (Debian: openssh-server)")
-    server = start_sshd(tmp_path_factory.mktemp("sshd"))
-    yield server
-    server.stop()
 
 
 @pytest.fixture

@@ -4,9 +4,12 @@ from __future__ import annotations
 import os
 import sys
 
+import pytest
+
 from core.events import DoneEvent, EncodedEvent, TokenEvent
 from device import protocol as P
 from device.agent import ROOT
+from device.testing_sshd import sshd_available, start_sshd
 from device.transport import ProcessStream
 
 
@@ -57,6 +60,16 @@ class RawRunner:
 
     def close(self) -> None:
         self.stream.close()
+
+
+@pytest.fixture(scope="session")
+def sshd(tmp_path_factory):
+    """A real OpenSSH sshd on 127.0.0.1 for the whole session (device.testing_sshd)."""
+    if not sshd_available():
+        pytest.skip("OpenSSH sshd is not installed (Debian: openssh-server)")
+    server = start_sshd(tmp_path_factory.mktemp("sshd"))
+    yield server
+    server.stop()
 
 
 NO_CONFIG = "/nonexistent/ssh_config"     # keep the developer's ~/.ssh/config out of the SSH tests
