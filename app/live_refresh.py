@@ -22,6 +22,7 @@ class LiveRefresher(QObject):
         self.timer.setSingleShot(True)
         self.timer.setInterval(TICK_MS)
         self.timer.timeout.connect(self._tick)
+        self._settled: list[Callable[[], None]] = []
 
     def poke(self) -> None:
         """New data arrived: every view is stale; they will catch up in turn."""
@@ -29,12 +30,20 @@ class LiveRefresher(QObject):
         if not self.timer.isActive():
             self.timer.start()
 
+    def settle(self, then: Callable[[], None]) -> None:
+        """Bring every view up to date in turn, then call `then` (a run ended: no single long pass)."""
+        self._settled.append(then)
+        self.poke()
+
     def flush(self) -> None:
         """Bring every view up to date now (a run ended, or another run is shown)."""
         self.timer.stop()
         self.dirty = [False] * len(self.updates)
         for update in self.updates:
             update()
+        waiting, self._settled = self._settled, []
+        for then in waiting:
+            then()
 
     def _tick(self) -> None:
         n = len(self.updates)
@@ -47,3 +56,7 @@ class LiveRefresher(QObject):
                 break
         if any(self.dirty):
             self.timer.start()
+            return
+        waiting, self._settled = self._settled, []
+        for then in waiting:
+            then()

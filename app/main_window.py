@@ -300,8 +300,14 @@ class MainWindow(QMainWindow):
         if run is self.active:
             self.active = None
         self.controls.set_running(False, can_run=self.clip is not None)
-        self._refresh_views()
-        self.run_picker.setItemText(self.run_picker.findData(run_id), run.label())
+        if run is self.run:
+            self.live.settle(lambda: self._announce_end(run))
+        else:
+            self._announce_end(run)
+
+    def _announce_end(self, run: RunRecord) -> None:
+        """Once the views show the whole run: label it, offer it to compare, tell listeners."""
+        self.run_picker.setItemText(self.run_picker.findData(run.id), run.label())
         self.compare.refresh_runs()
         self.status.showMessage(f"Run #{run.id}: {run.stop_reason}, {len(run.rows)} tokens", 10000)
         self.runFinished.emit(run)
