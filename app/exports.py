@@ -29,10 +29,17 @@ def transcript_txt(run: RunRecord) -> str:
 
 
 def cues(run: RunRecord) -> list[Cue]:
-    """Segments from timestamp tokens when the run has them, otherwise one cue per 30 s window."""
+    """The runner's timestamp segments when it sent them, else segments from timestamp tokens,
+    else one cue per 30 s window."""
     out: list[Cue] = []
+    done = {d.window: d for d in run.done}
     for window, text in run.window_texts():
-        offset = window * WINDOW_S
+        d = done.get(window)
+        if d is not None and d.segments:
+            out += [Cue(float(g["start"]), float(g["end"]), str(g["text"]).strip()) for g in d.segments
+                    if str(g["text"]).strip()]
+            continue
+        offset = d.offset_s if d is not None and d.offset_s else window * WINDOW_S
         stamped = _timestamped(run, window, offset)
         if stamped:
             out += stamped

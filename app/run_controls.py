@@ -20,6 +20,7 @@ class RunControls(QGroupBox):
         self.task.addItems(TASKS)
         self.cache = QCheckBox("KV cache on")
         self.cache.setToolTip("Off reruns the whole decoder every step: same tokens, slower — compare the two")
+        self.timestamps = QCheckBox("Timestamps (segments for SRT/VTT)")
         self.max_tokens = QSpinBox()
         self.max_tokens.setRange(1, CACHE_CEILING)
         self.transcribe_button = QPushButton("Transcribe")
@@ -30,6 +31,7 @@ class RunControls(QGroupBox):
         form.addRow("Task", self.task)
         form.addRow("Max tokens", self.max_tokens)
         form.addRow("", self.cache)
+        form.addRow("", self.timestamps)
         buttons = QHBoxLayout()
         buttons.addWidget(self.transcribe_button, 2)
         buttons.addWidget(self.stop_button, 1)
@@ -43,13 +45,15 @@ class RunControls(QGroupBox):
 
     def options(self) -> RunOptions:
         return RunOptions(language=self.language.currentText().strip() or "auto", task=self.task.currentText(),
-                          cache=self.cache.isChecked(), max_tokens=self.max_tokens.value())
+                          cache=self.cache.isChecked(), max_tokens=self.max_tokens.value(),
+                          timestamps=self.timestamps.isChecked())
 
     def set_options(self, o: RunOptions) -> None:
         self.language.setCurrentText(o.language)
         self.task.setCurrentText(o.task)
         self.cache.setChecked(o.cache)
         self.max_tokens.setValue(o.max_tokens)
+        self.timestamps.setChecked(o.timestamps)
 
     def set_running(self, running: bool, can_run: bool = True) -> None:
         self.transcribe_button.setEnabled(not running and can_run)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel
 
+from core.diagnostics import diagnose
+
 from app.run_record import RunRecord
 
 STYLES = {
@@ -13,6 +15,15 @@ STYLES = {
     "error": ("#b71c1c", "#ffcdd2", "Error"),
     "running": ("#0d47a1", "#bbdefb", "Decoding…"),
 }
+
+
+def verdict(run: RunRecord) -> str:
+    """The one-line "why it stopped" the CLI and the QA report print too, plus the token count."""
+    reasons = {d.window: d.reason for d in run.done}
+    for w in {r.event.window for r in run.rows} - set(reasons):
+        reasons[w] = run.stop_reason or ""  # the window the run ended in without a done event
+    why = diagnose([r.event for r in run.rows], reasons).verdict
+    return f"{why} · {len(run.rows)} tokens, cache {run.rows[-1].event.cache_len}/448" if run.rows else why
 
 
 class StopBanner(QLabel):
@@ -42,7 +53,7 @@ class StopBanner(QLabel):
             if self.reason != "running":
                 self.show_reason("running")
             return
-        detail = f"{len(run.rows)} tokens, cache {run.rows[-1].event.cache_len}/448" if run.rows else ""
+        detail = verdict(run)
         if reason == "error" and run.error:
-            detail = run.error.get("problem", "")
+            detail = f"{run.error.get('problem', '')} ({detail})"
         self.show_reason(reason, detail)

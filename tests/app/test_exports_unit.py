@@ -50,6 +50,14 @@ def test_timestamp_tokens_give_real_cue_times():
     assert [(c.start, c.end, c.text) for c in cues] == [(0.2, 1.2, "Hi"), (1.2, 2.5, "there")]
 
 
+def test_runner_segments_win_over_everything():
+    events = [EncodedEvent(0, 1.0), token(0, 0, 1, " Hi"), token(0, 1, 2, " there"),
+              DoneEvent(0, "eot", [1, 2], " Hi there", 2.0, segments=[{"start": 0.4, "end": 1.1, "text": " Hi"},
+                                                                     {"start": 1.1, "end": 2.6, "text": " there"}])]
+    assert exports.srt(make_run(Session(), events)) == ("1\n00:00:00,400 --> 00:00:01,100\nHi\n\n"
+                                                        "2\n00:00:01,100 --> 00:00:02,600\nthere\n")
+
+
 def test_csv_and_session_json_round_trip():
     session = Session()
     run = make_run(session, two_windows())

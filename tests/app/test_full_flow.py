@@ -29,6 +29,7 @@ def test_transcript_matches_reference(en_window, references):
     assert error_rate(references["test_en.wav"]["reference"], shown.replace("⟨EOT⟩", ""), "en") <= 0.10
     assert shown.rstrip().endswith("⟨EOT⟩")
     assert en_window.banner.reason == "eot"
+    assert f"EOT at step {len(run.rows) - 1}" in en_window.banner.text()
 
 
 def test_mel_shown_is_the_mel_sent(en_window):
