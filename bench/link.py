@@ -114,12 +114,13 @@ def markdown(figs: list[LinkFigures], cmd: str, backend: str, load: float) -> st
 def update_doc(section: str, doc: Path = DOC) -> None:
     """Replace (or append) only the ## Link section; other sections belong to other benchmarks."""
     text = doc.read_text() if doc.exists() else "# Benchmarks\n"
+    section = section.rstrip("\n") + "\n"
     start = text.find(SECTION + "\n")
     if start < 0:
         text = text.rstrip("\n") + "\n\n" + section
     else:
         nxt = text.find("\n## ", start + len(SECTION))
-        text = text[:start] + section + (text[nxt + 1:] if nxt >= 0 else "")
+        text = text[:start] + section + ("\n" + text[nxt + 1:] if nxt >= 0 else "")
     doc.parent.mkdir(exist_ok=True)
     doc.write_text(text)
 

@@ -33,7 +33,7 @@ def test_update_doc_replaces_only_the_link_section(tmp_path):
     doc = tmp_path / "benchmarks.md"
     doc.write_text("# Benchmarks\n\n## Cache\n\nfast\n\n## Link\n\nold\n\n## GUI\n\nsmooth\n")
     link.update_doc("## Link\n\nnew\n", doc)
-    assert doc.read_text() == "# Benchmarks\n\n## Cache\n\nfast\n\n## Link\n\nnew\n## GUI\n\nsmooth\n"
+    assert doc.read_text() == "# Benchmarks\n\n## Cache\n\nfast\n\n## Link\n\nnew\n\n## GUI\n\nsmooth\n"
     fresh = tmp_path / "none.md"
     link.update_doc("## Link\n\nnew\n", fresh)
     assert fresh.read_text() == "# Benchmarks\n\n## Link\n\nnew\n"
