@@ -45,6 +45,8 @@ def parse_device_url(url: str | DeviceURL | None) -> DeviceURL:
     text = (url or "local").strip()
     if text in ("local", "local://"):
         return DeviceURL("local")
+    if text.startswith("local?"):
+        text = "local://" + text[len("local"):]
     if "://" not in text:
         raise DeviceURLError(f"device {text!r} is not a device URL", URL_FIX)
     parts = urlsplit(text)

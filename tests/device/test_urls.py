@@ -13,6 +13,7 @@ from device.urls import DeviceURL, DeviceURLError, parse_device_url
     ("adb://0123456789ABCDEF", DeviceURL("adb", host="0123456789ABCDEF")),
     ("adb://192.168.1.9:5555?backend=onnx", DeviceURL("adb", host="192.168.1.9:5555", backend="onnx")),
     ("local://?dir=~/whisperkv", DeviceURL("local", dir="~/whisperkv")),
+    ("local?python=/usr/bin/python3", DeviceURL("local", python="/usr/bin/python3")),
 ])
 def test_parse(text, expect):
     assert parse_device_url(text) == expect
