@@ -111,7 +111,7 @@ class RunRecord:
 
     def bytes_per_token(self) -> float:
         for r in self.rows:
-            if r.event.cache_len:
+            if r.event.cache_len and r.event.cache_bytes:  # an uncached run reports no cache bytes
                 return r.event.cache_bytes / r.event.cache_len
         return 2 * 6 * 512 * 4  # fp32 self K and V over 6 layers, per position
 
