@@ -214,7 +214,8 @@ def _find_tokenizer(*dirs: Path) -> Path:
     raise ModelError("no tokenizer.json next to the model", "copy the model's tokenizer.json into its directory")
 
 
-def _sha256(paths: list[Path]) -> str:
+def sha256_files(paths: list[Path]) -> str:
+    """sha256 of the files concatenated in order: the model's identity across wheels, bundles and boards."""
     h = hashlib.sha256()
     for p in paths:
         with open(p, "rb") as f:
@@ -265,4 +266,4 @@ def load_model(path: str | Path | None = None) -> WhisperWeights:
                          INSTALL_FIX) from exc
     _check(dims, params, str(files[0]))
     return WhisperWeights(dims=dims, params=params, tokenizer_path=_find_tokenizer(*tok_dirs),
-                          sha256=_sha256(files), source=source, files=list(files))
+                          sha256=sha256_files(files), source=source, files=list(files))

@@ -58,9 +58,9 @@ class BundleFile:
 
 def _bundle_file(rel: str, sources: list[Path]) -> BundleFile:
     # The model's identity (hello's model.sha256) is core's hash of its files concatenated: use the same one.
-    from core.weights import _sha256
+    from core.weights import sha256_files
 
-    return BundleFile(rel, sources, _sha256(sources), sum(p.stat().st_size for p in sources))
+    return BundleFile(rel, sources, sha256_files(sources), sum(p.stat().st_size for p in sources))
 
 
 def runner_modules() -> list[str]:
