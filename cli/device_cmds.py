@@ -5,12 +5,14 @@ import getpass
 import json
 import os
 import sys
+import time
 
 def add_device_args(p) -> None:
     """--device, --trust-host-key and the SSH password source, shared with `transcribe`."""
     p.add_argument("--device", default="local", metavar="URL",
-                   help="local (default), ssh://user@host[:port] or adb://SERIAL; settings such as "
-                        "?python=/usr/bin/python3&dir=~/whisperkv may follow")
+                   help="local (default: the runner as a subprocess on this PC), ssh://user@host[:port] or "
+                        "adb://SERIAL; settings such as ?python=/usr/bin/python3&dir=~/whisperkv may follow. "
+                        "`inprocess` decodes inside this process, with no runner")
     p.add_argument("--trust-host-key", default=None, metavar="SHA256:...",
                    help="accept this SSH host key fingerprint although known_hosts lacks it")
 
@@ -56,8 +58,9 @@ def _confirm(question: str) -> bool:
         return False
 
 
-def transcribe_on_device(args, options, mels, t0: float, report) -> int:
-    """`whisperkv transcribe --device URL`: stream through a BoardClient; --json gains a `link` section."""
+def transcribe_on_device(args, options, mels, audio_s: float, report) -> int:
+    """`whisperkv transcribe --device URL`: stream through a BoardClient; --json gains a `link` section.
+    total_ms counts `audio_s` (loading the audio and its mel) plus the request, not the runner's start-up."""
     from device.connect import open_client
 
     transport = open_device(args)
@@ -69,6 +72,7 @@ def transcribe_on_device(args, options, mels, t0: float, report) -> int:
     link: dict = {"device": transport.label, "upload_ms": None, "host_ms": []}
     try:
         info = client.connect()
+        t0 = time.perf_counter() - audio_s
 
         def events():
             for arrival in client.transcribe(mels, options, n_frames=getattr(args, "n_frames", None)):

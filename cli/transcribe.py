@@ -65,8 +65,8 @@ def run(args) -> int:
     audio = load_audio(args.audio)
     mels, args.n_frames = mel_windows(audio), content_frames(audio)
     audio_s = time.perf_counter() - t_audio
-    if args.device != "local":   # a runner elsewhere (or a deployed local copy): over the wire protocol
-        return transcribe_on_device(args, options, mels, time.perf_counter() - audio_s, report)
+    if args.device != "inprocess":   # the runner (a local subprocess by default, or a board): the wire protocol
+        return transcribe_on_device(args, options, mels, audio_s, report)
     model = LoadedModel.load(args.model, backend_factory=lambda weights: make_backend(backend, weights))
     check_language(options.language, model.tokenizer.languages)
     t0 = time.perf_counter() - audio_s
