@@ -24,8 +24,11 @@ from app.export_menu import ExportMenu
 from app.live_refresh import LiveRefresher
 from app.plots_panel import PlotsPanel
 from app.recorder import Recorder
+from app.qa_tab import QaTab
 from app.run_controls import RunControls
+from app.run_options import RunOptions
 from app.run_record import RunRecord
+from app.segments_view import SegmentsView
 from app.session import Session
 from app.status_bar import StatusBar
 from app.theme import apply_theme
@@ -64,6 +67,8 @@ class MainWindow(QMainWindow):
         self.plots = PlotsPanel()
         self.table = TokenTable()
         self.compare = ComparePanel(self.session)
+        self.segments = SegmentsView()
+        self.qa = QaTab(self)
         self.run_picker = QComboBox()
         self.run_picker.setMinimumWidth(300)
         self.status = StatusBar()
@@ -74,7 +79,8 @@ class MainWindow(QMainWindow):
 
         self.worker = worker or TranscribeWorker()
         self.worker_thread = WorkerThread(self.worker)
-        self.live = LiveRefresher([self._sync_text, self.table.sync, *(p.refresh for p in self.plots.plots())], self)
+        self.live = LiveRefresher([self._sync_text, self.table.sync, *(p.refresh for p in self.plots.plots())],
+                                  self)
         self._wire()
         self._apply_settings()
         self.tasks.start(token_names.preload)
@@ -104,7 +110,9 @@ class MainWindow(QMainWindow):
         top_layout.addWidget(self.transcript, 1)
         self.tabs = QTabWidget()
         self.tabs.addTab(self.table, "Tokens")
+        self.tabs.addTab(self.segments, "Segments")
         self.tabs.addTab(self.compare, "Compare runs")
+        self.tabs.addTab(self.qa, "QA suite")
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.splitter.addWidget(top)
         self.splitter.addWidget(self.plots)
@@ -256,17 +264,27 @@ class MainWindow(QMainWindow):
     # --- runs ------------------------------------------------------------------------------------
 
     def transcribe(self) -> RunRecord | None:
-        if self.clip is None or self.active is not None:
+        """Transcribe the loaded audio with the run controls' options."""
+        if self.clip is None:
             return None
-        options = self.controls.options()
+        return self.transcribe_clip(self.clip, self.controls.options())
+
+    def transcribe_clip(self, clip: AudioClip, options: RunOptions) -> RunRecord | None:
+        """Start a run of any clip (the QA tab sends its suite's clips here); None while another decodes."""
+        if self.active is not None:
+            return None
         profile = self.device.profile()
-        run = self.session.new_run(self.clip.name, options, profile.url(), self._device_info(), self.clip.duration_s)
+        run = self.session.new_run(clip.name, options, profile.url(), self._device_info(), clip.duration_s)
         self.active = run
         self._add_run_to_picker(run)
         self.controls.set_running(True)
-        self.status.showMessage(f"Transcribing {self.clip.name} on {profile.url()}…")
-        self.worker.request_transcribe(run.id, self.clip.mels, options, profile, self.device.password.text())
+        self.status.showMessage(f"Transcribing {clip.name} on {profile.url()}…")
+        self.worker.request_transcribe(run.id, clip.mels, options, profile, self.device.password.text())
         return run
+
+    def open_run(self, run: RunRecord) -> None:
+        """Show a run of the session in the main view (transcript, graphs, table, segments)."""
+        self.run_picker.setCurrentIndex(self.run_picker.findData(run.id))
 
     def stop(self) -> None:
         if self.active is not None:
@@ -335,6 +353,7 @@ class MainWindow(QMainWindow):
             return
         self.transcript.sync()
         self.banner.show_run(self.run)
+        self.segments.set_run(self.run)
 
     # --- errors and closing ----------------------------------------------------------------------
 

@@ -3,9 +3,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel
 
-from core.diagnostics import diagnose
-
 from app.run_record import RunRecord
+from app.run_verdict import verdict_of
 
 STYLES = {
     "eot": ("#1b5e20", "#c8e6c9", "Stopped at EOT — the model ended the transcript"),
@@ -19,10 +18,7 @@ STYLES = {
 
 def verdict(run: RunRecord) -> str:
     """The one-line "why it stopped" the CLI and the QA report print too, plus the token count."""
-    reasons = {d.window: d.reason for d in run.done}
-    for w in {r.event.window for r in run.rows} - set(reasons):
-        reasons[w] = run.stop_reason or ""  # the window the run ended in without a done event
-    why = diagnose([r.event for r in run.rows], reasons).verdict
+    why = verdict_of(run)
     return f"{why} · {len(run.rows)} tokens, cache {run.rows[-1].event.cache_len}/448" if run.rows else why
 
 

@@ -123,3 +123,11 @@ def test_stop_cancels_and_keeps_the_partial_run(en_window):
     assert 2 <= len(run.rows) < len(en_window.session.runs[0].rows)
     assert en_window.banner.reason == "cancelled"
     assert en_window.plots.cache.point_count() == len(run.rows)
+
+
+def test_qa_tab_and_segments_are_hosted_by_the_window(en_window):
+    run = en_window.session.runs[0]
+    assert en_window.qa.host is en_window
+    en_window.open_run(run)
+    assert en_window.run is run and en_window.run_picker.currentData() == run.id
+    assert en_window.segments.rowCount() == 0  # no timestamps asked for: the view says how to get them
