@@ -67,7 +67,7 @@ class AudioPanel(QGroupBox):
         layout.addWidget(self.record_note)
         layout.addWidget(self.view, 1)
 
-        self.open_button.clicked.connect(self._open_dialog)
+        self.open_button.clicked.connect(self.open_dialog)
         self.record_button.toggled.connect(self._toggle_record)
         self.play_button.clicked.connect(self._play)
         self.stop_play_button.clicked.connect(player.stop)
@@ -117,7 +117,7 @@ class AudioPanel(QGroupBox):
 
     # --- files and playback ---------------------------------------------------------------------
 
-    def _open_dialog(self) -> None:
+    def open_dialog(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Open audio", "", AUDIO_FILTER)
         if path:
             self.openRequested.emit(path)

@@ -129,7 +129,7 @@ class MainWindow(QMainWindow):
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
         open_action = QAction("&Open audio…", self, shortcut=QKeySequence.StandardKey.Open)
-        open_action.triggered.connect(self.audio._open_dialog)
+        open_action.triggered.connect(self.audio.open_dialog)
         file_menu.addAction(open_action)
         file_menu.addSeparator()
         self.exports.add_to(file_menu)

@@ -21,6 +21,9 @@ class RunControls(QGroupBox):
         self.cache = QCheckBox("KV cache on")
         self.cache.setToolTip("Off reruns the whole decoder every step: same tokens, slower — compare the two")
         self.timestamps = QCheckBox("Timestamps (segments for SRT/VTT)")
+        self.suppress_eot = QCheckBox("Suppress EOT (run into the cache ceiling)")
+        self.suppress_eot.setToolTip("Diagnostics: the decoder may not stop at EOT, so the run shows the cache "
+                                     "filling to 448 (set max tokens to 448)")
         self.max_tokens = QSpinBox()
         self.max_tokens.setRange(1, CACHE_CEILING)
         self.transcribe_button = QPushButton("Transcribe")
@@ -32,6 +35,7 @@ class RunControls(QGroupBox):
         form.addRow("Max tokens", self.max_tokens)
         form.addRow("", self.cache)
         form.addRow("", self.timestamps)
+        form.addRow("", self.suppress_eot)
         buttons = QHBoxLayout()
         buttons.addWidget(self.transcribe_button, 2)
         buttons.addWidget(self.stop_button, 1)
@@ -46,7 +50,7 @@ class RunControls(QGroupBox):
     def options(self) -> RunOptions:
         return RunOptions(language=self.language.currentText().strip() or "auto", task=self.task.currentText(),
                           cache=self.cache.isChecked(), max_tokens=self.max_tokens.value(),
-                          timestamps=self.timestamps.isChecked())
+                          timestamps=self.timestamps.isChecked(), suppress_eot=self.suppress_eot.isChecked())
 
     def set_options(self, o: RunOptions) -> None:
         self.language.setCurrentText(o.language)
@@ -54,6 +58,7 @@ class RunControls(QGroupBox):
         self.cache.setChecked(o.cache)
         self.max_tokens.setValue(o.max_tokens)
         self.timestamps.setChecked(o.timestamps)
+        self.suppress_eot.setChecked(o.suppress_eot)
 
     def set_running(self, running: bool, can_run: bool = True) -> None:
         self.transcribe_button.setEnabled(not running and can_run)

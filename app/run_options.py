@@ -16,6 +16,7 @@ class RunOptions:
     max_tokens: int = 224
     top_k: int = 5
     timestamps: bool = False
+    suppress_eot: bool = False   # diagnostics: forbid EOT to drive a run into the 448 cache ceiling
 
     @property
     def language_or_none(self) -> str | None:
@@ -30,4 +31,5 @@ class RunOptions:
         return cls(**{k: v for k, v in d.items() if k in names})
 
     def label(self) -> str:
-        return f"{self.language} · {self.task} · cache {'on' if self.cache else 'off'} · max {self.max_tokens}"
+        extra = " · EOT suppressed" if self.suppress_eot else ""
+        return f"{self.language} · {self.task} · cache {'on' if self.cache else 'off'} · max {self.max_tokens}{extra}"

@@ -18,7 +18,10 @@ STYLES = {
 
 def verdict(run: RunRecord) -> str:
     """The one-line "why it stopped" the CLI and the QA report print too, plus the token count."""
-    why = verdict_of(run)
+    try:
+        why = verdict_of(run)
+    except Exception:  # a runner that breaks an assumption of the diagnosis must not break the window
+        why = run.stop_reason or ""
     return f"{why} · {len(run.rows)} tokens, cache {run.rows[-1].event.cache_len}/448" if run.rows else why
 
 

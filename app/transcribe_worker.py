@@ -22,7 +22,8 @@ BATCH_S = 0.02
 
 def wire_options(options: RunOptions) -> dict:
     return {"language": options.language_or_none, "task": options.task, "cache": options.cache,
-            "max_tokens": options.max_tokens, "top_k": options.top_k, "timestamps": options.timestamps}
+            "max_tokens": options.max_tokens, "top_k": options.top_k, "timestamps": options.timestamps,
+            "suppress_eot": options.suppress_eot}
 
 
 def runner_summary(info) -> dict:
