@@ -20,10 +20,15 @@ def script_of(args: argparse.Namespace) -> Script:
 
 
 def run_gui(script: Script) -> int:
-    # With nothing to show on (no display) a scripted run still works: render offscreen.
-    if script.quit and not os.environ.get("QT_QPA_PLATFORM") and not (
-            os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")) and sys.platform.startswith("linux"):
-        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    headless = sys.platform.startswith("linux") and not os.environ.get("QT_QPA_PLATFORM") and not (
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    if headless and script.quit:
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"  # a scripted run needs no screen
+    elif headless:
+        print("whisperkv gui: no display to open the window on (DISPLAY and WAYLAND_DISPLAY are unset) — run it "
+              "in a desktop session, or script it: --open AUDIO --transcribe --screenshot out.png --quit",
+              file=sys.stderr)
+        return 2
     from PySide6.QtWidgets import QApplication
 
     from app.main_window import MainWindow
