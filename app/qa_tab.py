@@ -152,7 +152,8 @@ class QaTab(QWidget):
             self._finish()
             return
         options = RunOptions(language=clip.language, task=clip.task, cache=self.cache.isChecked(),
-                             max_tokens=clip.max_tokens, timestamps=clip.timestamps or self.timestamps.isChecked())
+                             max_tokens=clip.max_tokens, timestamps=clip.timestamps or self.timestamps.isChecked(),
+                             suppress_eot=clip.suppress_eot)
         self.run = self.host.transcribe_clip(audio, options)
         if self.run is None:
             self._abort(Failure("another run is still decoding", "wait for it to finish or stop it, then run "

@@ -85,14 +85,14 @@ def cell(tab, row, name):
 
 def test_suite_fills_the_table_and_rows_open_their_runs(qtbot, tmp_path):
     host = ScriptedHost()
-    tab, result = run_tab(qtbot, host, suite(tmp_path, "Hello world.", "Goodbye moon."))
+    tab, result = run_tab(qtbot, host, suite(tmp_path, "Hello world.", "Goodbye moon.", extra="max_tokens = 99\n"))
     assert [r.passed for r in result.results] == [True, False]
     assert [cell(tab, i, "result") for i in range(2)] == ["PASS", "FAIL"]
     assert cell(tab, 0, "why it stopped") == "EOT at step 3 (p=0.98)" and cell(tab, 0, "tokens") == "3"
     assert cell(tab, 1, "error rate") == "WER 1.000"
     assert tab.progress.value() == tab.progress.maximum() == 2
     assert "FAIL: 1/2 clips passed" in tab.status.text()
-    assert [o.language for o in host.requests] == ["en", "en"] and all(o.cache for o in host.requests)
+    assert [(o.language, o.max_tokens, o.cache, o.suppress_eot) for o in host.requests] == [("en", 99, True, False)] * 2
     assert tab.open_row(1) is host.session.runs[1] and host.opened == [host.session.runs[1]]
     html = tab.write_report(tmp_path / "report")
     doc = json.loads((tmp_path / "report" / "qa.json").read_text())
@@ -121,8 +121,9 @@ def test_stop_ends_the_suite_after_the_running_clip(qtbot, tmp_path):
     qtbot.addWidget(tab)
     finished = []
     tab.suiteFinished.connect(finished.append)
-    tab.start(str(suite(tmp_path, "Hello world.", "Hello world.")))
+    tab.start(str(suite(tmp_path, "Hello world.", "Hello world.", extra="suppress_eot = true\n")))
     wait_for(lambda: host.requests, "the first clip to start")
+    assert host.requests[0].suppress_eot
     tab.stop()
     wait_for(lambda: finished, "the suite to stop")
     host.tasks.wait_all()
