@@ -30,12 +30,15 @@ class AudioView(pg.GraphicsLayoutWidget):
         self.ci.layout.setRowStretchFactor(0, 1)
         self.ci.layout.setRowStretchFactor(1, 2)
         self.clip: AudioClip | None = None
+        self.set_clip(None)
 
     def set_clip(self, clip: AudioClip | None) -> None:
         self.clip = clip
         if clip is None:
             self.wave.setData([], [])
             self.mel_image.clear()
+            self.wave_plot.setXRange(0, 30, padding=0)
+            self.mel_plot.setYRange(0, 80, padding=0)
             return
         t = np.arange(len(clip.samples), dtype=np.float32) / 16000
         self.wave.setData(t, clip.samples)

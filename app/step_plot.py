@@ -29,6 +29,7 @@ class StepPlot(pg.PlotWidget):
         self.setMouseEnabled(x=True, y=False)
         self.enableAutoRange(x=False)
         self._x_bucket = 0
+        self._fit_x(0)
         self.addLegend(offset=(-10, 10))
         self.cursor = pg.InfiniteLine(angle=90, movable=False, pen=CURSOR_PEN)
         self.cursor.setVisible(False)
