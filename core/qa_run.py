@@ -118,8 +118,8 @@ def score(clip: Clip, transcript: Transcript, wall_ms: float, duration_s: float)
         per_token_ms_p95=_ms(np.percentile(ms, 95)) if ms else None,
         wall_ms=_ms(wall_ms), duration_s=round(duration_s, 3),
         rtf=round(wall_ms / 1e3 / duration_s, 4) if duration_s > 0 else None,
-        segments=list(getattr(transcript, "segments", None) or []),
-        loop=diagnosis.to_dict()["loop"], windows=[_window_summary(w) for w in diagnosis.windows],
+        segments=list(transcript.segments), loop=asdict(diagnosis.loop) if diagnosis.loop else None,
+        windows=[_window_summary(w) for w in diagnosis.windows],
         series=_series(transcript.steps, diagnosis))
 
 
