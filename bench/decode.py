@@ -119,6 +119,7 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=2, help="alternating rounds; the best round is kept")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--no-fw", action="store_true", help="skip faster-whisper")
+    ap.add_argument("--only-long", action="store_true", help="skip the natural decodes")
     args = ap.parse_args(argv)
 
     from core.weights import load_model
@@ -139,7 +140,7 @@ def main(argv=None) -> int:
         for ct in ("int8", "float32"):
             fw = FasterWhisper(ct, args.threads)
             systems[fw.name] = fw
-    clips = args.clips.split(",")
+    clips = [] if args.only_long else args.clips.split(",")
     mels = {c: mel_windows(load_audio(AUDIO / c)) for c in {*clips, args.long_clip}}
 
     best: dict[tuple[str, str], Natural] = {}
@@ -158,7 +159,7 @@ def main(argv=None) -> int:
         for name in systems:
             n = best[(name, clip)]
             print(f"{clip:<40} {name:<22} {n.encoder_ms:8.0f} {n.per_token:7.1f} {n.tokens:6d}  {n.text[:50]!r}")
-    if not args.no_fw:
+    if not args.no_fw and clips:
         print("\n## ratios vs faster-whisper int8 (< 1: we are faster)")
         print(f"{'clip':<40} {'system':<14} {'encoder':>8} {'ms/tok':>7} {'enc+dec':>8}")
         for clip in clips:
@@ -177,20 +178,21 @@ def main(argv=None) -> int:
         language = ours_natural(first, tokenizer, mels[args.long_clip]).language
     print(f"\n## forced long decode of {args.long_clip} ({language}, EOT suppressed), ms per token around step "
           f"{args.steps} (best of {args.rounds})")
-    long = {}
-    for name, s in systems.items():
-        mel = mels[args.long_clip]
-        if isinstance(s, FasterWhisper):
-            long[name] = (min(s.long(mel, language, args.steps) for _ in range(args.rounds)), None)
-        else:
-            long[name] = (min(ours_long(s, tokenizer, mel, language, args.steps, True) for _ in range(args.rounds)),
-                          ours_long(s, tokenizer, mel, language, args.steps, False))
+    mel = mels[args.long_clip]
+    cached: dict[str, list[float]] = {name: [] for name in systems}
+    for _ in range(args.rounds):          # systems alternate within each round
+        for name, s in systems.items():
+            cached[name].append(s.long(mel, language, args.steps) if isinstance(s, FasterWhisper)
+                                else ours_long(s, tokenizer, mel, language, args.steps, True))
+    long = {name: (min(v), None if isinstance(systems[name], FasterWhisper)
+                   else ours_long(systems[name], tokenizer, mel, language, args.steps, False))
+            for name, v in cached.items()}
     ref = long.get("faster-whisper int8", (None,))[0]
     print(f"{'system':<22} {'cached':>8} {'uncached':>9} {'uncached/cached':>16} {'cached vs fw int8':>18}")
-    for name, (cached, uncached) in long.items():
-        ratio = f"{uncached / cached:15.1f}x" if uncached else f"{'-':>16}"
-        vs = f"{cached / ref:18.2f}" if ref else f"{'-':>18}"
-        print(f"{name:<22} {cached:8.1f} {uncached if uncached else float('nan'):9.1f} {ratio} {vs}")
+    for name, (c, u) in long.items():
+        ratio = f"{u / c:15.1f}x" if u else f"{'-':>16}"
+        vs = f"{c / ref:18.2f}" if ref else f"{'-':>18}"
+        print(f"{name:<22} {c:8.1f} {u if u else float('nan'):9.1f} {ratio} {vs}")
     return 0
 
 
