@@ -36,11 +36,27 @@ def run_gui(script: Script) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("WhisperKV Studio")
     window = MainWindow()
+    install_excepthook(window)
     window.show()
     automation = Automation(window, script)
     automation.start()
     code = app.exec()
     return automation.exit_code if script.quit else code
+
+
+def install_excepthook(window) -> None:
+    """A bug in a slot becomes the same problem-and-fix dialog as any other error; the traceback goes to
+    stderr for the bug report, never into the window."""
+    import traceback
+
+    from app.errors import failure_of
+
+    def hook(kind, value, tb):
+        traceback.print_exception(kind, value, tb, file=sys.stderr)
+        if isinstance(value, Exception):
+            window.show_failure(failure_of(value))
+
+    sys.excepthook = hook
 
 
 def main(argv: list[str] | None = None) -> int:
