@@ -22,6 +22,9 @@ _NP_DTYPES = {"tensor(float)": np.float32, "tensor(float16)": np.float16}
 class SessionConfig:
     threads: int = 2                # the board-less demo machine has 2 cores; 0 = ORT's default
     optimization: str = "all"       # ORT graph optimisation level: disable|basic|extended|all
+    # Spinning workers burn the core the GUI, the link and other processes need; with ~600 small
+    # nodes a step it made the step ~1.7x slower on this shared 2-core machine (A/B, load 6).
+    spin: bool = False
 
 
 def _session(model_bytes: bytes, cfg: SessionConfig):
@@ -36,6 +39,7 @@ def _session(model_bytes: bytes, cfg: SessionConfig):
         "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED, "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
     }[cfg.optimization]
     so.log_severity_level = 3
+    so.add_session_config_entry("session.intra_op.allow_spinning", "1" if cfg.spin else "0")
     return ort.InferenceSession(model_bytes, so, providers=["CPUExecutionProvider"])
 
 
