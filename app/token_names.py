@@ -14,9 +14,8 @@ EOT_MARK = "⟨EOT⟩"
 def _tokenizer():
     try:
         from core.tokenizer import WhisperTokenizer
-        from core.weights import find_installed_model
-        parts = find_installed_model()
-        return WhisperTokenizer.from_file(parts[0].parent / "tokenizer.json") if parts else None
+        from core.weights import find_tokenizer
+        return WhisperTokenizer.from_file(find_tokenizer())
     except Exception:  # names are a nicety here: ids still identify every token
         return None
 

