@@ -75,14 +75,21 @@ class QaTab(QWidget):
 
     def _layout(self) -> None:
         top = QHBoxLayout()
-        for w in (QLabel("Suite:"), self.path, self.browse, self.cache, self.timestamps, self.start_button,
-                  self.stop_button):
-            top.addWidget(w, 1 if w is self.path else 0)
+        top.addWidget(QLabel("Suite:"))
+        top.addWidget(self.path, 1)
+        top.addWidget(self.browse)
+        controls = QHBoxLayout()
+        for w in (self.cache, self.timestamps):
+            controls.addWidget(w)
+        controls.addStretch(1)
+        for w in (self.start_button, self.stop_button):
+            controls.addWidget(w)
         bottom = QHBoxLayout()
         bottom.addWidget(self.status, 1)
         bottom.addWidget(self.report_button)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
+        layout.addLayout(controls)
         layout.addWidget(self.progress)
         layout.addWidget(self.table, 1)
         layout.addLayout(bottom)
@@ -244,6 +251,7 @@ class QaTab(QWidget):
             self._set_cell(row, col, str(value))
         if color is not None:
             self.table.item(row, 1).setBackground(color)
+        self.table.resizeColumnsToContents()   # the verdict column keeps the rest (it stretches)
 
     def _set_cell(self, row: int, col: int, text: str) -> None:
         item = self.table.item(row, col)
