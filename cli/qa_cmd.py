@@ -135,10 +135,9 @@ def _installed_languages() -> dict | None:
     """Whisper's language codes from the tokenizer installed here, or None when there is none."""
     from core.errors import ModelError
     from core.tokenizer import WhisperTokenizer
-    from core.weights import find_installed_model
+    from core.weights import find_tokenizer
 
-    parts = find_installed_model()
     try:
-        return WhisperTokenizer.from_file(parts[0].parent / "tokenizer.json").languages if parts else None
+        return WhisperTokenizer.from_file(find_tokenizer()).languages
     except ModelError:
         return None
