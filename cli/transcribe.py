@@ -91,7 +91,7 @@ def report(events, args, t0: float, **meta) -> int:
         print(json.dumps(doc, ensure_ascii=False, indent=1))
     else:
         s = result.summary()
-        print()
+        print(flush=True)
         for g in s["segments"]:
             print(f"[{g['start']:7.2f}s --> {g['end']:7.2f}s] {g['text'].strip()}")
         if s["no_speech"]:
