@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from core.audio import SAMPLE_RATE, check_audio, load_audio
-from core.mel import mel_windows
+from core.mel import content_frames, mel_windows
 
 
 @dataclass
@@ -20,6 +20,11 @@ class AudioClip:
     @property
     def duration_s(self) -> float:
         return len(self.samples) / SAMPLE_RATE
+
+    @property
+    def n_frames(self) -> int:
+        """Mel frames that hold audio: timestamps mode seeks over these, never into the padding."""
+        return content_frames(self.samples)
 
 
 def load_clip(path: str | Path) -> AudioClip:

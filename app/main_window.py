@@ -279,7 +279,8 @@ class MainWindow(QMainWindow):
         self._add_run_to_picker(run)
         self.controls.set_running(True)
         self.status.showMessage(f"Transcribing {clip.name} on {profile.url()}…")
-        self.worker.request_transcribe(run.id, clip.mels, options, profile, self.device.password.text())
+        self.worker.request_transcribe(run.id, clip.mels, options, profile, self.device.password.text(),
+                                       n_frames=clip.n_frames)
         return run
 
     def open_run(self, run: RunRecord) -> None:

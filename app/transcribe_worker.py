@@ -62,7 +62,7 @@ class TranscribeWorker(QObject):
 
     # Requests from the UI thread arrive through these queued signals.
     _connect_requested = Signal(object, str)
-    _transcribe_requested = Signal(int, object, object, object, str)
+    _transcribe_requested = Signal(int, object, object, object, str, object)
 
     def __init__(self, client_factory: Callable = make_client):
         super().__init__()
@@ -79,9 +79,9 @@ class TranscribeWorker(QObject):
         self._connect_requested.emit(profile, password)
 
     def request_transcribe(self, run_id: int, mels: np.ndarray, options: RunOptions, profile: DeviceProfile,
-                           password: str = "") -> None:
+                           password: str = "", n_frames: int | None = None) -> None:
         self._cancel.clear()
-        self._transcribe_requested.emit(run_id, mels, options, profile, password)
+        self._transcribe_requested.emit(run_id, mels, options, profile, password, n_frames)
 
     def cancel(self) -> None:
         """Thread-safe: the runner stops between steps and answers done(cancelled)."""
@@ -114,14 +114,14 @@ class TranscribeWorker(QObject):
         self.connected.emit(runner_summary(info))
         return self.client
 
-    @Slot(int, object, object, object, str)
+    @Slot(int, object, object, object, str, object)
     def _transcribe(self, run_id: int, mels: np.ndarray, options: RunOptions, profile: DeviceProfile,
-                    password: str) -> None:
+                    password: str, n_frames: int | None) -> None:
         batch = Batcher(lambda items: self.events.emit(run_id, items))
         try:
             client = self._ensure_client(profile, password)
             cancel_sent = False
-            for arrival in client.transcribe(mels, wire_options(options)):
+            for arrival in client.transcribe(mels, wire_options(options), n_frames=n_frames):
                 batch.add((arrival.event, arrival.host_ms), urgent=not isinstance(arrival.event, TokenEvent))
                 if self._cancel.is_set() and not cancel_sent:
                     client.cancel()  # covers a Stop pressed before the request had an id

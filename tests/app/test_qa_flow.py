@@ -2,15 +2,35 @@
 the main view with its banner verdict; then a timestamped run's segments in the Segments tab."""
 from __future__ import annotations
 
+from core.audio import load_audio
+from core.mel import content_frames
+from device.client import BoardClient
+from device.local import LocalTransport
+
+from app.transcribe_worker import TranscribeWorker
+
 from tests.app.conftest import make_window, settings_file, wait_for
 from tests.conftest import AUDIO
 
+HELLO = AUDIO / "en_asterisk_hello-world.wav"
+
+
+class RecordingClient(BoardClient):
+    """The real client on the local runner, noting the content frame count each request carries."""
+
+    n_frames: list = []
+
+    def transcribe(self, mel, options=None, **kw):
+        self.n_frames.append(kw.get("n_frames"))
+        return super().transcribe(mel, options, **kw)
+
 
 def test_suite_row_opens_in_the_main_view(qapp, tmp_path):
-    (tmp_path / "s.toml").write_text(f'[[clip]]\naudio = "{AUDIO / "en_asterisk_hello-world.wav"}"\n'
+    (tmp_path / "s.toml").write_text(f'[[clip]]\naudio = "{HELLO}"\n'
                                      'language = "en"\nreference = "Hello world."\nmax_wer = 0.1\n'
                                      'timestamps = true\n', encoding="utf-8")
-    window = make_window(settings_file(tmp_path / "app.ini"))
+    worker = TranscribeWorker(client_factory=lambda profile, password: RecordingClient(LocalTransport()))
+    window = make_window(settings_file(tmp_path / "app.ini"), worker=worker)
     try:
         finished = []
         window.qa.suiteFinished.connect(finished.append)
@@ -25,5 +45,6 @@ def test_suite_row_opens_in_the_main_view(qapp, tmp_path):
         assert "hello world" in window.transcript.toPlainText().lower()
         assert window.segments.rowCount() >= 1 and "Hello" in window.segments.item(0, 2).text()
         assert window.qa.write_report(tmp_path / "report").is_file()
+        assert RecordingClient.n_frames == [content_frames(load_audio(HELLO))]   # timestamps never seek into padding
     finally:
         window.close()
