@@ -52,7 +52,8 @@ def split_segments(tokens: list[int], tokenizer: WhisperTokenizer, offset_s: flo
     """Segments (absolute seconds) of one window's sampled tokens, and the frames to seek forward."""
     tb = tokenizer.special.timestamp_begin
     is_ts = [t >= tb for t in tokens]
-    t_of = lambda tok: (tok - tb) * TIME_PRECISION  # noqa: E731
+    # Whisper may stamp past the end of the audio (a 1.4 s clip ending at <|2.00|>): clamp to it.
+    t_of = lambda tok: min((tok - tb) * TIME_PRECISION, segment_frames / 100.0)  # noqa: E731
     single_ending = is_ts[-2:] == [False, True]
     consecutive = [i + 1 for i in range(len(tokens) - 1) if is_ts[i] and is_ts[i + 1]]
     segments: list[Segment] = []

@@ -54,3 +54,9 @@ def test_timestamps_outweighing_every_text_token_force_a_timestamp(tok):
     logits[hello] = 5.0  # beats each timestamp alone but not their sum (log 1501 > 7)
     out = apply_timestamp_rules(logits, [TB, hello], tok.special)
     assert not allowed(out)[:TB].any()
+
+
+def test_segments_never_end_after_the_audio(tok):
+    tokens = [TB] + tok.encode(" hello world") + [TB + 100]  # <|2.00|> on a 1.4 s window
+    segs, _ = split_segments(tokens, tok, offset_s=0.0, segment_frames=140)
+    assert [(s.start, s.end) for s in segs] == [(0.0, 1.4)]
