@@ -6,12 +6,11 @@ import sys
 import time
 
 from core.audio import load_audio
-from core.decoding import DecodeOptions
+from core.decoding import DecodeOptions, decode_windows
 from core.diagnostics import diagnose_transcript
 from core.errors import WhisperKVError
 from core.events import TokenEvent
 from core.mel import content_frames, mel_windows
-from core.pipeline import LoadedModel
 from core.transcript import Transcript
 
 from .device_cmds import add_device_args, transcribe_on_device
@@ -51,7 +50,7 @@ def check_language(language: str | None, known: dict) -> None:
 
 
 def run(args) -> int:
-    from device.backends import make_backend, resolve
+    from device.backends import load_runner_model, resolve
 
     options = options_from_args(args)
     backend = resolve(args.backend)      # an unknown backend fails before the slow audio and model loads
@@ -67,11 +66,11 @@ def run(args) -> int:
     audio_s = time.perf_counter() - t_audio
     if args.device != "inprocess":   # the runner (a local subprocess by default, or a board): the wire protocol
         return transcribe_on_device(args, options, mels, audio_s, report)
-    model = LoadedModel.load(args.model, backend_factory=lambda weights: make_backend(backend, weights))
+    model = load_runner_model(args.model, backend)   # weights, or an exported bundle, as the runner takes them
     check_language(options.language, model.tokenizer.languages)
     t0 = time.perf_counter() - audio_s
-    return report(model.transcribe(mels, options, n_frames=args.n_frames), args, t0, backend=model.backend.name,
-                  model_sha256=model.weights.sha256)
+    events = decode_windows(model.backend, model.tokenizer, mels, options, n_frames=args.n_frames)
+    return report(events, args, t0, backend=model.backend.name, model_sha256=model.sha256)
 
 
 def report(events, args, t0: float, **meta) -> int:
