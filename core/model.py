@@ -133,6 +133,18 @@ class NumpyBackend:
             vs.append(self._lin(feats, blk + ".value"))
         return np.stack(ks)[:, None], np.stack(vs)[:, None]
 
+    # --- decoder: the pieces the step graph and the uncached reference share ------------------------
+    def _cross_attention_and_mlp(self, x: np.ndarray, i: int, cross_k: np.ndarray, cross_v: np.ndarray) -> np.ndarray:
+        blk = f"decoder.blocks.{i}"
+        h = self._ln(x, blk + ".cross_attn_ln")
+        q = self._lin(h, blk + ".cross_attn.query")
+        x = x + self._lin(attention(q, cross_k[i, 0], cross_v[i, 0], self.dims.n_text_head), blk + ".cross_attn.out")
+        return x + self._mlp(x, blk)
+
+    def _logits(self, x: np.ndarray) -> np.ndarray:
+        """The LM head: a fully connected layer with the tied embedding (no gather), [1,1,V]."""
+        return (self._ln(x, "decoder.ln") @ self._lm_head).reshape(1, 1, -1)
+
     # --- decoder step graph ---------------------------------------------------------------------
     def step(self, x: np.ndarray, self_k: np.ndarray, self_v: np.ndarray, cross_k: np.ndarray,
              cross_v: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -152,12 +164,8 @@ class NumpyBackend:
             keys = np.concatenate([self_k[i, 0], k])  # 448 cache slots + the current token
             vals = np.concatenate([self_v[i, 0], v])
             x = x + self._lin(attention(q, keys, vals, h_n, m), blk + ".attn.out")
-            h = self._ln(x, blk + ".cross_attn_ln")
-            x = x + self._lin(attention(self._lin(h, blk + ".cross_attn.query"), cross_k[i, 0], cross_v[i, 0], h_n),
-                              blk + ".cross_attn.out")
-            x = x + self._mlp(x, blk)
-        logits = self._ln(x, "decoder.ln") @ self._lm_head
-        return logits.reshape(1, 1, -1), new_k, new_v
+            x = self._cross_attention_and_mlp(x, i, cross_k, cross_v)
+        return self._logits(x), new_k, new_v
 
     # --- uncached reference: the whole sequence every step ----------------------------------------
     def full(self, x: np.ndarray, cross_k: np.ndarray, cross_v: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -170,12 +178,8 @@ class NumpyBackend:
             h = self._ln(x, blk + ".attn_ln")
             x = x + self._lin(attention(self._lin(h, blk + ".attn.query"), self._lin(h, blk + ".attn.key"),
                                         self._lin(h, blk + ".attn.value"), h_n, m), blk + ".attn.out")
-            h = self._ln(x, blk + ".cross_attn_ln")
-            x = x + self._lin(attention(self._lin(h, blk + ".cross_attn.query"), cross_k[i, 0], cross_v[i, 0], h_n),
-                              blk + ".cross_attn.out")
-            x = x + self._mlp(x, blk)
-        logits = self._ln(x[-1:], "decoder.ln") @ self._lm_head
-        return logits.reshape(1, 1, -1)
+            x = self._cross_attention_and_mlp(x, i, cross_k, cross_v)
+        return self._logits(x[-1:])
 
 
 def embed(backend, tokens: list[int], start: int) -> np.ndarray:

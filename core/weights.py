@@ -119,22 +119,22 @@ def _ct2_to_canonical(ct: dict[str, np.ndarray]) -> tuple[ModelDims, dict[str, n
     p["encoder.positional_embedding"] = f32(ct["encoder/position_encodings/encodings"])
     n_audio_layer = sum(1 for k in ct if k.startswith("encoder/layer_") and k.endswith("ffn/linear_0/weight"))
     n_text_layer = sum(1 for k in ct if k.startswith("decoder/layer_") and k.endswith("ffn/linear_0/weight"))
-    for i in range(n_audio_layer):
-        s, d = f"encoder/layer_{i}", f"encoder.blocks.{i}"
+    def self_attention_and_mlp(d, s):
         split_qkv(d + ".attn", s + "/self_attention/linear_0")
         linear(d + ".attn.out", s + "/self_attention/linear_1")
         ln(d + ".attn_ln", s + "/self_attention/layer_norm")
         linear(d + ".mlp.0", s + "/ffn/linear_0")
         linear(d + ".mlp.2", s + "/ffn/linear_1")
         ln(d + ".mlp_ln", s + "/ffn/layer_norm")
+
+    for i in range(n_audio_layer):
+        self_attention_and_mlp(f"encoder.blocks.{i}", f"encoder/layer_{i}")
     ln("encoder.ln_post", "encoder/layer_norm")
     p["decoder.token_embedding.weight"] = f32(ct["decoder/embeddings/weight"])
     p["decoder.positional_embedding"] = f32(ct["decoder/position_encodings/encodings"])
     for i in range(n_text_layer):
         s, d = f"decoder/layer_{i}", f"decoder.blocks.{i}"
-        split_qkv(d + ".attn", s + "/self_attention/linear_0")
-        linear(d + ".attn.out", s + "/self_attention/linear_1")
-        ln(d + ".attn_ln", s + "/self_attention/layer_norm")
+        self_attention_and_mlp(d, s)
         # Cross-attention: query [d, d], then key and value fused as [2*d, d].
         linear(d + ".cross_attn.query", s + "/attention/linear_0")
         kv_w, kv_b = f32(ct[s + "/attention/linear_1/weight"]), f32(ct[s + "/attention/linear_1/bias"])
@@ -143,9 +143,6 @@ def _ct2_to_canonical(ct: dict[str, np.ndarray]) -> tuple[ModelDims, dict[str, n
         p[d + ".cross_attn.value.bias"] = kv_b[n:]
         linear(d + ".cross_attn.out", s + "/attention/linear_2")
         ln(d + ".cross_attn_ln", s + "/attention/layer_norm")
-        linear(d + ".mlp.0", s + "/ffn/linear_0")
-        linear(d + ".mlp.2", s + "/ffn/linear_1")
-        ln(d + ".mlp_ln", s + "/ffn/layer_norm")
     ln("decoder.ln", "decoder/layer_norm")
     heads = lambda k: int(np.asarray(ct[k]).reshape(-1)[0]) if k in ct else 8  # noqa: E731
     emb = p["decoder.token_embedding.weight"]

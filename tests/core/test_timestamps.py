@@ -3,14 +3,14 @@ import pytest
 
 from core.timestamps import apply_timestamp_rules, split_segments
 from core.tokenizer import WhisperTokenizer
-from core.weights import find_installed_model
+from core.weights import find_tokenizer
 
 TB = 50364
 
 
 @pytest.fixture(scope="module")
 def tok():
-    return WhisperTokenizer.from_file(find_installed_model()[0].parent / "tokenizer.json")
+    return WhisperTokenizer.from_file(find_tokenizer())
 
 
 def allowed(logits):

@@ -1,12 +1,12 @@
 import pytest
 
 from core.tokenizer import Utf8Assembler, WhisperTokenizer
-from core.weights import find_installed_model
+from core.weights import find_tokenizer
 
 
 @pytest.fixture(scope="module")
 def tok():
-    return WhisperTokenizer.from_file(find_installed_model()[0].parent / "tokenizer.json")
+    return WhisperTokenizer.from_file(find_tokenizer())
 
 
 def test_special_tokens(tok):

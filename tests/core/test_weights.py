@@ -8,7 +8,7 @@ from safetensors.numpy import save_file
 from core.decoding import DecodeOptions
 from core.errors import ModelError
 from core.pipeline import LoadedModel
-from core.weights import _parse_ct2, find_installed_model, load_model
+from core.weights import _parse_ct2, find_installed_model, find_tokenizer, load_model
 
 
 def test_installed_wheels_are_found_and_split_correctly(model):
@@ -68,7 +68,7 @@ def _tiny_hf_checkpoint(path, d=16, heads=2, vocab=51865):
               "decoder_attention_heads": heads, "num_mel_bins": 80, "vocab_size": vocab,
               "max_source_positions": 1500, "max_target_positions": 448}
     (path / "config.json").write_text(json.dumps(config))
-    shutil.copy(find_installed_model()[0].parent / "tokenizer.json", path / "tokenizer.json")
+    shutil.copy(find_tokenizer(), path / "tokenizer.json")
     return t
 
 
