@@ -6,36 +6,46 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QApplication, QComboBox, QHBoxLayout, QLabel, QMainWindow, QScrollArea, QSplitter, QTabWidget,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QApplication,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QScrollArea,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app import settings as app_settings
-from app import token_names
-from app.audio_clip import AudioClip, clip_from_samples, load_clip
-from app.audio_panel import AudioPanel
+from app.audio.clip import AudioClip, clip_from_samples, load_clip
+from app.audio.panel import AudioPanel
+from app.audio.recorder import Recorder
 from app.background import TaskRunner
-from app.compare_panel import ComparePanel
-from app.device_panel import DevicePanel
-from app.device_profile import DeviceProfile
-from app.device_tasks import deploy, test_connection
-from app.error_dialog import show_failure
+from app.board.panel import DevicePanel
+from app.board.profile import DeviceProfile
+from app.board.tasks import deploy, test_connection
+from app.board.worker import TranscribeWorker, WorkerThread
 from app.errors import Failure
-from app.export_menu import ExportMenu
-from app.live_refresh import LiveRefresher
-from app.plots_panel import PlotsPanel
-from app.recorder import Recorder
-from app.qa_tab import QaTab
-from app.run_controls import RunControls
-from app.run_options import RunOptions
-from app.run_record import RunRecord
-from app.segments_view import SegmentsView
-from app.session import Session
-from app.status_bar import StatusBar
+from app.plots.live_refresh import LiveRefresher
+from app.plots.panel import PlotsPanel
+from app.qa.tab import QaTab
+from app.runs import token_names
+from app.runs.options import RunOptions
+from app.runs.record import RunRecord
+from app.runs.session import Session
 from app.theme import apply_theme
-from app.stop_banner import StopBanner
-from app.token_table import TokenTable
-from app.transcribe_worker import TranscribeWorker, WorkerThread
-from app.transcript_view import TranscriptView
+from app.views.compare_panel import ComparePanel
+from app.views.error_dialog import show_failure
+from app.views.export_menu import ExportMenu
+from app.views.run_controls import RunControls
+from app.views.segments import SegmentsView
+from app.views.status_bar import StatusBar
+from app.views.stop_banner import StopBanner
+from app.views.token_table import TokenTable
+from app.views.transcript import TranscriptView
 
 
 class MainWindow(QMainWindow):

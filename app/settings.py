@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import QByteArray, QSettings
 
-from app.device_profile import DeviceProfile
-from app.run_options import RunOptions
+from app.board.profile import DeviceProfile
+from app.runs.options import RunOptions
 
 ORG, APP = "WhisperKV", "WhisperKV Studio"
 MAX_RECENT = 10

@@ -22,9 +22,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from core.audio import load_audio  # noqa: E402
-from core.decoding import DecodeOptions, decode_windows  # noqa: E402
-from core.mel import mel_windows  # noqa: E402
+from core.decode.decoding import DecodeOptions, decode_windows  # noqa: E402
+from core.model.audio import load_audio  # noqa: E402
+from core.model.mel import mel_windows  # noqa: E402
 
 CLIPS = ["test_en.wav", "test_zh.wav", "en_arctic_slt_a0009.wav", "en_librivox_sense_sensibility_0870.wav",
          "en_asterisk_hello-world.wav", "en_asterisk_demo-congrats.wav"]
@@ -122,10 +122,10 @@ def main(argv=None) -> int:
     ap.add_argument("--only-long", action="store_true", help="skip the natural decodes")
     args = ap.parse_args(argv)
 
-    from core.weights import load_model
-    from core.tokenizer import WhisperTokenizer
-    from device.backends import make_backend
-    from device.onnx_backend import SessionConfig, OnnxBackend
+    from core.model.tokenizer import WhisperTokenizer
+    from core.model.weights import load_model
+    from device.runner.backends import make_backend
+    from device.runner.onnx_backend import OnnxBackend, SessionConfig
 
     weights = load_model()
     tokenizer = WhisperTokenizer.from_weights(weights)

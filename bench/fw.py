@@ -5,7 +5,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from core.weights import find_installed_model
+from core.model.weights import find_installed_model
 
 
 def ct2_model_dir(out: str | Path | None = None) -> Path:

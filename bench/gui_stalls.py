@@ -29,11 +29,10 @@ from PySide6.QtCore import QSettings, QTimer  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from core.events import DoneEvent, EncodedEvent, TokenEvent  # noqa: E402
-from device.client import Arrival, RunnerInfo  # noqa: E402
-
+from app.board.worker import TranscribeWorker  # noqa: E402
 from app.main_window import MainWindow  # noqa: E402
-from app.transcribe_worker import TranscribeWorker  # noqa: E402
+from core.decode.events import DoneEvent, EncodedEvent, TokenEvent  # noqa: E402
+from device.link.client import Arrival, RunnerInfo  # noqa: E402
 
 HEARTBEAT_MS = 5
 TARGET_MS = 50.0

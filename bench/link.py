@@ -23,13 +23,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from core.audio import load_audio  # noqa: E402
-from core.events import EncodedEvent, TokenEvent  # noqa: E402
-from core.mel import mel_windows  # noqa: E402
-from device.client import BoardClient  # noqa: E402
-from device.local import LocalTransport  # noqa: E402
-from device.ssh import SshTransport  # noqa: E402
-from device.testing_sshd import start_sshd  # noqa: E402
+from core.decode.events import EncodedEvent, TokenEvent  # noqa: E402
+from core.model.audio import load_audio  # noqa: E402
+from core.model.mel import mel_windows  # noqa: E402
+from device.link.client import BoardClient  # noqa: E402
+from device.link.local import LocalTransport  # noqa: E402
+from device.link.ssh import SshTransport  # noqa: E402
+from tests.device.sshd import start_sshd  # noqa: E402
 
 DOC = ROOT / "docs" / "benchmarks.md"
 SECTION = "## Link"

@@ -18,17 +18,19 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.speed import AUDIO, CLIPS  # noqa: E402
-from core.audio import load_audio  # noqa: E402
-from core.decoding import DecodeOptions, decode_windows  # noqa: E402
-from core.mel import mel_windows  # noqa: E402
-from core.scoring import error_rate  # noqa: E402
-from core.tokenizer import WhisperTokenizer  # noqa: E402
-from core.transcript import Transcript  # noqa: E402
-from core.weights import load_model  # noqa: E402
-from device.check_dla import check  # noqa: E402
-from device.export import export_bundle  # noqa: E402
-from device.onnx_backend import OnnxBackend  # noqa: E402
-from device.quantize import quantize_bundle  # noqa: E402
+from core.decode.decoding import DecodeOptions, decode_windows  # noqa: E402
+from core.decode.transcript import Transcript  # noqa: E402
+from core.model.audio import load_audio  # noqa: E402
+from core.model.mel import mel_windows  # noqa: E402
+from core.model.tokenizer import WhisperTokenizer  # noqa: E402
+from core.model.weights import load_model  # noqa: E402
+from core.qa.scoring import error_rate  # noqa: E402
+from device.build.check_dla import check  # noqa: E402
+from device.build.export import (
+    export_bundle,  # noqa: E402
+    quantize_bundle,  # noqa: E402
+)
+from device.runner.onnx_backend import OnnxBackend  # noqa: E402
 
 
 def main(argv=None) -> int:

@@ -7,6 +7,7 @@ import os
 import sys
 import time
 
+
 def add_device_args(p) -> None:
     """--device, --trust-host-key and the SSH password source, shared with `transcribe`."""
     p.add_argument("--device", default="local", metavar="URL",
@@ -27,8 +28,8 @@ def ssh_password(url: str) -> str | None:
 def open_device(args):
     """The transport for --device. On a terminal only, as ssh does: offer to trust an unknown host key
     (saving it to ~/.ssh/known_hosts) and ask for a password when key login is refused."""
-    from device.connect import open_transport
-    from device.ssh import AuthError, HostKeyError, add_known_host
+    from device.link.connect import open_transport
+    from device.link.ssh import AuthError, HostKeyError, add_known_host
 
     password = ssh_password(args.device)
     transport = open_transport(args.device, trust_host_key=args.trust_host_key, password=password)
@@ -61,7 +62,7 @@ def _confirm(question: str) -> bool:
 def transcribe_on_device(args, options, mels, audio_s: float, report) -> int:
     """`whisperkv transcribe --device URL`: stream through a BoardClient; --json gains a `link` section.
     total_ms counts `audio_s` (loading the audio and its mel) plus the request, not the runner's start-up."""
-    from device.connect import open_client
+    from device.link.connect import open_client
 
     transport = open_device(args)
     client = open_client(args.device, transport=transport)
@@ -122,7 +123,7 @@ class _Bar:
 
 
 def run_deploy(args) -> int:
-    from device.deploy import deploy
+    from device.link.deploy import deploy
 
     transport = open_device(args)
     try:
@@ -139,7 +140,7 @@ def run_deploy(args) -> int:
 
 
 def run_info(args) -> int:
-    from device.info import device_info, format_info
+    from device.link.info import device_info, format_info
 
     transport = open_device(args)
     try:

@@ -24,8 +24,8 @@ def register(subs) -> None:
 
 
 def run_export(args) -> int:
-    from core.weights import load_model
-    from device.export import export_bundle
+    from core.model.weights import load_model
+    from device.build.export import export_bundle
 
     t0 = time.perf_counter()
     weights = load_model(args.model)
@@ -35,7 +35,7 @@ def run_export(args) -> int:
         raise WhisperKVError(f"cannot write the bundle to {args.out} ({exc})", "pick a writable --out directory") from exc
     for name, digest in doc["files"].items():
         print(f"{digest[:16]}  {name}")
-    from device.check_dla import check
+    from device.build.check_dla import check
 
     # A quantised bundle may no longer lower to MDLA: say so now, not at board-compile time.
     bad = sorted({v.detail for r in check(args.out) for v in r.violations})
@@ -46,7 +46,7 @@ def run_export(args) -> int:
 
 
 def run_check(args) -> int:
-    from device.check_dla import check, to_json, to_text
+    from device.build.check_dla import check, to_json, to_text
 
     reports = check(args.target)
     if args.json:

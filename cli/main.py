@@ -4,9 +4,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from cli import device_cmds, export_cmds, gui_cmd, qa_cmd, transcribe
 from core.errors import WhisperKVError
-
-from . import device_cmds, export_cmds, gui_cmd, qa_cmd, transcribe
 
 SUBCOMMANDS = [transcribe, gui_cmd, device_cmds, export_cmds, qa_cmd]
 

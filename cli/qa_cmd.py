@@ -9,12 +9,11 @@ import sys
 import time
 from contextlib import ExitStack
 
-from core.qa_report import write_reports
-from core.qa_run import SUMMARY_COLUMNS, ClipResult, SuiteResult, run_suite
-from core.qa_suite import load_suite
-
-from .device_cmds import add_device_args, open_device
-from .transcribe import check_language
+from cli.device_cmds import add_device_args, open_device
+from cli.transcribe import check_language
+from core.qa.report import write_reports
+from core.qa.run import SUMMARY_COLUMNS, ClipResult, SuiteResult, run_suite
+from core.qa.suite import load_suite
 
 # Alignment and width of each SUMMARY_COLUMNS column; the clip column fits the suite's longest name.
 ALIGN = ("<{w}", "<6", ">11", ">5", "<10", ">6", ">10", ">12", ">6", ">5", "<")
@@ -100,7 +99,7 @@ def _decoder(args, suite, stack: ExitStack):
     """(decode(mels, options, n_frames) → events, exceptions that fail one clip only, report metadata)."""
     if args.device == "inprocess":
         from core.pipeline import LoadedModel
-        from device.backends import make_backend, resolve
+        from device.runner.backends import make_backend, resolve
 
         backend = resolve(args.backend)      # an unknown name fails before the model load
         model = LoadedModel.load(args.model, backend_factory=lambda weights: make_backend(backend, weights))
@@ -109,8 +108,8 @@ def _decoder(args, suite, stack: ExitStack):
         meta = {"device": "in-process", "backend": model.backend.name, "model_sha256": model.weights.sha256}
         return (lambda mels, options, n: model.transcribe(mels, options, n_frames=n)), (), meta
 
-    from device.client import RunnerError
-    from device.connect import open_client
+    from device.link.client import RunnerError
+    from device.link.connect import open_client
 
     known = _installed_languages()
     for clip in suite.clips:
@@ -134,8 +133,8 @@ def _decoder(args, suite, stack: ExitStack):
 def _installed_languages() -> dict | None:
     """Whisper's language codes from the tokenizer installed here, or None when there is none."""
     from core.errors import ModelError
-    from core.tokenizer import WhisperTokenizer
-    from core.weights import find_tokenizer
+    from core.model.tokenizer import WhisperTokenizer
+    from core.model.weights import find_tokenizer
 
     try:
         return WhisperTokenizer.from_file(find_tokenizer()).languages

@@ -5,15 +5,14 @@ import json
 import sys
 import time
 
-from core.audio import load_audio
-from core.decoding import DecodeOptions, decode_windows
-from core.diagnostics import diagnose_transcript
+from cli.device_cmds import add_device_args, transcribe_on_device
+from core.decode.decoding import DecodeOptions, decode_windows
+from core.decode.diagnostics import diagnose_transcript
+from core.decode.events import TokenEvent
+from core.decode.transcript import Transcript
 from core.errors import WhisperKVError
-from core.events import TokenEvent
-from core.mel import content_frames, mel_windows
-from core.transcript import Transcript
-
-from .device_cmds import add_device_args, transcribe_on_device
+from core.model.audio import load_audio
+from core.model.mel import content_frames, mel_windows
 
 
 def register(subs) -> None:
@@ -50,7 +49,7 @@ def check_language(language: str | None, known: dict) -> None:
 
 
 def run(args) -> int:
-    from device.backends import load_runner_model, resolve
+    from device.runner.backends import load_runner_model, resolve
 
     options = options_from_args(args)
     backend = resolve(args.backend)      # an unknown backend fails before the slow audio and model loads

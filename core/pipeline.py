@@ -7,12 +7,12 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from .decoding import DecodeOptions, decode_windows
-from .encoder_cache import EncoderCache
-from .events import Event
-from .model import NumpyBackend
-from .tokenizer import WhisperTokenizer
-from .weights import WhisperWeights, load_model
+from core.decode.decoding import DecodeOptions, decode_windows
+from core.decode.events import Event
+from core.model.encoder_cache import EncoderCache
+from core.model.tokenizer import WhisperTokenizer
+from core.model.weights import WhisperWeights, load_model
+from core.model.whisper import NumpyBackend
 
 
 @dataclass

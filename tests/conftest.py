@@ -28,15 +28,15 @@ def model():
 @pytest.fixture(scope="session")
 def encoder_cache():
     """Cross K/V shared by every test that decodes the same clip: the encoder is the slow part."""
-    from core.encoder_cache import EncoderCache
+    from core.model.encoder_cache import EncoderCache
 
     return EncoderCache(max_bytes=1 << 30)
 
 
 @pytest.fixture(scope="session")
 def clip_mels():
-    from core.audio import load_audio
-    from core.mel import mel_windows
+    from core.model.audio import load_audio
+    from core.model.mel import mel_windows
 
     cache: dict[str, object] = {}
 

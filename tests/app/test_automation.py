@@ -8,10 +8,8 @@ import sys
 
 from PySide6.QtGui import QImage
 
-from core.scoring import error_rate
-
 from app.fonts import cjk_families
-
+from core.qa.scoring import error_rate
 from tests.conftest import AUDIO, ROOT
 
 

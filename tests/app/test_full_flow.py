@@ -8,9 +8,8 @@ import json
 from PySide6.QtCore import QPointF
 from PySide6.QtGui import QImage
 
-from core.events import TokenEvent
-from core.scoring import error_rate
-
+from core.decode.events import TokenEvent
+from core.qa.scoring import error_rate
 from tests.app.conftest import transcribe_and_wait, wait_for
 
 

@@ -1,9 +1,8 @@
 """Settings persist with QSettings; passwords never land in the settings file."""
 from __future__ import annotations
 
-from app.device_profile import DeviceProfile
-from app.run_options import RunOptions
-
+from app.board.profile import DeviceProfile
+from app.runs.options import RunOptions
 from tests.app.conftest import make_window, settings_file
 
 

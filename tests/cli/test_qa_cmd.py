@@ -7,8 +7,8 @@ import sys
 import pytest
 
 from cli.main import main
-from core.diagnostics import EOT_TOKEN
-from core.events import DoneEvent, EncodedEvent, TokenEvent
+from core.decode.diagnostics import EOT_TOKEN
+from core.decode.events import DoneEvent, EncodedEvent, TokenEvent
 from tests.conftest import AUDIO, ROOT
 
 HELLO = AUDIO / "en_asterisk_hello-world.wav"

@@ -12,17 +12,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from device.agent import ROOT
-
-from .link_helpers import STAND_IN_ADB, sshd  # noqa: F401  (sshd: the real OpenSSH server fixture)
+from device.runner.agent import ROOT
+from tests.device.link_helpers import STAND_IN_ADB, sshd  # noqa: F401  (sshd: the real OpenSSH server fixture)
 
 AUDIO = ROOT / "resources" / "audio"
 
 
 @pytest.fixture(scope="session")
 def en_mel() -> np.ndarray:
-    from core.audio import load_audio
-    from core.mel import mel_windows
+    from core.model.audio import load_audio
+    from core.model.mel import mel_windows
 
     return mel_windows(load_audio(AUDIO / "test_en.wav"))
 
@@ -30,9 +29,9 @@ def en_mel() -> np.ndarray:
 @pytest.fixture(scope="session")
 def local_run(en_mel) -> list:
     """test_en.wav decoded through the local runner (the arrivals): the reference for the other links."""
-    from core.decoding import DecodeOptions
-    from device.client import BoardClient
-    from device.local import LocalTransport
+    from core.decode.decoding import DecodeOptions
+    from device.link.client import BoardClient
+    from device.link.local import LocalTransport
 
     with BoardClient(LocalTransport()) as client:
         return list(client.transcribe(en_mel, DecodeOptions(language="en")))

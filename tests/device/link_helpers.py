@@ -6,11 +6,11 @@ import sys
 
 import pytest
 
-from core.events import DoneEvent, EncodedEvent, TokenEvent
+from core.decode.events import DoneEvent, EncodedEvent, TokenEvent
 from device import protocol as P
-from device.agent import ROOT
-from device.testing_sshd import sshd_available, start_sshd
-from device.transport import ProcessStream
+from device.link.transport import ProcessStream
+from device.runner.agent import ROOT
+from tests.device.sshd import sshd_available, start_sshd
 
 
 def assert_streamed(arrivals):
@@ -33,7 +33,7 @@ class RawRunner:
 
     def __init__(self, *args: str):
         env = dict(os.environ, PYTHONPATH=str(ROOT))
-        self.stream = ProcessStream([sys.executable, "-m", "device.agent", *args], cwd=str(ROOT), env=env)
+        self.stream = ProcessStream([sys.executable, "-m", "device.runner", *args], cwd=str(ROOT), env=env)
         self.parser = P.FrameParser(max_payload=0)
         self.pending: list = []
 

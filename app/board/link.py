@@ -1,0 +1,45 @@
+"""From a device profile to a BoardClient: the app's only way to reach a runner (local, SSH or ADB)."""
+from __future__ import annotations
+
+import os
+
+from app.board.profile import DeviceProfile
+from device.link.client import BoardClient
+from device.link.connect import open_client, open_transport
+from device.link.local import LocalTransport
+from device.link.transport import Transport
+
+RUNNER_NICENESS = 10
+
+
+class GentleLocalTransport(LocalTransport):
+    """The local runner at a lower CPU priority. On a 2-core PC the runner's NumPy threads otherwise take
+    both cores and the UI thread waits ~200 ms for one (bench/gui_stalls.py); niced, it stays under 50 ms."""
+
+    def start_runner(self, args):
+        stream = super().start_runner(args)
+        lower_priority(stream.proc.pid)
+        return stream
+
+
+def lower_priority(pid: int) -> None:
+    if not hasattr(os, "setpriority"):
+        return
+    tasks = f"/proc/{pid}/task"
+    tids = [int(t) for t in os.listdir(tasks)] if os.path.isdir(tasks) else [pid]
+    for tid in tids:  # every thread: Linux keeps a nice value per thread
+        try:
+            os.setpriority(os.PRIO_PROCESS, tid, RUNNER_NICENESS)
+        except OSError:
+            pass  # the runner may already have exited; its error arrives through the link
+
+
+def make_transport(profile: DeviceProfile, password: str = "") -> Transport:
+    if profile.kind == "local":
+        return GentleLocalTransport(python=profile.python or None, dir=profile.dir or None)
+    return open_transport(profile.url(), trust_host_key=profile.trust_host_key or None, password=password or None)
+
+
+def make_client(profile: DeviceProfile, password: str = "") -> BoardClient:
+    return open_client(profile.url(), trust_host_key=profile.trust_host_key or None, password=password or None,
+                       transport=make_transport(profile, password))

@@ -1,0 +1,200 @@
+"""Device panel: Local/SSH/ADB picker with saved profiles, connect, test connection (device-info) and
+deploy with a progress bar. The window runs the actual work off the UI thread."""
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QInputDialog,
+    QLineEdit,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.board import passwords
+from app.board.profile import KINDS, DeviceProfile
+
+KIND_LABELS = {"local": "Local (this PC)", "ssh": "SSH", "adb": "ADB"}
+
+
+class DevicePanel(QGroupBox):
+    connectRequested = Signal(object, str)    # DeviceProfile, password
+    testRequested = Signal(object, str)
+    deployRequested = Signal(object, str)
+    profilesChanged = Signal(list)            # [DeviceProfile]
+
+    def __init__(self, parent=None):
+        super().__init__("Device", parent)
+        self.profiles: list[DeviceProfile] = [DeviceProfile()]
+        self.profile_combo = QComboBox()
+        self.save_button = QPushButton("Save")
+        self.delete_button = QPushButton("Delete")
+        self.kind_combo = QComboBox()
+        for k in KINDS:
+            self.kind_combo.addItem(KIND_LABELS[k], k)
+        self.host = QLineEdit()
+        self.host.setPlaceholderText("board.local or ~/.ssh/config alias")
+        self.user = QLineEdit()
+        self.port = QSpinBox()
+        self.port.setRange(1, 65535)
+        self.port.setValue(22)
+        self.key = QLineEdit()
+        self.key.setPlaceholderText("~/.ssh/id_ed25519 (empty: agent and defaults)")
+        self.password = QLineEdit()
+        self.password.setEchoMode(QLineEdit.EchoMode.Password)
+        self.password.setPlaceholderText("kept in the keyring" if passwords.can_store() else "never saved")
+        self.trust = QLineEdit()
+        self.trust.setPlaceholderText("SHA256:… to trust an unknown host key")
+        self.serial = QLineEdit()
+        self.serial.setPlaceholderText("see `adb devices -l`")
+        self.python = QLineEdit()
+        self.python.setPlaceholderText("default interpreter")
+        self.dir = QLineEdit()
+        self.dir.setPlaceholderText("~/whisperkv")
+        self.connect_button = QPushButton("Connect")
+        self.test_button = QPushButton("Test connection")
+        self.deploy_button = QPushButton("Deploy")
+        self.progress = QProgressBar()
+        self.progress.setVisible(False)
+        self.info = QPlainTextEdit()
+        self.info.setReadOnly(True)
+        self.info.setMaximumHeight(110)
+        self.info.setPlaceholderText("Test connection shows the device-info here.")
+
+        top = QHBoxLayout()
+        top.addWidget(self.profile_combo, 1)
+        top.addWidget(self.save_button)
+        top.addWidget(self.delete_button)
+        self.form = QFormLayout()
+        self.form.addRow("Kind", self.kind_combo)
+        self.form.addRow("Host", self.host)
+        self.form.addRow("User", self.user)
+        self.form.addRow("Port", self.port)
+        self.form.addRow("Key file", self.key)
+        self.form.addRow("Password", self.password)
+        self.form.addRow("Trust key", self.trust)
+        self.form.addRow("Serial", self.serial)
+        self.form.addRow("Python", self.python)
+        self.form.addRow("Runner dir", self.dir)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.connect_button)
+        buttons.addWidget(self.test_button)
+        buttons.addWidget(self.deploy_button)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addLayout(self.form)
+        layout.addLayout(buttons)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.info)
+
+        self.kind_combo.currentIndexChanged.connect(self._show_fields)
+        self.dir.textChanged.connect(self._show_fields)
+        self.profile_combo.currentIndexChanged.connect(self._load_selected)
+        self.save_button.clicked.connect(self._save)
+        self.delete_button.clicked.connect(self._delete)
+        self.connect_button.clicked.connect(lambda: self.connectRequested.emit(self.profile(), self.password.text()))
+        self.test_button.clicked.connect(lambda: self.testRequested.emit(self.profile(), self.password.text()))
+        self.deploy_button.clicked.connect(lambda: self.deployRequested.emit(self.profile(), self.password.text()))
+        self.set_profiles(self.profiles)
+
+    # --- profiles -------------------------------------------------------------------------------
+
+    def set_profiles(self, profiles: list[DeviceProfile], current: str = "") -> None:
+        self.profiles = profiles or [DeviceProfile()]
+        self.profile_combo.blockSignals(True)
+        self.profile_combo.clear()
+        for p in self.profiles:
+            self.profile_combo.addItem(p.name)
+        self.profile_combo.blockSignals(False)
+        names = [p.name for p in self.profiles]
+        self.profile_combo.setCurrentIndex(names.index(current) if current in names else 0)
+        self._load_selected()
+
+    def _load_selected(self) -> None:
+        i = self.profile_combo.currentIndex()
+        if 0 <= i < len(self.profiles):
+            self.show_profile(self.profiles[i])
+
+    def show_profile(self, p: DeviceProfile) -> None:
+        self.kind_combo.setCurrentIndex(KINDS.index(p.kind) if p.kind in KINDS else 0)
+        self.host.setText(p.host)
+        self.user.setText(p.user)
+        self.port.setValue(p.port or 22)
+        self.key.setText(p.key)
+        self.trust.setText(p.trust_host_key)
+        self.serial.setText(p.serial)
+        self.python.setText(p.python)
+        self.dir.setText(p.dir)
+        self.password.setText(passwords.load(p.secret_key()) if p.kind == "ssh" else "")
+        self._show_fields()
+
+    def profile(self) -> DeviceProfile:
+        return DeviceProfile(name=self.profile_combo.currentText() or "Unsaved", kind=self.kind_combo.currentData(),
+                             host=self.host.text().strip(), user=self.user.text().strip(), port=self.port.value(),
+                             key=self.key.text().strip(), serial=self.serial.text().strip(),
+                             python=self.python.text().strip(), dir=self.dir.text().strip(),
+                             trust_host_key=self.trust.text().strip())
+
+    def current_name(self) -> str:
+        return self.profile_combo.currentText()
+
+    def _save(self) -> None:
+        name, ok = QInputDialog.getText(self, "Save device profile", "Profile name:", text=self.current_name())
+        if ok and name.strip():
+            self.save_as(name.strip())
+
+    def save_as(self, name: str) -> DeviceProfile:
+        p = self.profile()
+        p.name = name
+        self.profiles = [q for q in self.profiles if q.name != name] + [p]
+        if p.kind == "ssh" and self.password.text():
+            passwords.store(p.secret_key(), self.password.text())  # no keyring: the password is not kept
+        self.set_profiles(self.profiles, name)
+        self.profilesChanged.emit(self.profiles)
+        return p
+
+    def _delete(self) -> None:
+        name = self.current_name()
+        self.profiles = [p for p in self.profiles if p.name != name]
+        self.set_profiles(self.profiles)
+        self.profilesChanged.emit(self.profiles)
+
+    def _show_fields(self) -> None:
+        kind = self.kind_combo.currentData()
+        visible = {"local": {"Python", "Runner dir"},
+                   "ssh": {"Host", "User", "Port", "Key file", "Password", "Trust key", "Python", "Runner dir"},
+                   "adb": {"Serial", "Python", "Runner dir"}}[kind]
+        for row in range(1, self.form.rowCount()):
+            label = self.form.itemAt(row, QFormLayout.ItemRole.LabelRole).widget()
+            field: QWidget = self.form.itemAt(row, QFormLayout.ItemRole.FieldRole).widget()
+            show = label.text() in visible
+            label.setVisible(show)
+            field.setVisible(show)
+        self.deploy_button.setEnabled(self._can_deploy())
+
+    # --- feedback from the window ---------------------------------------------------------------
+
+    def set_busy(self, busy: bool) -> None:
+        for b in (self.connect_button, self.test_button):
+            b.setEnabled(not busy)
+        self.deploy_button.setEnabled(not busy and self._can_deploy())
+
+    def _can_deploy(self) -> bool:
+        # Locally there is nothing to deploy unless a separate runner directory is named.
+        return self.kind_combo.currentData() != "local" or bool(self.dir.text().strip())
+
+    def show_info(self, info: dict) -> None:
+        self.info.setPlainText("\n".join(f"{k}: {'absent' if v is None else v}" for k, v in info.items()))
+
+    def show_progress(self, done: int, total: int) -> None:
+        self.progress.setVisible(True)
+        self.progress.setRange(0, max(1, total))
+        self.progress.setValue(done)
+

@@ -1,0 +1,41 @@
+"""Blocking device chores the device panel runs on a background thread: test connection and deploy."""
+from __future__ import annotations
+
+from typing import Callable
+
+from app.board.link import make_client, make_transport
+from app.board.profile import DeviceProfile
+from app.board.worker import runner_summary
+
+
+def test_connection(profile: DeviceProfile, password: str = "") -> dict:
+    """The device-info report; when the runner answers too, its hello (backend, model hash) is added."""
+    info: dict = {"device": profile.url()}
+    transport = make_transport(profile, password)
+    try:
+        from device.link.info import device_info
+        info.update(device_info(transport))
+    except ImportError:
+        pass  # an older device package without device-info: the runner's hello still says a lot
+    finally:
+        transport.close()
+    client = make_client(profile, password)
+    try:
+        info.update(runner_summary(client.connect()))
+    except Exception as exc:
+        if len(info) == 1:
+            raise
+        info["runner"] = f"not answering: {exc}"
+    finally:
+        client.close()
+    return info
+
+
+def deploy(profile: DeviceProfile, password: str = "", progress: Callable[[int, int], None] | None = None) -> dict:
+    from device.link.deploy import deploy as deploy_to
+    transport = make_transport(profile, password)
+    try:
+        result = deploy_to(transport, progress=progress)
+    finally:
+        transport.close()
+    return result if isinstance(result, dict) else {"deployed": str(result)}

@@ -1,0 +1,160 @@
+"""The decode worker: lives on its own QThread, keeps one BoardClient (one runner) per device, and turns
+the runner's events into Qt signals. The UI thread only ever sends it requests and calls cancel()."""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Callable
+
+import numpy as np
+from PySide6.QtCore import QObject, QThread, Signal, Slot
+
+from app.board.link import make_client
+from app.board.profile import DeviceProfile
+from app.errors import failure_of
+from app.runs.options import RunOptions
+from core.decode.events import TokenEvent
+
+BATCH_S = 0.02
+
+
+def wire_options(options: RunOptions) -> dict:
+    return {"language": options.language_or_none, "task": options.task, "cache": options.cache,
+            "max_tokens": options.max_tokens, "top_k": options.top_k, "timestamps": options.timestamps,
+            "suppress_eot": options.suppress_eot}
+
+
+def runner_summary(info) -> dict:
+    """The hello fields the status bar and the session JSON keep."""
+    return {"runner_version": info.runner_version, "backend": info.backend, "model_sha256": info.model_sha256,
+            "cache_max_len": info.cache_max_len, "bytes_per_token": info.bytes_per_token, "protocol": info.protocol}
+
+
+class Batcher:
+    """Hands events to the UI at most every BATCH_S. One queued signal per token floods the UI thread's
+    event queue when tokens come faster than it paints; a token that follows a pause still goes at once."""
+
+    def __init__(self, send: Callable[[list], None]):
+        self.send = send
+        self.items: list = []
+        self.last = 0.0
+
+    def add(self, item, urgent: bool = False) -> None:
+        self.items.append(item)
+        now = time.monotonic()
+        if urgent or now - self.last >= BATCH_S:
+            self.flush(now)
+
+    def flush(self, now: float | None = None) -> None:
+        if self.items:
+            items, self.items = self.items, []
+            self.send(items)
+        self.last = now if now is not None else time.monotonic()
+
+
+class TranscribeWorker(QObject):
+    connected = Signal(dict)               # runner summary (hello)
+    events = Signal(int, list)             # run id, [(core event, host ms since the request was sent)]
+    finished = Signal(int)                 # run id; the run ended with a done event
+    failed = Signal(int, object)           # run id (0 when connecting), Failure
+
+    # Requests from the UI thread arrive through these queued signals.
+    _connect_requested = Signal(object, str)
+    _transcribe_requested = Signal(int, object, object, object, str, object)
+
+    def __init__(self, client_factory: Callable = make_client):
+        super().__init__()
+        self.client_factory = client_factory
+        self.client = None
+        self.profile: DeviceProfile | None = None
+        self._cancel = threading.Event()
+        self._connect_requested.connect(self._connect)
+        self._transcribe_requested.connect(self._transcribe)
+
+    # --- called from the UI thread --------------------------------------------------------------
+
+    def request_connect(self, profile: DeviceProfile, password: str = "") -> None:
+        self._connect_requested.emit(profile, password)
+
+    def request_transcribe(self, run_id: int, mels: np.ndarray, options: RunOptions, profile: DeviceProfile,
+                           password: str = "", n_frames: int | None = None) -> None:
+        self._cancel.clear()
+        self._transcribe_requested.emit(run_id, mels, options, profile, password, n_frames)
+
+    def cancel(self) -> None:
+        """Thread-safe: the runner stops between steps and answers done(cancelled)."""
+        self._cancel.set()
+        client = self.client
+        if client is not None:
+            try:
+                client.cancel()
+            except Exception:  # the link may already be gone; the decode loop reports that
+                pass
+
+    # --- on the worker thread -------------------------------------------------------------------
+
+    @Slot(object, str)
+    def _connect(self, profile: DeviceProfile, password: str) -> None:
+        try:
+            self._ensure_client(profile, password)
+        except Exception as exc:
+            self.failed.emit(0, failure_of(exc))
+
+    def _ensure_client(self, profile: DeviceProfile, password: str = ""):
+        same = self.profile is not None and (self.profile.url(), self.profile.trust_host_key) == \
+            (profile.url(), profile.trust_host_key)
+        if self.client is not None and same and self.client.info is not None:
+            return self.client
+        self.close()
+        self.profile = profile
+        self.client = self.client_factory(profile, password)
+        info = self.client.connect()
+        self.connected.emit(runner_summary(info))
+        return self.client
+
+    @Slot(int, object, object, object, str, object)
+    def _transcribe(self, run_id: int, mels: np.ndarray, options: RunOptions, profile: DeviceProfile,
+                    password: str, n_frames: int | None) -> None:
+        batch = Batcher(lambda items: self.events.emit(run_id, items))
+        try:
+            client = self._ensure_client(profile, password)
+            cancel_sent = False
+            for arrival in client.transcribe(mels, wire_options(options), n_frames=n_frames):
+                batch.add((arrival.event, arrival.host_ms), urgent=not isinstance(arrival.event, TokenEvent))
+                if self._cancel.is_set() and not cancel_sent:
+                    client.cancel()  # covers a Stop pressed before the request had an id
+                    cancel_sent = True
+        except Exception as exc:
+            batch.flush()
+            self.failed.emit(run_id, failure_of(exc))
+            return
+        batch.flush()
+        self.finished.emit(run_id)
+
+    @Slot()
+    def close(self) -> None:
+        client, self.client = self.client, None
+        if client is not None:
+            try:
+                client.close()
+            except Exception:  # closing a dead link is not worth a dialog
+                pass
+
+
+class WorkerThread:
+    """Starts the worker on its own thread and stops both cleanly."""
+
+    def __init__(self, worker: TranscribeWorker):
+        self.worker = worker
+        self.thread = QThread()
+        self.thread.setObjectName("transcribe-worker")
+        worker.moveToThread(self.thread)
+        self.thread.start()
+
+    def stop(self, ms: int = 5000) -> None:
+        self.worker.cancel()
+        self.thread.quit()
+        if not self.thread.wait(ms):
+            self.worker.close()  # a runner still loading: closing its link ends the blocked read
+            self.thread.wait(ms)
+        self.worker.close()

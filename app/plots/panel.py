@@ -1,0 +1,45 @@
+"""The three live plots side by side, linked to each other and to the token table by step."""
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QHBoxLayout, QWidget
+
+from app.plots.cache import CachePlot
+from app.plots.eot import EotPlot
+from app.plots.latency import LatencyPlot
+from app.runs.record import RunRecord
+
+
+class PlotsPanel(QWidget):
+    stepSelected = Signal(int)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.cache = CachePlot()
+        self.latency = LatencyPlot()
+        self.eot = EotPlot()
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        for plot in self.plots():
+            layout.addWidget(plot)
+            plot.stepClicked.connect(self.select_step)
+            plot.stepClicked.connect(self.stepSelected)
+
+    def plots(self):
+        return (self.cache, self.latency, self.eot)
+
+    def set_run(self, run: RunRecord | None) -> None:
+        for plot in self.plots():
+            plot.set_run(run)
+
+    def refresh(self) -> None:
+        for plot in self.plots():
+            plot.refresh()
+
+    def select_step(self, x: int) -> None:
+        for plot in self.plots():
+            plot.select_step(x)
+
+    def save_png(self, path: str) -> bool:
+        """All three graphs as one image, as they are on screen."""
+        return self.grab().save(path, "PNG")

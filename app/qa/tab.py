@@ -1,0 +1,274 @@
+"""The QA tab: run a suite TOML clip by clip through the main window's device, fill the table as each
+clip finishes, and open any row's run in the main view (transcript, graphs, token table).
+
+The tab only drives: the main window (`host`) transcribes each clip as an ordinary run of the session,
+and core.qa_run scores it exactly as `whisperkv qa` does.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QColor, QDesktopServices
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.audio.clip import AudioClip, load_clip
+from app.errors import Failure, failure_of
+from app.runs.options import RunOptions
+from app.runs.record import RunRecord
+from app.runs.verdict import transcript_of, verdict_of
+from core.errors import WhisperKVError
+from core.qa.report import write_reports
+from core.qa.run import SUMMARY_COLUMNS, ClipResult, SuiteResult, failed, score
+from core.qa.suite import Clip, Suite, load_suite
+
+DEFAULT_SUITE = Path(__file__).resolve().parents[2] / "resources" / "audio" / "suite.toml"
+COLUMNS = SUMMARY_COLUMNS
+LIVE_MS = 250
+PASS, FAIL = QColor("#c8e6c9"), QColor("#ffcdd2")
+
+
+class QaTab(QWidget):
+    clipScored = Signal(int, object)     # clip index, ClipResult
+    suiteFinished = Signal(object)       # SuiteResult (also after Stop)
+
+    def __init__(self, host, parent=None):
+        """`host`: the main window — transcribe_clip(AudioClip, RunOptions) → RunRecord | None, its
+        runFinished signal, open_run(run), stop(), show_failure(Failure), tasks (a TaskRunner)."""
+        super().__init__(parent)
+        self.host = host
+        self.suite: Suite | None = None
+        self.results: list[ClipResult | None] = []
+        self.run_ids: list[int | None] = []
+        self.index = 0
+        self.run: RunRecord | None = None
+        self.stopping = False
+        self.running = False
+        self.last_report: Path | None = None
+
+        self.path = QLineEdit(str(DEFAULT_SUITE))
+        self.browse = QPushButton("Browse…")
+        self.start_button = QPushButton("Run suite")
+        self.stop_button = QPushButton("Stop")
+        self.cache = QCheckBox("KV cache")
+        self.cache.setChecked(True)
+        self.timestamps = QCheckBox("Timestamps for every clip")
+        self.progress = QProgressBar()
+        self.progress.setFormat("%v/%m clips")
+        self.status = QLabel("Pick a suite TOML and run it.")
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.horizontalHeader().setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.verticalHeader().hide()
+        self.table.setToolTip("Click a row to open its run in the main view")
+        self.report_button = QPushButton("Write report…")
+        self.live = QTimer(self)
+        self.live.setInterval(LIVE_MS)
+        self._layout()
+        self._wire()
+        self._set_running(False)
+
+    def _layout(self) -> None:
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Suite:"))
+        top.addWidget(self.path, 1)
+        top.addWidget(self.browse)
+        controls = QHBoxLayout()
+        for w in (self.cache, self.timestamps):
+            controls.addWidget(w)
+        controls.addStretch(1)
+        for w in (self.start_button, self.stop_button):
+            controls.addWidget(w)
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.status, 1)
+        bottom.addWidget(self.report_button)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addLayout(controls)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.table, 1)
+        layout.addLayout(bottom)
+
+    def _wire(self) -> None:
+        self.browse.clicked.connect(self._browse)
+        self.start_button.clicked.connect(lambda: self.start())
+        self.stop_button.clicked.connect(self.stop)
+        self.report_button.clicked.connect(self._ask_report_dir)
+        self.table.cellClicked.connect(lambda row, _col: self.open_row(row))
+        self.live.timeout.connect(self._show_live)
+        self.host.runFinished.connect(self._on_run_finished)
+
+    def _set_running(self, running: bool) -> None:
+        self.start_button.setEnabled(not running)
+        self.stop_button.setEnabled(running)
+        self.path.setEnabled(not running)
+        self.browse.setEnabled(not running)
+        self.report_button.setEnabled(not running and any(self.results))
+
+    def _browse(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "QA suite", str(Path(self.path.text()).parent),
+                                              "QA suites (*.toml)")
+        if path:
+            self.path.setText(path)
+
+    # --- running the suite -------------------------------------------------------------------------
+
+    def start(self, path: str | None = None) -> bool:
+        """Load the suite and decode its first clip; False (with a dialog) when the suite is unusable."""
+        if path is not None:
+            self.path.setText(str(path))
+        try:
+            self.suite = load_suite(self.path.text())
+        except WhisperKVError as exc:
+            self.host.show_failure(failure_of(exc))
+            return False
+        n = len(self.suite.clips)
+        self.results, self.run_ids, self.index, self.stopping = [None] * n, [None] * n, 0, False
+        self.table.setRowCount(n)
+        for i, clip in enumerate(self.suite.clips):
+            self._fill(i, (clip.name, "queued") + ("",) * (len(COLUMNS) - 2))
+        self.progress.setRange(0, n)
+        self.progress.setValue(0)
+        self.running = True
+        self._set_running(True)
+        self._next()
+        return True
+
+    def stop(self) -> None:
+        """Cancel the clip decoding now and run no more; a clip still loading ends the suite when loaded."""
+        self.stopping = True
+        if self.run is not None:
+            self.host.stop()
+
+    def _next(self) -> None:
+        if self.stopping or self.index >= len(self.suite.clips):
+            self._finish()
+            return
+        clip = self.suite.clips[self.index]
+        self.status.setText(f"Clip {self.index + 1}/{len(self.suite.clips)}: loading {clip.name}…")
+        self.host.tasks.start(load_clip, str(clip.audio), on_done=lambda audio: self._decode(clip, audio),
+                              on_failed=self._abort)
+
+    def _decode(self, clip: Clip, audio: AudioClip) -> None:
+        if self.stopping:
+            self._finish()
+            return
+        options = RunOptions(language=clip.language, task=clip.task, cache=self.cache.isChecked(),
+                             max_tokens=clip.max_tokens, timestamps=clip.timestamps or self.timestamps.isChecked(),
+                             suppress_eot=clip.suppress_eot)
+        self.run = self.host.transcribe_clip(audio, options)
+        if self.run is None:
+            self._abort(Failure("another run is still decoding", "wait for it to finish or stop it, then run "
+                                "the suite again"))
+            return
+        self.run_ids[self.index] = self.run.id
+        self.status.setText(f"Clip {self.index + 1}/{len(self.suite.clips)}: decoding {clip.name}…")
+        self.live.start()
+
+    def _show_live(self) -> None:
+        if self.run is not None:
+            self._set_cell(self.index, COLUMNS.index("tokens"), str(len(self.run.rows)))
+            self._set_cell(self.index, COLUMNS.index("why it stopped"), verdict_of(self.run))
+
+    def _on_run_finished(self, run: RunRecord) -> None:
+        if self.run is None or run is not self.run:
+            return      # an ordinary run of the main window
+        self.live.stop()
+        self.run = None
+        clip = self.suite.clips[self.index]
+        if run.error is not None:
+            result = failed(clip, WhisperKVError(run.error.get("problem", "the run failed"), run.error.get("fix", "")))
+        else:
+            wall_ms = run.arrivals_ms[-1] if run.arrivals_ms else 0.0
+            result = score(clip, transcript_of(run), wall_ms, run.duration_s)
+        self.results[self.index] = result
+        self._fill(self.index, result.summary_cells(), PASS if result.passed else FAIL)
+        self.clipScored.emit(self.index, result)
+        self.index += 1
+        self.progress.setValue(self.index)
+        self._next()
+
+    def _abort(self, failure: Failure) -> None:
+        self.stopping = True
+        self.host.show_failure(failure)
+        self._finish()
+
+    def _finish(self) -> None:
+        if not self.running:
+            return
+        self.running = False
+        self.live.stop()
+        self.run = None
+        result = self.result()
+        self._set_running(False)
+        total = len(self.suite.clips) if self.suite else 0
+        verdict = "PASS" if result.passed and len(result.results) == total else "FAIL"
+        self.status.setText(f"{verdict}: {result.n_passed}/{total} clips passed"
+                            + ("" if len(result.results) == total else f" ({total - len(result.results)} not run)"))
+        self.suiteFinished.emit(result)
+
+    # --- results ------------------------------------------------------------------------------------
+
+    def result(self) -> SuiteResult:
+        suite = self.suite
+        meta = {"device": self.host.device.profile().url()} if hasattr(self.host, "device") else {}
+        meta |= {"cache": "on" if self.cache.isChecked() else "off", "from": "WhisperKV Studio QA tab"}
+        return SuiteResult(suite.name if suite else "", str(suite.path) if suite else "",
+                           [r for r in self.results if r is not None], meta)
+
+    def write_report(self, out: str | Path) -> Path:
+        """qa.json, qa.csv and qa.html in `out`; returns the HTML path."""
+        self.last_report = write_reports(self.result(), out)["html"]
+        self.status.setText(f"{self.status.text().split(' — ')[0]} — report: {self.last_report}")
+        return self.last_report
+
+    def _ask_report_dir(self) -> None:
+        out = QFileDialog.getExistingDirectory(self, "Write the QA report to")
+        if not out:
+            return
+        try:
+            html = self.write_report(out)
+        except WhisperKVError as exc:
+            self.host.show_failure(failure_of(exc))
+            return
+        QDesktopServices.openUrl(QUrl.fromLocalFile(str(html)))
+
+    def open_row(self, row: int) -> RunRecord | None:
+        """Show the row's run in the main view (transcript, graphs, token table)."""
+        run_id = self.run_ids[row] if 0 <= row < len(self.run_ids) else None
+        run = self.host.session.by_id(run_id) if run_id is not None else None
+        if run is not None:
+            self.host.open_run(run)
+        return run
+
+    def _fill(self, row: int, values: tuple, color: QColor | None = None) -> None:
+        for col, value in enumerate(values):
+            self._set_cell(row, col, str(value))
+        if color is not None:
+            self.table.item(row, 1).setBackground(color)
+        self.table.resizeColumnsToContents()   # the verdict column keeps the rest (it stretches)
+
+    def _set_cell(self, row: int, col: int, text: str) -> None:
+        item = self.table.item(row, col)
+        if item is None:
+            item = QTableWidgetItem()
+            if 1 < col < len(COLUMNS) - 1:
+                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            self.table.setItem(row, col, item)
+        item.setText(text)

@@ -1,0 +1,43 @@
+"""The compare verdict between two runs, e.g. cache on against cache off on the same audio."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.runs.record import RunRecord
+
+
+@dataclass
+class Comparison:
+    per_token_speedup: float | None   # slower median ms/token ÷ faster one
+    total_speedup: float | None       # slower decode total ÷ faster one
+    faster: RunRecord | None
+    slower: RunRecord | None
+    same_tokens: bool
+
+    def sentence(self) -> str:
+        if self.faster is None or self.per_token_speedup is None:
+            return "Pick two finished runs that decoded at least two tokens each."
+        f, s = self.faster, self.slower
+        fm, sm = f.decode_ms_per_token(), s.decode_ms_per_token()
+        text = (f"#{f.id} ({_what(f)}) is {self.per_token_speedup:.1f}× faster per token than #{s.id} ({_what(s)}): "
+                f"median {fm:.1f} ms vs {sm:.1f} ms")
+        if self.total_speedup:
+            text += (f"; whole decode {self.total_speedup:.1f}× "
+                     f"({f.decode_ms_total() / 1e3:.2f} s vs {s.decode_ms_total() / 1e3:.2f} s)")
+        text += ". Tokens identical." if self.same_tokens else ". Tokens differ."
+        return text
+
+
+def _what(run: RunRecord) -> str:
+    return f"cache {'on' if run.options.cache else 'off'}, {run.device}"
+
+
+def compare(a: RunRecord, b: RunRecord) -> Comparison:
+    ma, mb = a.decode_ms_per_token(), b.decode_ms_per_token()
+    same = [r.event.token for r in a.rows] == [r.event.token for r in b.rows]
+    if not ma or not mb:
+        return Comparison(None, None, None, None, same)
+    faster, slower = (a, b) if ma <= mb else (b, a)
+    per_token = max(ma, mb) / min(ma, mb)
+    tf, ts = faster.decode_ms_total(), slower.decode_ms_total()
+    return Comparison(per_token, ts / tf if tf else None, faster, slower, same)

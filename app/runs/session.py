@@ -1,0 +1,58 @@
+"""Every run of this app session, kept for compare and for the session JSON export."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from app.runs.options import RunOptions
+from app.runs.record import RunRecord
+from core.decode.events import event_from_dict, event_to_dict
+
+SESSION_FORMAT = "whisperkv-session/1"
+
+
+@dataclass
+class Session:
+    runs: list[RunRecord] = field(default_factory=list)
+    started: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%S"))
+
+    def new_run(self, audio_name: str, options: RunOptions, device: str, device_info: dict,
+                duration_s: float = 0.0) -> RunRecord:
+        run = RunRecord(len(self.runs) + 1, audio_name, options, device, dict(device_info), duration_s=duration_s)
+        self.runs.append(run)
+        return run
+
+    def by_id(self, run_id: int) -> RunRecord | None:
+        return next((r for r in self.runs if r.id == run_id), None)
+
+    def to_dict(self) -> dict:
+        return {"format": SESSION_FORMAT, "started": self.started, "runs": [run_to_dict(r) for r in self.runs]}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Session":
+        return cls(runs=[run_from_dict(r) for r in d.get("runs", [])], started=d.get("started", ""))
+
+
+def run_to_dict(run: RunRecord) -> dict:
+    return {
+        "id": run.id,
+        "audio": run.audio_name,
+        "duration_s": run.duration_s,
+        "started": run.started,
+        "settings": run.options.to_dict(),
+        "device": run.device,
+        "device_info": run.device_info,
+        "stop_reason": run.stop_reason,
+        "text": run.text(),
+        "error": run.error,
+        "events": [dict(event_to_dict(ev), host_arrival_ms=round(t, 3)) for ev, t in zip(run.events, run.arrivals_ms)],
+    }
+
+
+def run_from_dict(d: dict) -> RunRecord:
+    run = RunRecord(d["id"], d.get("audio", ""), RunOptions.from_dict(d.get("settings", {})), d.get("device", "local"),
+                    d.get("device_info", {}), d.get("started", ""), d.get("duration_s", 0.0))
+    for ev in d.get("events", []):
+        run.add(event_from_dict(ev), float(ev.get("host_arrival_ms", 0.0)))
+    run.error = d.get("error")
+    return run

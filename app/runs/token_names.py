@@ -1,0 +1,52 @@
+"""Readable names for token ids: the transcript piece, or a marker for special tokens."""
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+from core.decode.events import TokenEvent
+
+EOT_TOKEN = 50257
+EOT_MARK = "⟨EOT⟩"
+
+
+@lru_cache(maxsize=1)
+def _tokenizer():
+    try:
+        from core.model.tokenizer import WhisperTokenizer
+        from core.model.weights import find_tokenizer
+        return WhisperTokenizer.from_file(find_tokenizer())
+    except Exception:  # names are a nicety here: ids still identify every token
+        return None
+
+
+def preload() -> None:
+    """Read the tokenizer now (off the UI thread) so the first table paint does not wait for it."""
+    _tokenizer()
+
+
+def name_of(token: int) -> str:
+    """Text of one token id for the alternatives column; falls back to the id."""
+    if token == EOT_TOKEN:
+        return EOT_MARK
+    tok = _tokenizer()
+    if tok is None:
+        return f"#{token}"
+    label = tok.token_label(token)
+    if "\ufffd" in label:  # part of a multi-byte character: its bytes say more than a replacement mark
+        return "⟨" + tok.token_bytes(token).hex() + "⟩"
+    return label
+
+
+def event_label(ev: TokenEvent) -> str:
+    if ev.token == EOT_TOKEN:
+        return EOT_MARK
+    if ev.is_special:
+        return name_of(ev.token)
+    if ev.text:
+        return ev.text
+    return f"⟨{ev.text_bytes}⟩" if ev.text_bytes else name_of(ev.token)
+
+
+def hover_text(x: int, ev: TokenEvent) -> str:
+    return f"step {x}: {event_label(ev)!r}  p={math.exp(ev.logprob):.2f}  p(EOT)={ev.eot_prob:.2g}"

@@ -1,0 +1,66 @@
+"""File ▸ Export: transcript TXT, SRT/VTT, token CSV, session JSON and the graphs as PNG.
+Works on whatever run is on display, finished, cancelled or failed part-way."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QFileDialog
+
+from app.errors import Failure
+from app.runs import exports
+from app.runs.token_names import name_of
+
+KINDS = {
+    "txt": ("Transcript (TXT)…", "Text (*.txt)"),
+    "srt": ("Subtitles (SRT)…", "SubRip (*.srt)"),
+    "vtt": ("Subtitles (VTT)…", "WebVTT (*.vtt)"),
+    "csv": ("Token table (CSV)…", "CSV (*.csv)"),
+    "json": ("Session (JSON)…", "JSON (*.json)"),
+    "png": ("Graphs (PNG)…", "PNG image (*.png)"),
+}
+
+
+class ExportMenu:
+    def __init__(self, window):
+        self.window = window
+
+    def add_to(self, menu) -> None:
+        sub = menu.addMenu("&Export")
+        for kind, (text, _) in KINDS.items():
+            action = QAction(text, self.window)
+            action.triggered.connect(lambda _=False, k=kind: self.ask_and_export(k))
+            sub.addAction(action)
+
+    def ask_and_export(self, kind: str) -> None:
+        w = self.window
+        if kind != "json" and w.run is None:
+            w.show_failure(Failure("there is no run to export yet", "open audio and press Transcribe first"))
+            return
+        base = Path(w.settings.export_dir or Path.home()) / self.default_name(kind)
+        path, _ = QFileDialog.getSaveFileName(w, "Export", str(base), KINDS[kind][1])
+        if not path:
+            return
+        try:
+            self.export(kind, path)
+        except OSError as exc:
+            w.show_failure(Failure(f"cannot write {path}: {exc.strerror or exc}", "pick a folder you can write to"))
+            return
+        w.settings.export_dir = str(Path(path).parent)
+        w.status.showMessage(f"Exported {path}", 5000)
+
+    def default_name(self, kind: str) -> str:
+        run = self.window.run
+        stem = Path(run.audio_name).stem + f"-run{run.id}" if run else "session"
+        return f"{'session' if kind == 'json' else stem}.{kind}"
+
+    def export(self, kind: str, path: str) -> Path:
+        """Write one export without asking (used by the menu, automation and tests)."""
+        w = self.window
+        if kind == "json":
+            return exports.write_session(w.session, path)
+        if kind == "png":
+            if not w.plots.save_png(path):
+                raise OSError(f"the PNG could not be written to {path}")
+            return Path(path)
+        return exports.write_run(w.run, Path(path).with_suffix(f".{kind}"), name_of)

@@ -1,0 +1,58 @@
+"""The banner above the transcript that says why decoding stopped."""
+from __future__ import annotations
+
+from PySide6.QtWidgets import QLabel
+
+from app.runs.record import RunRecord
+from app.runs.verdict import verdict_of
+
+STYLES = {
+    "eot": ("#1b5e20", "#c8e6c9", "Stopped at EOT — the model ended the transcript"),
+    "cache_full": ("#b71c1c", "#ffcdd2", "Stopped: cache full — all 448 decoder positions used"),
+    "max_tokens": ("#e65100", "#ffe0b2", "Stopped: max tokens reached"),
+    "cancelled": ("#37474f", "#cfd8dc", "Cancelled"),
+    "error": ("#b71c1c", "#ffcdd2", "Error"),
+    "running": ("#0d47a1", "#bbdefb", "Decoding…"),
+}
+
+
+def verdict(run: RunRecord) -> str:
+    """The one-line "why it stopped" the CLI and the QA report print too, plus the token count."""
+    try:
+        why = verdict_of(run)
+    except Exception:  # a runner that breaks an assumption of the diagnosis must not break the window
+        why = run.stop_reason or ""
+    return f"{why} · {len(run.rows)} tokens, cache {run.rows[-1].event.cache_len}/448" if run.rows else why
+
+
+class StopBanner(QLabel):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.reason: str | None = None
+        self.setWordWrap(True)
+        self.show_reason(None)
+
+    def show_reason(self, reason: str | None, detail: str = "") -> None:
+        self.reason = reason
+        if reason is None:
+            self.setText("")
+            self.setStyleSheet("")
+            self.hide()
+            return
+        fg, bg, text = STYLES.get(reason, STYLES["error"])
+        self.setText(f"{text}{' — ' + detail if detail else ''}")
+        self.setMinimumHeight(self.sizeHint().height())
+        self.setStyleSheet(f"QLabel {{ color: {fg}; background: {bg}; padding: 6px; border-radius: 4px; font-weight: bold; }}")
+        self.show()
+
+    def show_run(self, run: RunRecord) -> None:
+        reason = run.stop_reason
+        if reason is None:
+            # No live count here: a banner whose text changes every frame relays out the whole window.
+            if self.reason != "running":
+                self.show_reason("running")
+            return
+        detail = verdict(run)
+        if reason == "error" and run.error:
+            detail = f"{run.error.get('problem', '')} ({detail})"
+        self.show_reason(reason, detail)

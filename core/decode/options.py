@@ -1,0 +1,88 @@
+"""What one transcription asks for, and its one wire encoding (docs/protocol.md, `transcribe`).
+
+The CLI, the GUI's run controls, the QA suite and the runner all use this type; `to_wire` is what a
+client sends and `from_wire` is the runner's check of what it received.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+TASKS = ("transcribe", "translate")
+MAX_TOP_K = 100
+
+
+class OptionsError(ValueError):
+    """A field that is out of range or of the wrong type; the message names it."""
+
+
+@dataclass
+class DecodeOptions:
+    language: str | None = None   # None or "auto": detect from the language-token probabilities
+    task: str = "transcribe"      # or "translate"
+    cache: bool = True
+    max_tokens: int = 224         # sampled tokens per window (Whisper's default sample_len)
+    top_k: int = 5
+    timestamps: bool = False
+    suppress_eot: bool = False    # diagnostics: forbid EOT to provoke a run into the cache ceiling
+
+    def __post_init__(self):
+        if self.language in ("", "auto"):
+            self.language = None
+        if self.task not in TASKS:
+            raise OptionsError(f"task must be transcribe or translate, not {self.task!r}")
+        if self.max_tokens < 1:
+            raise OptionsError("max_tokens must be at least 1")
+
+    @property
+    def language_label(self) -> str:
+        return self.language or "auto"
+
+    def label(self) -> str:
+        extra = " · EOT suppressed" if self.suppress_eot else ""
+        return (f"{self.language_label} · {self.task} · cache {'on' if self.cache else 'off'} · "
+                f"max {self.max_tokens}{extra}")
+
+    # --- settings and session files ------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return asdict(self) | {"language": self.language_label}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "DecodeOptions":
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+    # --- the wire --------------------------------------------------------------------------------
+    def to_wire(self) -> dict:
+        """The `transcribe` header fields (cache travels as "on"/"off", auto language as null)."""
+        return {"language": self.language, "task": self.task, "cache": "on" if self.cache else "off",
+                "max_tokens": self.max_tokens, "top_k": self.top_k, "timestamps": self.timestamps,
+                "suppress_eot": self.suppress_eot}
+
+    @classmethod
+    def from_wire(cls, h: dict, languages=None, max_len: int = 448) -> "DecodeOptions":
+        """Checked options from a header; OptionsError names the first bad field. `languages`: the
+        tokenizer's language codes; `max_len`: the decoder's context (ModelDims.n_text_ctx)."""
+        language = h.get("language")
+        if language in ("auto", ""):
+            language = None
+        if language is not None and (not isinstance(language, str)
+                                     or (languages is not None and language not in languages)):
+            raise OptionsError(f"unknown language {language!r}; use null for auto-detect or a code such as 'en'")
+        task = h.get("task", "transcribe")
+        if task not in TASKS:
+            raise OptionsError(f"task {task!r} is not 'transcribe' or 'translate'")
+        cache = h.get("cache", "on")
+        if cache not in ("on", "off"):
+            raise OptionsError(f"cache {cache!r} is not 'on' or 'off'")
+        max_tokens = h.get("max_tokens", 224)
+        if type(max_tokens) is not int or not 1 <= max_tokens <= max_len:
+            raise OptionsError(f"max_tokens {max_tokens!r} is not an integer in 1..{max_len}")
+        top_k = h.get("top_k", 5)
+        if type(top_k) is not int or not 1 <= top_k <= MAX_TOP_K:
+            raise OptionsError(f"top_k {top_k!r} is not an integer in 1..{MAX_TOP_K}")
+        flags = {}
+        for name in ("timestamps", "suppress_eot"):
+            flags[name] = h.get(name, False)
+            if type(flags[name]) is not bool:
+                raise OptionsError(f"{name} {flags[name]!r} is not true or false")
+        return cls(language=language, task=task, cache=cache == "on", max_tokens=max_tokens, top_k=top_k, **flags)

@@ -1,0 +1,80 @@
+"""Whisper's timestamp mode: the logit rules that keep timestamp tokens well formed, and
+turning a window's tokens into timed segments plus how far to seek for the next window."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.model.tokenizer import SpecialTokens, WhisperTokenizer
+
+TIME_PRECISION = 0.02       # seconds per timestamp token
+FRAMES_PER_TIMESTAMP = 2    # mel frames (10 ms each) per timestamp token
+MAX_INITIAL_TIMESTAMP = 1.0  # seconds: the first timestamp may not start later than this
+
+
+@dataclass
+class Segment:
+    start: float
+    end: float
+    text: str
+    tokens: list[int]
+
+
+def apply_timestamp_rules(logits: np.ndarray, sampled: list[int], sp: SpecialTokens) -> np.ndarray:
+    """In place on a [V] float array whose suppressed entries are already -inf."""
+    tb = sp.timestamp_begin
+    last_ts = len(sampled) >= 1 and sampled[-1] >= tb
+    penultimate_ts = len(sampled) < 2 or sampled[-2] >= tb
+    if last_ts:
+        if penultimate_ts:
+            logits[tb:] = -np.inf      # a pair closed: text must follow
+        else:
+            logits[:sp.eot] = -np.inf  # an open timestamp: another timestamp or EOT
+    stamps = [t for t in sampled if t >= tb]
+    if stamps:
+        last = stamps[-1] if last_ts and not penultimate_ts else stamps[-1] + 1
+        logits[tb:last] = -np.inf      # time never goes backwards
+    if not sampled:
+        logits[:tb] = -np.inf
+        logits[tb + round(MAX_INITIAL_TIMESTAMP / TIME_PRECISION) + 1:] = -np.inf
+    finite = logits[np.isfinite(logits)]
+    if finite.size:
+        m = finite.max()
+        lse = lambda a: m + np.log(np.sum(np.exp(a[np.isfinite(a)] - m))) if np.isfinite(a).any() else -np.inf  # noqa: E731
+        if lse(logits[tb:]) > (logits[:tb].max() if np.isfinite(logits[:tb]).any() else -np.inf):
+            logits[:tb] = -np.inf      # timestamps together outweigh any single text token
+    return logits
+
+
+def split_segments(tokens: list[int], tokenizer: WhisperTokenizer, offset_s: float,
+                   segment_frames: int) -> tuple[list[Segment], int]:
+    """Segments (absolute seconds) of one window's sampled tokens, and the frames to seek forward."""
+    tb = tokenizer.special.timestamp_begin
+    is_ts = [t >= tb for t in tokens]
+    # Whisper may stamp past the end of the audio (a 1.4 s clip ending at <|2.00|>): clamp to it.
+    t_of = lambda tok: min((tok - tb) * TIME_PRECISION, segment_frames / 100.0)  # noqa: E731
+    single_ending = is_ts[-2:] == [False, True]
+    consecutive = [i + 1 for i in range(len(tokens) - 1) if is_ts[i] and is_ts[i + 1]]
+    segments: list[Segment] = []
+    if consecutive:
+        slices = consecutive + ([len(tokens)] if single_ending else [])
+        last = 0
+        for cut in slices:
+            part = tokens[last:cut]
+            text = [t for t in part if t < tokenizer.special.eot]
+            if text:
+                segments.append(Segment(offset_s + t_of(part[0]), offset_s + t_of(part[-1]),
+                                        tokenizer.decode(text), part))
+            last = cut
+        seek = segment_frames if single_ending else (tokens[last - 1] - tb) * FRAMES_PER_TIMESTAMP
+    else:
+        stamps = [t for t in tokens if t >= tb]
+        duration = segment_frames / 100.0
+        if stamps and stamps[-1] != tb:
+            duration = t_of(stamps[-1])
+        text = [t for t in tokens if t < tokenizer.special.eot]
+        if text:
+            segments.append(Segment(offset_s, offset_s + duration, tokenizer.decode(text), tokens))
+        seek = segment_frames
+    return segments, max(1, seek)

@@ -1,0 +1,97 @@
+"""Folds a stream of decode events into one result: text, stop reason, per-step telemetry."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from core.decode.events import DoneEvent, EncodedEvent, Event, TokenEvent
+
+
+@dataclass
+class WindowResult:
+    window: int
+    language: str = ""
+    encoder_ms: float = 0.0
+    cache_hit: bool = False
+    reason: str = ""
+    text: str = ""
+    tokens: list[int] = field(default_factory=list)
+    ms_total: float = 0.0
+    no_speech_prob: float = 0.0
+    avg_logprob: float = 0.0
+    silent: bool = False      # Whisper's no-speech rule: decoded, but its text is not shown
+    offset_s: float = 0.0
+    segments: list[dict] = field(default_factory=list)
+
+
+@dataclass
+class Transcript:
+    windows: list[WindowResult] = field(default_factory=list)
+    steps: list[TokenEvent] = field(default_factory=list)
+    language_probs: dict[str, float] = field(default_factory=dict)
+
+    def add(self, ev: Event) -> None:
+        if isinstance(ev, EncodedEvent):
+            self.windows.append(WindowResult(ev.window, ev.language, ev.ms, ev.cache_hit, offset_s=ev.offset_s))
+            if ev.language_probs:
+                self.language_probs = ev.language_probs
+        elif isinstance(ev, TokenEvent):
+            self.steps.append(ev)
+        elif isinstance(ev, DoneEvent):
+            w = self.windows[-1]
+            w.reason, w.text, w.tokens, w.ms_total = ev.reason, ev.text, ev.tokens, ev.ms_total
+            w.no_speech_prob, w.avg_logprob, w.silent = ev.no_speech_prob, ev.avg_logprob, ev.is_silence
+            w.segments = ev.segments
+
+    @property
+    def text(self) -> str:
+        return " ".join(w.text.strip() for w in self.windows if w.text.strip() and not w.silent)
+
+    @property
+    def segments(self) -> list[dict]:
+        """Timed segments [{start, end, text}] of the windows with speech (timestamps mode only)."""
+        return [g for w in self.windows if not w.silent for g in w.segments]
+
+    @property
+    def language(self) -> str:
+        return self.windows[0].language if self.windows else ""
+
+    @property
+    def stop_reason(self) -> str:
+        """The last window's reason; "" while the decode is still running."""
+        return self.windows[-1].reason if self.windows else ""
+
+    @property
+    def tokens(self) -> list[int]:
+        return [t for w in self.windows for t in w.tokens]
+
+    @property
+    def encoder_ms(self) -> float:
+        return sum(w.encoder_ms for w in self.windows)
+
+    def per_token_ms(self) -> list[float]:
+        """Runner ms of every step after each window's first (which also carries the SOT prefix)."""
+        return [s.ms for s in self.steps if s.step > 0]
+
+    def summary(self) -> dict:
+        ms = self.per_token_ms()
+        return {
+            "text": self.text,
+            "language": self.language,
+            "stop_reason": self.stop_reason,
+            "no_speech": bool(self.windows) and all(w.silent for w in self.windows),
+            "encoder_ms": round(self.encoder_ms, 3),
+            "tokens": self.tokens,
+            "n_steps": len(self.steps),
+            "decode_ms": round(sum(s.ms for s in self.steps), 3),
+            "per_token_ms_median": round(float(np.median(ms)), 3) if ms else None,
+            "per_token_ms_p95": round(float(np.percentile(ms, 95)), 3) if ms else None,
+            "language_probs": self.language_probs,
+            "segments": self.segments,
+            "windows": [asdict(w) for w in self.windows],
+        }
+
+    def steps_json(self) -> list[dict]:
+        keys = ("window", "step", "token", "text", "logprob", "eot_prob", "top", "cache_len", "cache_bytes", "ms")
+        return [{k: getattr(s, k) for k in keys} for s in self.steps]

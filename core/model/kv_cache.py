@@ -1,0 +1,59 @@
+"""The decoder's self-attention KV cache, held by the runner on the CPU.
+
+Layout [layers, 1, 448, d_model] (4D: MDLA 5.3 has no rank-5 tensors, so the 8 heads stay
+packed along d_model). Slot `cache_len` is where the next step's `new_k`/`new_v` go.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from core.model.whisper import NEG_INF
+
+
+class CacheFull(Exception):
+    """Raised on a write past the last slot; the decoder stops with reason `cache_full`."""
+
+
+class KVCache:
+    def __init__(self, n_layer: int = 6, max_len: int = 448, d_model: int = 512, dtype=np.float32):
+        self.k = np.zeros((n_layer, 1, max_len, d_model), dtype)
+        self.v = np.zeros_like(self.k)
+        self.max_len = max_len
+        self.cache_len = 0
+
+    def reset(self) -> None:
+        self.k.fill(0)
+        self.v.fill(0)
+        self.cache_len = 0
+
+    @property
+    def full(self) -> bool:
+        return self.cache_len >= self.max_len
+
+    @property
+    def bytes_per_token(self) -> int:
+        n_layer, _, _, d = self.k.shape
+        return 2 * n_layer * d * self.k.itemsize
+
+    @property
+    def bytes_used(self) -> int:
+        return self.cache_len * self.bytes_per_token
+
+    @property
+    def bytes_total(self) -> int:
+        return self.k.nbytes + self.v.nbytes
+
+    def mask(self) -> np.ndarray:
+        """[1,1,1,max_len+1]: slots 0..cache_len-1 and the current token (last) are visible."""
+        m = np.full((1, 1, 1, self.max_len + 1), NEG_INF, np.float32)
+        m[..., :self.cache_len] = 0.0
+        m[..., self.max_len] = 0.0
+        return m
+
+    def write(self, new_k: np.ndarray, new_v: np.ndarray) -> None:
+        """Store one step's [layers,1,1,d] keys and values at cache_len."""
+        if self.full:
+            raise CacheFull(f"KV cache is full at {self.max_len} tokens")
+        self.k[:, :, self.cache_len] = new_k[:, :, 0]
+        self.v[:, :, self.cache_len] = new_v[:, :, 0]
+        self.cache_len += 1

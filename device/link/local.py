@@ -1,0 +1,57 @@
+"""LocalTransport: the runner as a subprocess on this PC (the default device)."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from device.link.transport import (
+    CommandResult,
+    ProcessStream,
+    Progress,
+    Transport,
+    TransportError,
+    copy_concatenated,
+)
+from device.runner.agent import ROOT
+
+
+class LocalTransport(Transport):
+    label = "local"
+
+    def __init__(self, python: str | None = None, dir: str | None = None):
+        self.python = python or sys.executable
+        # Without ?dir= the runner is this checkout (or installed package) itself.
+        self.runner_dir = os.path.expanduser(dir) if dir else str(ROOT)
+
+    def start_runner(self, args: list[str]) -> ProcessStream:
+        if not os.path.isdir(self.runner_dir):
+            raise TransportError(f"runner directory {self.runner_dir} does not exist",
+                                 f"deploy there with `whisperkv deploy --dir {self.runner_dir}`, or drop ?dir=")
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [self.runner_dir, env.get("PYTHONPATH")]))
+        return ProcessStream([self.python, "-m", "device.runner", *args], cwd=self.runner_dir, env=env)
+
+    def run(self, argv: list[str], timeout: float = 60.0, cwd: str | None = None) -> CommandResult:
+        try:
+            p = subprocess.run(argv, cwd=os.path.expanduser(cwd) if cwd else None, capture_output=True,
+                               timeout=timeout)
+        except FileNotFoundError:
+            return CommandResult(127, b"", f"{argv[0]}: not found".encode())
+        except subprocess.TimeoutExpired as exc:
+            raise TransportError(f"`{argv[0]}` took over {timeout:.0f} s", "check the machine's load") from exc
+        return CommandResult(p.returncode, p.stdout, p.stderr)
+
+    def home(self) -> str:
+        return str(Path.home())
+
+    def put(self, sources: list[Path], remote: str, progress: Progress | None = None) -> None:
+        dst = Path(remote)
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dst.with_name(dst.name + ".part")
+        with open(tmp, "wb") as out:
+            copy_concatenated(sources, out, progress)
+        shutil.copymode(sources[0], tmp)
+        os.replace(tmp, dst)

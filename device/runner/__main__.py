@@ -1,0 +1,5 @@
+import sys
+
+from device.runner.agent import main
+
+sys.exit(main())

@@ -1,0 +1,116 @@
+"""An exported board bundle, as the runner reads it (device/build/export.py writes it).
+
+    DIR/encoder.onnx             mel [1,80,3000] -> cross_k, cross_v [L,1,1500,d]
+    DIR/decoder_step.onnx        the step signature in docs/protocol.md
+    DIR/token_embedding.npy      [n_vocab, d]   looked up on the runner CPU (no GATHER on MDLA)
+    DIR/positional_embedding.npy [n_text_ctx, d]
+    DIR/tokenizer.json
+    DIR/model.json               dims, special tokens, dtype, opset, sha256 of every file
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from core.errors import ModelError
+from core.model.weights import ModelDims, WhisperWeights
+
+FORMAT = "whisperkv-mtk-bundle"
+VERSION = 1
+GRAPHS = {"encoder": "encoder.onnx", "decoder_step": "decoder_step.onnx"}
+TABLES = {"token_embedding": "token_embedding.npy", "positional_embedding": "positional_embedding.npy"}
+EXPORT_FIX = "re-create it with `whisperkv export --out DIR`"
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+@dataclass
+class Bundle:
+    path: Path
+    manifest: dict
+    dims: ModelDims
+    dtype: str
+    model_sha256: str
+    source: str
+
+    @property
+    def encoder_path(self) -> Path:
+        return self.path / self.manifest["graphs"]["encoder"]["file"]
+
+    @property
+    def decoder_step_path(self) -> Path:
+        return self.path / self.manifest["graphs"]["decoder_step"]["file"]
+
+    @property
+    def tokenizer_path(self) -> Path:
+        return self.path / self.manifest.get("tokenizer", "tokenizer.json")
+
+    @property
+    def token_embedding(self) -> np.ndarray:
+        return np.load(self.path / TABLES["token_embedding"])
+
+    @property
+    def positional_embedding(self) -> np.ndarray:
+        return np.load(self.path / TABLES["positional_embedding"])
+
+
+def is_bundle(path) -> bool:
+    return path is not None and (Path(path) / "model.json").is_file()
+
+
+def read_bundle(path: str | Path, verify: bool = False) -> Bundle:
+    """Open an exported bundle; `verify` re-hashes every file against model.json."""
+    path = Path(path)
+    try:
+        doc = json.loads((path / "model.json").read_text())
+    except FileNotFoundError:
+        raise ModelError(f"{path} is not a model bundle (no model.json)", EXPORT_FIX) from None
+    except ValueError as exc:
+        raise ModelError(f"{path}/model.json is not valid JSON ({exc})", EXPORT_FIX) from exc
+    if doc.get("format") != FORMAT:
+        raise ModelError(f"{path}/model.json is not a {FORMAT} manifest", EXPORT_FIX)
+    for name, digest in doc.get("files", {}).items():
+        f = path / name
+        if not f.is_file():
+            raise ModelError(f"the bundle at {path} is missing {name}", EXPORT_FIX)
+        if verify and sha256_file(f) != digest:
+            raise ModelError(f"{path}/{name} does not match its sha256 in model.json (corrupt or edited)",
+                             EXPORT_FIX)
+    return Bundle(path=path, manifest=doc, dims=ModelDims(**doc["dims"]), dtype=doc["dtype"],
+                  model_sha256=doc["model_sha256"], source=f"bundle:{path}")
+
+
+def weights_from_bundle(path: str | Path) -> WhisperWeights:
+    """The canonical fp32 params read back out of a bundle's graphs, for the NumPy backend."""
+    import onnx
+
+    from device.graphs.onnx_graphs import params_from_graph
+
+    b = read_bundle(path)
+    p: dict[str, np.ndarray] = {}
+    for graph in (b.encoder_path, b.decoder_step_path):
+        p |= params_from_graph(onnx.load(str(graph)))
+    for conv in ("encoder.conv1.weight", "encoder.conv2.weight"):
+        p[conv] = np.ascontiguousarray(p[conv][:, :, 0])      # [out, in, 1, 3] -> [out, in, 3]
+    d, L = b.dims.n_text_state, b.dims.n_text_layer
+    for kind in ("key", "value"):
+        w = p.pop(f"cross_attn.{kind}.all.weight")           # [L*d, d]
+        bias = p.pop(f"cross_attn.{kind}.all.bias", None)
+        for i in range(L):
+            p[f"decoder.blocks.{i}.cross_attn.{kind}.weight"] = np.ascontiguousarray(w[i * d:(i + 1) * d])
+            if bias is not None:
+                p[f"decoder.blocks.{i}.cross_attn.{kind}.bias"] = bias[i * d:(i + 1) * d]
+    p["decoder.token_embedding.weight"] = b.token_embedding
+    p["decoder.positional_embedding"] = b.positional_embedding
+    return WhisperWeights(dims=b.dims, params=p, tokenizer_path=b.tokenizer_path, sha256=b.model_sha256,
+                          source=b.source, files=[b.path / name for name in b.manifest["files"]])

@@ -1,0 +1,113 @@
+"""The runner's ONNX Runtime backend: the exported MTK-form graphs, same interface as NumpyBackend.
+
+`OnnxBackend(source)` takes WhisperWeights (graphs built in memory) or an exported bundle
+directory (`device/export.py`). `full()`, the uncached reference, runs a host-only graph built
+from the step graph's own weights on first use, so both modes share one set of numbers.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from core.model.weights import WhisperWeights
+from device.graphs import onnx_graphs as G
+
+_NP_DTYPES = {"tensor(float)": np.float32, "tensor(float16)": np.float16}
+
+
+@dataclass
+class SessionConfig:
+    threads: int = 2                # the board-less demo machine has 2 cores; 0 = ORT's default
+    optimization: str = "all"       # ORT graph optimisation level: disable|basic|extended|all
+    # Spinning workers burn the core the GUI, the link and other processes need; with ~600 small
+    # nodes a step it made the step ~1.7x slower on this shared 2-core machine (A/B, load 6).
+    spin: bool = False
+
+
+def _session(model_bytes: bytes, cfg: SessionConfig):
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = cfg.threads
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.graph_optimization_level = {
+        "disable": ort.GraphOptimizationLevel.ORT_DISABLE_ALL, "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+        "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED, "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
+    }[cfg.optimization]
+    so.log_severity_level = 3
+    so.add_session_config_entry("session.intra_op.allow_spinning", "1" if cfg.spin else "0")
+    return ort.InferenceSession(model_bytes, so, providers=["CPUExecutionProvider"])
+
+
+class OnnxBackend:
+    """Encoder and decoder step under ONNX Runtime; embeddings are looked up on the CPU."""
+
+    def __init__(self, source, dtype: str = "fp32", config: SessionConfig | None = None):
+        """`source`: WhisperWeights (graphs built, and quantised to `dtype`, in memory) or a bundle
+        directory (an fp32 bundle is quantised to `dtype` in memory; a quantised bundle runs as is)."""
+        import onnx
+
+        self.config = config or SessionConfig()
+        if isinstance(source, WhisperWeights):
+            from device.graphs.quantize import quantize_model
+
+            self.dims, self.sha256, self.dtype = source.dims, source.sha256, dtype
+            p = source.params
+            self.token_embedding = p["decoder.token_embedding.weight"]
+            self.positional_embedding = p["decoder.positional_embedding"]
+            encoder = quantize_model(G.build_encoder(p, self.dims), dtype)
+            step = quantize_model(G.build_decoder_step(p, self.dims), dtype)
+        else:
+            from device.runner.bundle import read_bundle
+
+            b = read_bundle(Path(source))
+            self.dims, self.sha256, self.dtype = b.dims, b.model_sha256, b.dtype
+            self.token_embedding, self.positional_embedding = b.token_embedding, b.positional_embedding
+            encoder, step = onnx.load(str(b.encoder_path)), onnx.load(str(b.decoder_step_path))
+            if b.dtype == "fp32" and dtype != "fp32":
+                from device.graphs.quantize import quantize_model
+
+                encoder, step, self.dtype = quantize_model(encoder, dtype), quantize_model(step, dtype), dtype
+        self.name = "onnx" if self.dtype == "fp32" else f"onnx-{self.dtype}"
+        self._step_model = step              # kept until full() first needs its weights
+        self._encoder = _session(encoder.SerializeToString(), self.config)
+        self._step = _session(G.per_layer_inputs(step).SerializeToString(), self.config)
+        self._full = None
+        self._types = {i.name: _NP_DTYPES[i.type] for s in (self._encoder, self._step) for i in s.get_inputs()}
+
+    def _feed(self, name: str, arr: np.ndarray) -> np.ndarray:
+        dtype = self._types[name]
+        if dtype == np.float16 and arr.dtype != np.float16:
+            # fp16 graphs: the mask's -1e9 becomes fp16's lowest finite value, still exp() == 0.
+            arr = np.clip(arr, np.finfo(np.float16).min, np.finfo(np.float16).max)
+        return np.ascontiguousarray(arr, dtype=dtype)
+
+    def encode(self, mel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        d = self.dims
+        mel = np.asarray(mel).reshape(1, d.n_mels, 2 * d.n_audio_ctx)
+        k, v = self._encoder.run(["cross_k", "cross_v"], {"mel": self._feed("mel", mel)})
+        return k.astype(np.float32, copy=False), v.astype(np.float32, copy=False)
+
+    def step(self, x, self_k, self_v, cross_k, cross_v, mask):
+        feeds = {"x": self._feed("x", x), "mask": self._feed("mask", mask)}
+        for name, t in (("self_k", self_k), ("self_v", self_v), ("cross_k", cross_k), ("cross_v", cross_v)):
+            for layer in range(t.shape[0]):
+                key = f"{name}.{layer}"
+                feeds[key] = self._feed(key, t[layer:layer + 1])   # a view: no copy for fp32
+        logits, new_k, new_v = self._step.run(["logits", "new_k", "new_v"], feeds)
+        return (logits.astype(np.float32, copy=False), new_k.astype(np.float32, copy=False),
+                new_v.astype(np.float32, copy=False))
+
+    def full(self, x, cross_k, cross_v, mask):
+        if self._full is None:
+            params = G.params_from_graph(self._step_model)
+            self._full = _session(G.per_layer_inputs(G.build_decoder_full(params, self.dims)).SerializeToString(),
+                                  self.config)
+        feeds = {"x": np.ascontiguousarray(x, np.float32), "mask": np.ascontiguousarray(mask, np.float32)}
+        for name, t in (("cross_k", cross_k), ("cross_v", cross_v)):
+            for layer in range(t.shape[0]):
+                feeds[f"{name}.{layer}"] = np.ascontiguousarray(t[layer:layer + 1], np.float32)
+        return self._full.run(["logits"], feeds)[0]

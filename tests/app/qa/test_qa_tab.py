@@ -1,0 +1,152 @@
+"""The QA tab driving a stand-in host: the host answers each clip with a scripted run (no model), so
+these tests check the tab's flow — table, progress, pass/fail, opening rows, reports, setup errors."""
+from __future__ import annotations
+
+import json
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from app.background import TaskRunner
+from app.runs.session import Session
+from core.decode.diagnostics import EOT_TOKEN
+from core.decode.events import DoneEvent, EncodedEvent, TokenEvent
+from tests.app.conftest import wait_for
+from tests.conftest import AUDIO
+
+
+class ScriptedHost(QObject):
+    """Stands in for the main window: each transcribe_clip becomes a run that says " Hello world." and
+    ends at EOT (or is cancelled when stop() was called)."""
+
+    runFinished = Signal(object)
+
+    def __init__(self):
+        super().__init__()
+        self.session, self.tasks = Session(), TaskRunner(self)
+        self.opened, self.failures, self.requests, self.cancelled = [], [], [], False
+
+    def transcribe_clip(self, clip, options):
+        run = self.session.new_run(clip.name, options, "scripted", {}, clip.duration_s)
+        self.requests.append(options)
+        QTimer.singleShot(10, lambda: self._play(run))
+        return run
+
+    def _play(self, run):
+        run.add(EncodedEvent(window=0, ms=50.0, language=run.options.language), 60.0)
+        words = [(9, " Hello"), (10, " world"), (11, ".")] if not self.cancelled else [(9, " Hello")]
+        for i, (tok, text) in enumerate(words):
+            run.add(TokenEvent(window=0, step=i, token=tok, text=text, logprob=-0.1, eot_prob=0.01,
+                               top=[(tok, -0.1), (EOT_TOKEN, -4.0)], cache_len=5 + i, cache_bytes=0, ms=5.0), 70.0 + i)
+        if not self.cancelled:
+            run.add(TokenEvent(window=0, step=3, token=EOT_TOKEN, text="", logprob=-0.02, eot_prob=0.98,
+                               top=[(EOT_TOKEN, -0.02), (12, -4.1)], cache_len=8, cache_bytes=0, ms=5.0,
+                               is_special=True), 80.0)
+        reason = "cancelled" if self.cancelled else "eot"
+        run.add(DoneEvent(window=0, reason=reason, tokens=[t for t, _ in words], text="".join(t for _, t in words),
+                          ms_total=90.0, language=run.options.language), 90.0)
+        self.runFinished.emit(run)
+
+    def open_run(self, run):
+        self.opened.append(run)
+
+    def stop(self):
+        self.cancelled = True
+
+    def show_failure(self, failure):
+        self.failures.append(failure)
+
+
+def suite(tmp_path, *references, extra=""):
+    clips = "".join(f'[[clip]]\naudio = "{AUDIO / "en_asterisk_hello-world.wav"}"\nname = "c{i}"\nlanguage = "en"\n'
+                    f'reference = "{ref}"\nmax_wer = 0.1\n{extra}' for i, ref in enumerate(references))
+    (tmp_path / "s.toml").write_text(clips, encoding="utf-8")
+    return tmp_path / "s.toml"
+
+
+def run_tab(qtbot, host, path):
+    from app.qa.tab import QaTab
+
+    tab = QaTab(host)
+    qtbot.addWidget(tab)
+    finished = []
+    tab.suiteFinished.connect(finished.append)
+    assert tab.start(str(path))
+    wait_for(lambda: finished, "the suite to finish")
+    host.tasks.wait_all()
+    return tab, finished[0]
+
+
+def cell(tab, row, name):
+    from app.qa.tab import COLUMNS
+
+    return tab.table.item(row, COLUMNS.index(name)).text()
+
+
+def test_suite_fills_the_table_and_rows_open_their_runs(qtbot, tmp_path):
+    host = ScriptedHost()
+    tab, result = run_tab(qtbot, host, suite(tmp_path, "Hello world.", "Goodbye moon.", extra="max_tokens = 99\n"))
+    assert [r.passed for r in result.results] == [True, False]
+    assert [cell(tab, i, "result") for i in range(2)] == ["PASS", "FAIL"]
+    assert cell(tab, 0, "why it stopped") == "EOT at step 3 (p=0.98)" and cell(tab, 0, "tokens") == "3"
+    assert cell(tab, 1, "error rate") == "WER 1.000"
+    assert tab.progress.value() == tab.progress.maximum() == 2
+    assert "FAIL: 1/2 clips passed" in tab.status.text()
+    assert [(o.language, o.max_tokens, o.cache, o.suppress_eot) for o in host.requests] == [("en", 99, True, False)] * 2
+    assert tab.open_row(1) is host.session.runs[1] and host.opened == [host.session.runs[1]]
+    html = tab.write_report(tmp_path / "report")
+    doc = json.loads((tmp_path / "report" / "qa.json").read_text())
+    assert html.is_file() and [c["name"] for c in doc["clips"]] == ["c0", "c1"]
+
+
+def test_bad_suite_shows_the_problem_and_the_fix(qtbot, tmp_path):
+    from app.qa.tab import QaTab
+
+    host = ScriptedHost()
+    tab = QaTab(host)
+    qtbot.addWidget(tab)
+    (tmp_path / "bad.toml").write_text('[[clip]]\naudio = "gone.wav"\n')
+    assert not tab.start(str(tmp_path / "bad.toml"))
+    (failure,) = host.failures
+    assert "audio not found" in failure.problem and "relative paths" in failure.fix
+    assert tab.start_button.isEnabled() and not host.requests
+
+
+def test_stop_ends_the_suite_after_the_running_clip(qtbot, tmp_path):
+    host = ScriptedHost()
+    host.cancelled = True            # the first clip comes back cancelled, as after Stop
+    from app.qa.tab import QaTab
+
+    tab = QaTab(host)
+    qtbot.addWidget(tab)
+    finished = []
+    tab.suiteFinished.connect(finished.append)
+    tab.start(str(suite(tmp_path, "Hello world.", "Hello world.", extra="suppress_eot = true\n")))
+    wait_for(lambda: host.requests, "the first clip to start")
+    assert host.requests[0].suppress_eot
+    tab.stop()
+    wait_for(lambda: finished, "the suite to stop")
+    host.tasks.wait_all()
+    (only,) = finished[0].results
+    assert only.stop_reason == "cancelled" and not only.passed and "(1 not run)" in tab.status.text()
+
+
+def test_segments_view_and_verdict_of_a_timestamped_run(qtbot):
+    from app.runs.options import RunOptions
+    from app.runs.verdict import verdict_of
+    from app.views.segments import SegmentsView
+
+    run = Session().new_run("a.wav", RunOptions(timestamps=True), "scripted", {}, 3.0)
+    view = SegmentsView()
+    qtbot.addWidget(view)
+    run.add(EncodedEvent(window=0, ms=1.0, language="en"), 1.0)
+    view.set_run(run)
+    assert view.rowCount() == 0 and "Timestamps" in view.toolTip()
+    run.add(TokenEvent(window=0, step=0, token=EOT_TOKEN, text="", logprob=-0.1, eot_prob=0.9,
+                       top=[(EOT_TOKEN, -0.1)], cache_len=4, cache_bytes=0, ms=1.0, is_special=True), 2.0)
+    segments = [{"start": 0.4, "end": 1.2, "text": " Hi"}, {"start": 1.2, "end": 62.5, "text": " there"}]
+    run.add(DoneEvent(window=0, reason="eot", tokens=[], text=" Hi there", ms_total=3.0, language="en",
+                      segments=segments), 3.0)
+    view.set_run(run)
+    assert [[view.item(r, c).text() for c in range(3)] for r in range(2)] == \
+        [["00:00.40", "00:01.20", "Hi"], ["00:01.20", "01:02.50", "there"]]
+    assert verdict_of(run) == "EOT at step 0 (p=0.90)"

@@ -1,0 +1,97 @@
+"""Real transcripts of the bundled clips, cached == uncached, stop reasons and per-step events."""
+import numpy as np
+import pytest
+
+from core.decode.decoding import DecodeOptions
+from core.decode.events import DoneEvent, EncodedEvent, TokenEvent
+from core.decode.transcript import Transcript
+from core.qa.scoring import error_rate
+
+CLIPS = ["test_en.wav", "test_zh.wav", "en_arctic_slt_a0009.wav", "en_librivox_sense_sensibility_0870.wav",
+         "en_asterisk_hello-world.wav", "en_asterisk_demo-congrats.wav"]
+
+
+def run(model, mels, encoder_cache=None, **opts) -> tuple[Transcript, list]:
+    events = list(model.transcribe(mels, DecodeOptions(**opts), encoder_cache=encoder_cache))
+    t = Transcript()
+    for ev in events:
+        t.add(ev)
+    return t, events
+
+
+@pytest.fixture(scope="module")
+def decoded(model, clip_mels, encoder_cache):
+    """Each clip decoded once with the cache and once without, sharing the encoder output."""
+    return {name: (run(model, clip_mels(name), encoder_cache, cache=True),
+                   run(model, clip_mels(name), encoder_cache, cache=False)) for name in CLIPS}
+
+
+@pytest.mark.parametrize("name", CLIPS)
+def test_transcript_matches_reference(name, decoded, references):
+    (t, _), _ = decoded[name]
+    ref = references[name]
+    limit = 0.15 if ref["language"] == "zh" else 0.10
+    assert t.language == ref["language"]
+    assert error_rate(ref["reference"], t.text, ref["language"]) <= limit, t.text
+
+
+@pytest.mark.parametrize("name", CLIPS)
+def test_cached_tokens_equal_uncached_tokens(name, decoded):
+    (cached, _), (uncached, _) = decoded[name]
+    assert cached.tokens == uncached.tokens and cached.tokens
+    assert [s.token for s in cached.steps] == [s.token for s in uncached.steps]
+
+
+def test_every_step_yields_one_event_with_telemetry(decoded):
+    (t, events), _ = decoded["test_en.wav"]
+    assert isinstance(events[0], EncodedEvent) and isinstance(events[-1], DoneEvent)
+    steps = [e for e in events if isinstance(e, TokenEvent)]
+    assert [s.step for s in steps] == list(range(len(steps)))
+    assert steps[-1].token == 50257 and events[-1].reason == "eot"
+    assert [s.cache_len for s in steps] == [4 + i for i in range(len(steps))]  # SOT, en, transcribe, notimestamps
+    assert all(s.cache_bytes == s.cache_len * 2 * 6 * 512 * 4 for s in steps)
+    for s in steps:
+        assert len(s.top) == 5 and s.top[0][0] == s.token and s.logprob <= 0 and 0 <= s.eot_prob <= 1 and s.ms > 0
+    assert steps[-1].eot_prob > 0.5 and steps[0].eot_prob == 0.0  # no EOT at the first step
+    assert "".join(s.text for s in steps).strip() == t.text
+
+
+def test_long_audio_decodes_window_by_window(decoded):
+    (t, events), _ = decoded["en_asterisk_demo-congrats.wav"]
+    assert [e.window for e in events if isinstance(e, EncodedEvent)] == [0, 1]
+    second = [e for e in events if isinstance(e, TokenEvent) and e.window == 1]
+    assert second and second[0].step == 0 and second[0].cache_len == 4  # the self cache was reset
+
+
+def test_given_language_and_max_tokens(model, clip_mels, encoder_cache):
+    t, events = run(model, clip_mels("test_en.wav"), encoder_cache, language="en", max_tokens=5)
+    assert t.stop_reason == "max_tokens" and len(t.tokens) == 5
+    assert events[0].language_probs == {}  # not detected: given
+
+
+def test_translate_task_gives_english(model, clip_mels, encoder_cache):
+    t, _ = run(model, clip_mels("test_zh.wav"), encoder_cache, language="zh", task="translate", max_tokens=40)
+    assert t.text and all(ord(c) < 128 for c in t.text)
+
+
+def test_cache_full_stops_the_decode(model, clip_mels, encoder_cache):
+    t, events = run(model, clip_mels("en_asterisk_hello-world.wav"), encoder_cache, language="en",
+                    suppress_eot=True, max_tokens=1000)
+    assert t.stop_reason == "cache_full"
+    steps = [e for e in events if isinstance(e, TokenEvent)]
+    assert steps[-1].cache_len == 448 and len(t.tokens) == 448 - 4 + 1
+
+
+def test_cancel_stops_between_steps(model, clip_mels, encoder_cache):
+    calls = []
+    events = list(model.transcribe(clip_mels("test_en.wav"), DecodeOptions(),
+                                   should_cancel=lambda: len(calls) > 2 or calls.append(1) and False,
+                                   encoder_cache=encoder_cache))
+    assert events[-1].reason == "cancelled"
+    assert sum(isinstance(e, TokenEvent) for e in events) <= 4
+
+
+def test_silence_ends_cleanly_and_is_flagged(model):
+    t, events = run(model, np.zeros((1, 80, 3000), np.float32))
+    assert t.stop_reason in ("eot", "max_tokens") and len(t.steps) < 224
+    assert t.summary()["no_speech"] and t.text == ""

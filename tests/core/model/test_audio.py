@@ -1,0 +1,40 @@
+import numpy as np
+import pytest
+import soundfile as sf
+
+from core.errors import AudioError
+from core.model.audio import load_audio
+
+
+def test_any_rate_and_channels_become_16k_mono(tmp_path):
+    t = np.arange(44100) / 44100
+    stereo = np.stack([np.sin(2 * np.pi * 300 * t), np.sin(2 * np.pi * 500 * t)], axis=1) * 0.2
+    for ext in ("wav", "flac", "ogg"):
+        path = tmp_path / f"tone.{ext}"
+        sf.write(path, stereo, 44100)
+        audio = load_audio(path)
+        assert audio.dtype == np.float32 and audio.ndim == 1
+        assert abs(len(audio) - 16000) <= 16
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(AudioError, match="not found"):
+        load_audio(tmp_path / "nope.wav")
+
+
+def test_empty_and_corrupt_files(tmp_path):
+    (tmp_path / "empty.wav").write_bytes(b"")
+    with pytest.raises(AudioError, match="empty"):
+        load_audio(tmp_path / "empty.wav")
+    (tmp_path / "bad.wav").write_bytes(b"RIFF\x00\x00junk" * 50)
+    with pytest.raises(AudioError, match="corrupt"):
+        load_audio(tmp_path / "bad.wav")
+    (tmp_path / "notes.xyz").write_bytes(b"hello world" * 100)
+    with pytest.raises(AudioError, match="unsupported format"):
+        load_audio(tmp_path / "notes.xyz")
+
+
+def test_zero_length_audio(tmp_path):
+    sf.write(tmp_path / "zero.wav", np.zeros(0, np.float32), 16000)
+    with pytest.raises(AudioError, match="no samples|empty|corrupt"):
+        load_audio(tmp_path / "zero.wav")

@@ -1,0 +1,41 @@
+import numpy as np
+import pytest
+
+from core.model.kv_cache import CacheFull, KVCache
+
+
+def visible(mask):
+    return np.flatnonzero(mask.reshape(-1) == 0.0).tolist()
+
+
+@pytest.mark.parametrize("cache_len", [0, 3, 447])
+def test_mask_shows_filled_slots_and_current_token(cache_len):
+    cache = KVCache()
+    cache.cache_len = cache_len
+    m = cache.mask()
+    assert m.shape == (1, 1, 1, 449)
+    assert visible(m) == list(range(cache_len)) + [448]
+    assert np.all(m.reshape(-1)[cache_len:448] == np.float32(-1e9))
+
+
+def test_write_places_new_kv_at_cache_len_and_counts_bytes():
+    cache = KVCache()
+    for i in range(3):
+        cache.write(np.full((6, 1, 1, 512), i + 1, np.float32), np.full((6, 1, 1, 512), -(i + 1), np.float32))
+    assert cache.cache_len == 3
+    assert cache.k[2, 0, 1, 0] == 2 and cache.v[5, 0, 2, 7] == -3 and cache.k[0, 0, 3, 0] == 0
+    assert cache.bytes_per_token == 2 * 6 * 512 * 4
+    assert cache.bytes_used == 3 * cache.bytes_per_token
+    assert cache.bytes_total == 2 * 6 * 448 * 512 * 4
+
+
+def test_full_cache_refuses_writes_and_reset_empties_it():
+    cache = KVCache()
+    one = np.ones((6, 1, 1, 512), np.float32)
+    for _ in range(448):
+        cache.write(one, one)
+    assert cache.full and visible(cache.mask()) == list(range(449))
+    with pytest.raises(CacheFull):
+        cache.write(one, one)
+    cache.reset()
+    assert cache.cache_len == 0 and not cache.full and not cache.k.any()

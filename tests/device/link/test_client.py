@@ -1,0 +1,172 @@
+"""BoardClient over the local runner, and its failure handling over scripted streams."""
+import threading
+
+import numpy as np
+import pytest
+
+from core.decode.decoding import DecodeOptions
+from core.decode.events import DoneEvent, EncodedEvent, TokenEvent
+from core.errors import FeatureError
+from device import protocol as P
+from device.link.client import BoardClient, LinkTimeout, RunnerError, wire_options
+from device.link.local import LocalTransport
+from device.link.transport import LinkLost, Stream, Transport
+from device.runner.backends import BACKENDS
+from tests.device.link_helpers import assert_streamed
+
+EN = "ask not what your country can do for you"
+
+
+def test_local_transcript_streams_token_by_token(local_run):
+    assert_streamed(local_run)
+    assert EN in local_run[-1].event.text.lower()
+    assert all(a.host_ms >= 0 for a in local_run)
+
+
+@pytest.fixture(scope="module")
+def client():
+    c = BoardClient(LocalTransport())
+    c.connect()
+    yield c
+    c.close()
+
+
+def test_cancel_from_another_thread_then_the_link_is_reused(client, en_mel):
+    got = []
+    for a in client.transcribe(en_mel, DecodeOptions(language="en")):
+        got.append(a)
+        if isinstance(a.event, TokenEvent) and a.event.step == 1:
+            threading.Thread(target=client.cancel).start()
+    assert got[-1].event.reason == "cancelled" and got[-1].final
+    assert len(got) < 20
+    # The encoder output is cached by the runner, so a short rerun is cheap.
+    again = list(client.transcribe(en_mel, DecodeOptions(language="en", max_tokens=3)))
+    assert again[0].event.cache_hit and again[-1].event.reason == "max_tokens"
+    assert client.received == again
+
+
+def test_multi_window_request_ends_with_one_final_done(client, en_mel):
+    two = np.concatenate([en_mel, en_mel])          # the second window hits the runner's encoder cache
+    got = list(client.transcribe(two, {"language": "en", "max_tokens": 2}))
+    dones = [a for a in got if isinstance(a.event, DoneEvent)]
+    assert [d.event.window for d in dones] == [0, 1] and [d.final for d in dones] == [False, True]
+    assert got[-1] is dones[-1]
+
+
+def test_abandoned_iteration_cancels_and_keeps_the_link(client, en_mel):
+    for a in client.transcribe(en_mel, DecodeOptions(language="en")):
+        if isinstance(a.event, TokenEvent):
+            break
+    assert client.hello().backend in BACKENDS
+    again = list(client.transcribe(en_mel, {"language": "en", "max_tokens": 2}))
+    assert again[-1].event.reason == "max_tokens"
+
+
+def test_runner_killed_mid_stream_raises_link_lost_and_keeps_events(en_mel):
+    transport = LocalTransport()
+    c = BoardClient(transport)
+    try:
+        with pytest.raises(LinkLost) as err:
+            for a in c.transcribe(en_mel, DecodeOptions(language="en")):
+                if isinstance(a.event, TokenEvent):
+                    c._stream.proc.kill()
+        assert isinstance(err.value.received[0].event, EncodedEvent)
+        assert any(isinstance(a.event, TokenEvent) for a in err.value.received)
+        assert c.received == err.value.received
+        assert "closed" in str(err.value) and err.value.fix
+    finally:
+        c.close()
+
+
+def test_missing_model_is_a_clear_runner_error(tmp_path):
+    c = BoardClient(LocalTransport(), runner_args=["--model", str(tmp_path / "nowhere")])
+    try:
+        with pytest.raises(RunnerError) as err:
+            c.connect()
+        assert err.value.code == P.MODEL_MISSING and "nowhere" in str(err.value)
+    finally:
+        c.close()
+
+
+def test_a_wrong_mel_is_refused_on_the_host():
+    with pytest.raises(FeatureError, match="expected \\[W, 80, 3000\\]"):
+        next(BoardClient(ScriptedTransport([])).transcribe(np.zeros((80, 100), np.float32)))
+
+
+def test_wire_options_from_decode_options():
+    w = wire_options(DecodeOptions(language="zh", cache=False, max_tokens=9))
+    assert w == {"language": "zh", "task": "transcribe", "max_tokens": 9, "top_k": 5, "timestamps": False,
+                 "suppress_eot": False, "cache": "off"}
+    assert wire_options({"cache": True})["cache"] == "on"
+
+
+# --- scripted streams: failures no real runner produces on demand --------------------------------
+class ScriptedStream(Stream):
+    def __init__(self, chunks):
+        self.chunks = list(chunks)
+        self.written = b""
+
+    def write(self, data):
+        self.written += data
+
+    def read(self, timeout):
+        if not self.chunks:
+            return b""
+        chunk = self.chunks.pop(0)
+        if chunk is TimeoutError:
+            raise TimeoutError
+        return chunk
+
+    def close(self):
+        pass
+
+    def stderr_tail(self):
+        return "agent ERROR something broke"
+
+
+class ScriptedTransport(Transport):
+    label = "scripted"
+
+    def __init__(self, chunks):
+        self.stream = ScriptedStream(chunks)
+
+    def start_runner(self, args):
+        return self.stream
+
+    def run(self, argv, timeout=60.0, cwd=None):
+        raise NotImplementedError
+
+    def put(self, sources, remote, progress=None):
+        raise NotImplementedError
+
+
+HELLO = P.encode_frame({"type": "hello", "protocol": 1, "runner_version": "x", "backend": "numpy",
+                        "model": {"sha256": "ab", "dims": {}}, "cache": {"max_len": 448, "bytes_per_token": 1}})
+
+
+def test_silent_runner_times_out_with_partial_events(en_mel):
+    enc = P.encode_frame({"type": "encoded", "id": "t1", "window": 0, "ms": 1.0})
+    c = BoardClient(ScriptedTransport([HELLO, enc, TimeoutError]), read_timeout=0.01)
+    with pytest.raises(LinkTimeout) as err:
+        list(c.transcribe(en_mel, id="t1"))
+    assert len(err.value.received) == 1 and "no word" in str(err.value)
+
+
+def test_eof_reports_the_runner_log(en_mel):
+    c = BoardClient(ScriptedTransport([HELLO]))
+    with pytest.raises(LinkLost, match="something broke"):
+        list(c.transcribe(en_mel))
+
+
+def test_runner_error_event_becomes_runner_error(en_mel):
+    err = P.encode_frame(P.error_event(P.BAD_MEL, "mel contains NaN", "t2"))
+    c = BoardClient(ScriptedTransport([HELLO, err]))
+    with pytest.raises(RunnerError) as exc:
+        list(c.transcribe(en_mel, id="t2"))
+    assert exc.value.code == P.BAD_MEL and exc.value.fix
+
+
+def test_garbage_from_the_runner_is_link_lost(en_mel):
+    c = BoardClient(ScriptedTransport([HELLO, b"\x00\x00\x00\x03abc"]))
+    with pytest.raises(LinkLost, match="bad frame"):
+        list(c.transcribe(en_mel))

@@ -1,0 +1,115 @@
+"""Deploy to a local directory, through the stand-in adb and over the real sshd; the deployed runner stands alone."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from device import protocol as P
+from device.link.deploy import DeployError, deploy, runner_modules
+from device.link.info import device_info
+from device.link.local import LocalTransport
+from device.runner.agent import ROOT
+from tests.device.link_helpers import NO_CONFIG, ssh_url
+
+
+def test_runner_modules_are_the_runner_folders_without_host_only_code():
+    mods = runner_modules()
+    assert {"device/runner/agent.py", "device/protocol.py", "core/decode/decoding.py", "core/model/whisper.py",
+            "core/model/tokenizer.py", "core/model/weights.py", "core/__init__.py", "device/__init__.py"} <= set(mods)
+    # The host side (transports, client, deploy, build tools, QA, the app) never travels to the board.
+    assert not [m for m in mods if m.startswith(("device/link/", "device/build/", "core/qa/", "app/", "cli/"))]
+    # Whatever travels imports librosa, paramiko or Qt only inside functions the runner never calls
+    # (test_deployed_runner_stands_alone proves it by running without them).
+    for rel in mods:
+        top = [line for line in (ROOT / rel).read_text().splitlines() if line.startswith(("import ", "from "))]
+        assert not [line for line in top if any(m in line for m in ("librosa", "paramiko", "PySide6", "sounddevice"))]
+
+
+@pytest.fixture(scope="module")
+def deployed(tmp_path_factory):
+    """One local deploy shared by the tests below: (directory, first result)."""
+    target = tmp_path_factory.mktemp("board") / "whisperkv"
+    seen = []
+    result = deploy(LocalTransport(), dir=str(target), progress=lambda d, t: seen.append((d, t)))
+    return target, result, seen
+
+
+def test_local_deploy_pushes_verifies_and_reports_progress(deployed):
+    target, result, seen = deployed
+    assert set(result["uploaded"]) == set(runner_modules()) | {"model/model.bin", "model/tokenizer.json"}
+    assert not result["skipped"]
+    assert seen[0] == (0, result["bytes"]) and seen[-1] == (result["bytes"], result["bytes"])
+    assert all(a[0] <= b[0] for a, b in zip(seen, seen[1:]))
+    manifest = json.loads((target / "manifest.json").read_text())
+    assert manifest["model_sha256"] == result["model_sha256"] and manifest["protocol"] == P.PROTOCOL
+    assert (target / "model" / "model.bin").stat().st_size > 100e6
+
+
+def test_redeploy_skips_unchanged_and_replaces_what_changed(deployed):
+    target, first, _ = deployed
+    (target / "core" / "model" / "whisper.py").write_text("# damaged on the board\n")
+    again = deploy(LocalTransport(), dir=str(target))
+    assert again["uploaded"] == ["core/model/whisper.py"]
+    assert len(again["skipped"]) == len(first["uploaded"]) - 1
+
+
+def test_deployed_runner_stands_alone_without_host_libraries(deployed):
+    """Run the deployed copy with librosa, paramiko and Qt made unimportable: hello still answers."""
+    target, result, _ = deployed
+    boot = ("import runpy, sys\n"
+            "for m in ('librosa', 'paramiko', 'PySide6', 'soundfile', 'pyqtgraph'): sys.modules[m] = None\n"
+            "sys.argv = ['agent']\n"
+            "runpy.run_module('device.runner', run_name='__main__')\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    frames = P.encode_frame({"op": "hello", "protocol": 1}) + P.encode_frame({"op": "bye"})
+    p = subprocess.run([sys.executable, "-c", boot], cwd=target, env=env, input=frames, capture_output=True,
+                       timeout=300)
+    assert p.returncode == 0, p.stderr.decode()
+    (hello,) = P.FrameParser().feed(p.stdout)
+    assert hello.header["model"]["sha256"] == result["model_sha256"]
+    assert hello.header["model"]["source"] == f"ctranslate2:{target / 'model'}"
+
+
+def test_exported_onnx_bundle_deploys_whole_with_its_source_hash(tmp_path):
+    src = tmp_path / "bundle"
+    src.mkdir()
+    (src / "model.json").write_text(json.dumps({"format": "whisperkv-mtk", "model_sha256": "ab" * 32}))
+    (src / "encoder.onnx").write_bytes(b"\x08\x07graph")
+    (src / "tokenizer.json").write_text("{}")
+    result = deploy(LocalTransport(), dir=str(tmp_path / "board"), model=str(src))
+    assert {"model/model.json", "model/encoder.onnx", "model/tokenizer.json"} <= set(result["uploaded"])
+    assert result["model_sha256"] == "ab" * 32
+    info = device_info(LocalTransport(), dir=str(tmp_path / "board"))
+    assert info["model"] == "deployed: model/model.json" and info["model_sha256"] == "ab" * 32
+
+
+def test_deploy_refuses_the_source_tree():
+    with pytest.raises(DeployError, match="source tree"):
+        deploy(LocalTransport(), dir=str(ROOT))
+
+
+def test_deploy_through_adb_joins_the_split_model(stand_in_adb, tmp_path):
+    from device.link.adb import AdbTransport
+
+    target = tmp_path / "adb-board"
+    result = deploy(AdbTransport("STANDIN01", python=sys.executable), dir=str(target))
+    assert "model/model.bin" in result["uploaded"]
+    assert (target / "manifest.json").is_file() and not list((target / "model").glob("*.part*"))
+    pushes = [json.loads(line) for line in stand_in_adb.read_text().splitlines() if '"push"' in line]
+    assert len(pushes) >= len(result["uploaded"])
+
+
+def test_deploy_over_ssh_then_skip(sshd, tmp_path):
+    from device.link.connect import open_transport
+
+    kh = [str(sshd.write_known_hosts(tmp_path / "kh"))]
+    target = tmp_path / "ssh-board"
+    t = open_transport(ssh_url(sshd, dir=str(target)), known_hosts=kh, allow_agent=False, config_path=NO_CONFIG)
+    try:
+        first = deploy(t)
+        assert first["dir"] == str(target) and "model/model.bin" in first["uploaded"]
+        assert deploy(t)["uploaded"] == []
+    finally:
+        t.close()

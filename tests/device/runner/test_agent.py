@@ -1,0 +1,145 @@
+"""The runner over raw frames: each bad input gets an `error` event and the runner keeps serving."""
+import struct
+
+import numpy as np
+import pytest
+
+from device import protocol as P
+from device.runner.backends import BACKENDS
+from tests.device.link_helpers import RawRunner
+
+MAX_HEADER, MAX_PAYLOAD = 4096, 2_000_000
+
+
+@pytest.fixture(scope="module")
+def runner():
+    r = RawRunner("--max-header", str(MAX_HEADER), "--max-payload", str(MAX_PAYLOAD))
+    yield r
+    r.close()
+
+
+def hello(runner) -> dict:
+    runner.request({"op": "hello", "protocol": 1})
+    ev = runner.event()
+    assert ev["type"] == "hello", ev
+    return ev
+
+
+def error(runner) -> dict:
+    ev = runner.event()
+    assert ev["type"] == "error", ev
+    assert ev["code"] in P.ERROR_CODES and ev["message"]
+    return ev
+
+
+def transcribe(runner, mel, rid="r1", **fields):
+    desc, payload = P.mel_to_payload(mel, fields.pop("dtype", "float16"))
+    runner.request({"op": "transcribe", "id": rid, "mel": desc, "language": "en", **fields}, payload)
+
+
+def test_hello_reports_backend_model_and_cache_geometry(runner):
+    ev = hello(runner)
+    assert ev["protocol"] == P.PROTOCOL and ev["runner_version"] == P.RUNNER_VERSION
+    assert ev["backend"] in BACKENDS
+    assert len(ev["model"]["sha256"]) == 64 and ev["model"]["dims"]["n_text_layer"] == 6
+    assert ev["cache"] == {"max_len": 448, "bytes_per_token": 2 * 6 * 512 * 4}
+    assert ev["limits"] == {"max_header": MAX_HEADER, "max_payload": MAX_PAYLOAD}
+
+
+def test_malformed_frame(runner):
+    runner.send(struct.pack(">I", 7) + b"{oops!}")
+    assert error(runner)["code"] == P.BAD_FRAME
+    hello(runner)
+
+
+def test_header_without_op(runner):
+    runner.request({"id": "x"})
+    assert error(runner)["code"] == P.BAD_FRAME
+    hello(runner)
+
+
+def test_oversize_header_is_skipped(runner):
+    runner.send(struct.pack(">I", MAX_HEADER + 1) + b" " * (MAX_HEADER + 1))
+    assert error(runner)["code"] == P.FRAME_TOO_LARGE
+    hello(runner)
+
+
+def test_oversize_payload_is_skipped(runner):
+    runner.request({"op": "transcribe", "id": "big"}, b"\x00" * (MAX_PAYLOAD + 1))
+    ev = error(runner)
+    assert ev["code"] == P.FRAME_TOO_LARGE and ev["id"] == "big"
+    hello(runner)
+
+
+def test_unknown_op(runner):
+    runner.request({"op": "reboot", "id": "u1"})
+    ev = error(runner)
+    assert ev["code"] == P.UNKNOWN_OP and ev["id"] == "u1" and "reboot" in ev["message"]
+    hello(runner)
+
+
+def test_wrong_mel_shape(runner):
+    payload = b"\x00" * (80 * 1500 * 2)
+    runner.request({"op": "transcribe", "id": "s1", "mel": {"shape": [1, 80, 1500], "dtype": "float16"}}, payload)
+    ev = error(runner)
+    assert ev["code"] == P.BAD_MEL and ev["id"] == "s1" and "1500" in ev["message"]
+    hello(runner)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_non_finite_mel(runner, bad):
+    mel = np.zeros((1, 80, 3000), np.float32)
+    mel[0, 40, 1000] = bad
+    transcribe(runner, mel, "nan1", dtype="float32")
+    ev = error(runner)
+    assert ev["code"] == P.BAD_MEL and ev["id"] == "nan1"
+    hello(runner)
+
+
+@pytest.mark.parametrize("fields", [{"language": "klingon"}, {"max_tokens": 0}, {"cache": "maybe"},
+                                    {"top_k": "5"}, {"task": "summarise"}])
+def test_bad_options(runner, fields):
+    transcribe(runner, np.zeros((1, 80, 3000), np.float32), "o1", **fields)
+    ev = error(runner)
+    assert ev["code"] == P.BAD_REQUEST and ev["id"] == "o1"
+    hello(runner)
+
+
+def test_wrong_protocol_version(runner):
+    runner.request({"op": "hello", "protocol": 99})
+    assert error(runner)["code"] == P.BAD_PROTOCOL
+    hello(runner)
+
+
+def test_cancel_stops_between_steps_and_the_runner_serves_on(runner, en_mel):
+    transcribe(runner, en_mel, "c1")
+    seen = runner.until(lambda ev: ev["type"] == "token")
+    runner.request({"op": "cancel", "id": "c1"})
+    seen += runner.until(lambda ev: ev.get("final") or ev["type"] == "error")
+    done = seen[-1]
+    assert done["type"] == "done" and done["reason"] == "cancelled" and done["id"] == "c1"
+    assert len([e for e in seen if e["type"] == "token"]) < 20       # test_en has 27 tokens
+    runner.request({"op": "cancel", "id": "c1"})                       # late cancel: ignored
+    hello(runner)
+
+
+def test_eof_mid_decode_ends_the_runner_cleanly(en_mel):
+    r = RawRunner()
+    try:
+        hello(r)
+        transcribe(r, en_mel, "e1")
+        r.until(lambda ev: ev["type"] == "encoded")
+        r.stream.proc.stdin.close()
+        assert r.stream.proc.wait(timeout=60) == 0
+    finally:
+        r.close()
+
+
+def test_bye_ends_the_runner(tmp_path):
+    r = RawRunner("--model", str(tmp_path / "none"))    # bye needs no model; skip the load
+    try:
+        r.request({"op": "bye"})
+        assert r.stream.proc.wait(timeout=60) == 0
+        assert r.stream.read(5) == b""      # nothing but frames ever reaches stdout
+    finally:
+        r.close()

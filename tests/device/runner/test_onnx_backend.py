@@ -1,0 +1,93 @@
+"""The onnx backend against the NumPy reference: same tokens, logits within 1e-3 at every step."""
+import numpy as np
+import pytest
+
+from core.decode.decoding import DecodeOptions, decode_windows
+from core.model.encoder_cache import EncoderCache, mel_key
+from device.runner.backends import (
+    BackendError,
+    available_backends,
+    best_backend,
+    make_backend,
+)
+from tests.device.bundle_helpers import exported_bundle
+
+CLIPS = ["test_en.wav", "test_zh.wav"]
+TOL = 1e-3
+
+
+@pytest.fixture(scope="module")
+def onnx_backend(model):
+    return make_backend("onnx", model.weights)
+
+
+class Compare:
+    """Runs both backends on identical inputs each step; decodes along the NumPy results."""
+
+    def __init__(self, ref, other):
+        self.ref, self.other = ref, other
+        self.dims, self.name = ref.dims, "compare"
+        self.token_embedding, self.positional_embedding = ref.token_embedding, ref.positional_embedding
+        self.step_diffs: list[float] = []
+        self.kv_diffs: list[float] = []
+
+    def encode(self, mel):
+        return self.ref.encode(mel)
+
+    def step(self, *args):
+        a, b = self.ref.step(*args), self.other.step(*args)
+        self.step_diffs.append(float(np.abs(a[0] - b[0]).max()))
+        self.kv_diffs.append(max(float(np.abs(a[1] - b[1]).max()), float(np.abs(a[2] - b[2]).max())))
+        return a
+
+
+def tokens(events):
+    return [e.token for e in events if e.type == "token"]
+
+
+@pytest.mark.parametrize("clip", CLIPS)
+def test_tokens_equal_numpy_and_logits_within_tolerance(clip, model, onnx_backend, clip_mels, encoder_cache):
+    mels = clip_mels(clip)
+    both = Compare(model.backend, onnx_backend)
+    ref = list(decode_windows(both, model.tokenizer, mels, DecodeOptions(), encoder_cache=encoder_cache))
+    assert len(both.step_diffs) > 5
+    assert max(both.step_diffs) <= TOL, both.step_diffs
+    assert max(both.kv_diffs) <= TOL
+
+    own = EncoderCache(1 << 28)     # keeps the onnx encoder's cross K/V for the comparison below
+    ours = list(decode_windows(onnx_backend, model.tokenizer, mels, DecodeOptions(), encoder_cache=own))
+    assert tokens(ours) == tokens(ref)
+    assert ours[-1].text == ref[-1].text and ours[-1].reason == "eot"
+
+    key = mel_key(mels[0])
+    cross, cross_ref = own.get(key), encoder_cache.get(key)
+    assert max(float(np.abs(a - b).max()) for a, b in zip(cross, cross_ref)) <= TOL
+
+
+def test_uncached_graph_gives_the_cached_tokens(model, onnx_backend, clip_mels):
+    mels = clip_mels("test_zh.wav")
+    cache = EncoderCache(1 << 28)
+    cached = list(decode_windows(onnx_backend, model.tokenizer, mels, DecodeOptions(cache=True), encoder_cache=cache))
+    uncached = list(decode_windows(onnx_backend, model.tokenizer, mels, DecodeOptions(cache=False),
+                                   encoder_cache=cache))
+    assert tokens(uncached) == tokens(cached) and len(tokens(cached)) > 5
+
+
+def test_bundle_backend_equals_the_in_memory_graphs(onnx_backend, clip_mels):
+    from_bundle = make_backend("onnx", exported_bundle())
+    assert from_bundle.name == "onnx" and from_bundle.sha256 == onnx_backend.sha256
+    d = onnx_backend.dims
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, 1, d.n_text_state)).astype(np.float32)
+    kv = rng.standard_normal((d.n_text_layer, 1, d.n_text_ctx, d.n_text_state)).astype(np.float32)
+    cross = rng.standard_normal((d.n_text_layer, 1, d.n_audio_ctx, d.n_text_state)).astype(np.float32)
+    mask = np.zeros((1, 1, 1, d.n_text_ctx + 1), np.float32)
+    for a, b in zip(from_bundle.step(x, kv, kv, cross, cross, mask), onnx_backend.step(x, kv, kv, cross, cross, mask)):
+        assert np.array_equal(a, b)
+
+
+def test_backend_selection():
+    assert best_backend() == "onnx"
+    assert {"numpy", "onnx", "onnx-int8", "onnx-fp16"} <= set(available_backends())
+    with pytest.raises(BackendError, match="unknown backend 'tpu'.*use auto or one of"):
+        make_backend("tpu", None)
