@@ -1,51 +1,42 @@
 """The main window: panels on the left; transcript, live graphs, token table and compare on the right.
-It wires the panels to the decode worker and keeps every run of the session."""
+It lays out the views and wires them to the run controller (runs on the decode worker) and the board
+controller (connect, test, deploy), and shows whichever run of the session is picked."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, Qt, Signal
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (
-    QApplication,
-    QComboBox,
-    QHBoxLayout,
-    QLabel,
-    QMainWindow,
-    QScrollArea,
-    QSplitter,
-    QTabWidget,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtCore import QSettings, Signal
+from PySide6.QtWidgets import QApplication, QComboBox, QMainWindow
 
 from app import settings as app_settings
 from app.audio.clip import AudioClip, clip_from_samples, load_clip
 from app.audio.panel import AudioPanel
 from app.audio.recorder import Recorder
 from app.background import TaskRunner
+from app.board.controller import BoardController
 from app.board.panel import DevicePanel
-from app.board.profile import DeviceProfile
-from app.board.tasks import deploy, test_connection
-from app.board.worker import TranscribeWorker, WorkerThread
+from app.board.worker import TranscribeWorker
 from app.errors import Failure
 from app.plots.live_refresh import LiveRefresher
 from app.plots.panel import PlotsPanel
 from app.qa.tab import QaTab
+from app.run_controller import RunController
 from app.runs import token_names
-from app.runs.options import RunOptions
-from app.runs.record import RunRecord
+from app.runs.record import RunRecord, cache_ceiling
 from app.runs.session import Session
 from app.theme import apply_theme
 from app.views.compare_panel import ComparePanel
 from app.views.error_dialog import show_failure
 from app.views.export_menu import ExportMenu
+from app.views.menus import build_menus
 from app.views.run_controls import RunControls
 from app.views.segments import SegmentsView
 from app.views.status_bar import StatusBar
 from app.views.stop_banner import StopBanner
 from app.views.token_table import TokenTable
 from app.views.transcript import TranscriptView
+from app.views.window_layout import lay_out
+from core.decode.options import DecodeOptions
 
 
 class MainWindow(QMainWindow):
@@ -64,9 +55,6 @@ class MainWindow(QMainWindow):
         self.session = Session()
         self.clip: AudioClip | None = None
         self.run: RunRecord | None = None          # the run on display
-        self.active: RunRecord | None = None       # the run decoding now
-        self.runner: dict = {}                     # the connected runner's hello summary
-        self.device_info: dict = {}                # the last device-info of the connected profile
         self.tasks = TaskRunner(self)
 
         self.audio = AudioPanel(recorder)
@@ -78,95 +66,44 @@ class MainWindow(QMainWindow):
         self.table = TokenTable()
         self.compare = ComparePanel(self.session)
         self.segments = SegmentsView()
-        self.qa = QaTab(self)
+        self.qa = QaTab()
         self.run_picker = QComboBox()
         self.run_picker.setMinimumWidth(300)
         self.status = StatusBar()
         self.setStatusBar(self.status)
-        self._build_layout()
+        self.splitter, self.tabs = lay_out(
+            self, [(self.audio, 3), (self.controls, 0), (self.device, 0)], self.run_picker, self.banner,
+            self.transcript, self.plots,
+            {"Tokens": self.table, "Segments": self.segments, "Compare runs": self.compare, "QA suite": self.qa})
         self.exports = ExportMenu(self)
-        self._build_menus()
+        build_menus(self, self.audio.open_dialog, self.exports, self.transcribe, self.stop)
 
-        self.worker = worker or TranscribeWorker()
-        self.worker_thread = WorkerThread(self.worker)
+        worker = worker or TranscribeWorker()
+        self.runs = RunController(self.session, worker, self)
+        self.board = BoardController(self.device, self.status, worker, self.tasks, self)
         self.live = LiveRefresher([self._sync_text, self.table.sync, *(p.refresh for p in self.plots.plots())],
                                   self)
         self._wire()
         self._apply_settings()
         self.tasks.start(token_names.preload)
 
-    # --- layout ----------------------------------------------------------------------------------
-
-    def _build_layout(self) -> None:
-        left = QWidget()
-        left_layout = QVBoxLayout(left)
-        left_layout.addWidget(self.audio, 3)
-        left_layout.addWidget(self.controls)
-        left_layout.addWidget(self.device)
-        scroll = QScrollArea()
-        scroll.setWidget(left)
-        scroll.setWidgetResizable(True)
-        scroll.setMinimumWidth(390)
-        scroll.setMaximumWidth(470)
-
-        header = QHBoxLayout()
-        header.addWidget(QLabel("Run:"))
-        header.addWidget(self.run_picker, 1)
-        top = QWidget()
-        top_layout = QVBoxLayout(top)
-        top_layout.setContentsMargins(0, 0, 0, 0)
-        top_layout.addLayout(header)
-        top_layout.addWidget(self.banner)
-        top_layout.addWidget(self.transcript, 1)
-        self.tabs = QTabWidget()
-        self.tabs.addTab(self.table, "Tokens")
-        self.tabs.addTab(self.segments, "Segments")
-        self.tabs.addTab(self.compare, "Compare runs")
-        self.tabs.addTab(self.qa, "QA suite")
-        self.splitter = QSplitter(Qt.Orientation.Vertical)
-        self.splitter.addWidget(top)
-        self.splitter.addWidget(self.plots)
-        self.splitter.addWidget(self.tabs)
-        self.splitter.setSizes([170, 380, 300])
-
-        central = QSplitter(Qt.Orientation.Horizontal)
-        central.addWidget(scroll)
-        central.addWidget(self.splitter)
-        central.setStretchFactor(1, 1)
-        self.setCentralWidget(central)
-        self.resize(1600, 1000)
-
-    def _build_menus(self) -> None:
-        file_menu = self.menuBar().addMenu("&File")
-        open_action = QAction("&Open audio…", self, shortcut=QKeySequence.StandardKey.Open)
-        open_action.triggered.connect(self.audio.open_dialog)
-        file_menu.addAction(open_action)
-        file_menu.addSeparator()
-        self.exports.add_to(file_menu)
-        file_menu.addSeparator()
-        quit_action = QAction("&Quit", self, shortcut=QKeySequence.StandardKey.Quit)
-        quit_action.triggered.connect(self.close)
-        file_menu.addAction(quit_action)
-        run_menu = self.menuBar().addMenu("&Run")
-        for text, slot, key in (("&Transcribe", self.transcribe, "Ctrl+R"), ("&Stop", self.stop, "Esc")):
-            action = QAction(text, self, shortcut=QKeySequence(key))
-            action.triggered.connect(slot)
-            run_menu.addAction(action)
-
     def _wire(self) -> None:
         self.audio.openRequested.connect(self.open_audio)
         self.audio.recorded.connect(self._use_recording)
         self.audio.failed.connect(self.show_failure)
-        self.device.connectRequested.connect(self.connect_device)
-        self.device.testRequested.connect(self.test_device)
-        self.device.deployRequested.connect(self.deploy_device)
         self.device.profilesChanged.connect(self._save_profiles)
         self.controls.transcribeRequested.connect(self.transcribe)
         self.controls.stopRequested.connect(self.stop)
-        self.worker.connected.connect(self._on_connected)
-        self.worker.events.connect(self._on_events)
-        self.worker.finished.connect(self._on_finished)
-        self.worker.failed.connect(self._on_failed)
+        self.board.connected.connect(self._on_connected)
+        self.board.failed.connect(self.show_failure)
+        self.runs.updated.connect(self._on_run_updated)
+        self.runs.ended.connect(self._on_run_ended)
+        self.runs.failed.connect(self.show_failure)
+        self.qa.transcribeRequested.connect(self._transcribe_for_qa)
+        self.qa.stopRequested.connect(self.stop)
+        self.qa.openRunRequested.connect(self.open_run)
+        self.qa.failed.connect(self.show_failure)
+        self.runFinished.connect(self.qa.run_finished)
         self.plots.stepSelected.connect(self.table.select_step)
         self.table.stepSelected.connect(self.plots.select_step)
         self.run_picker.currentIndexChanged.connect(self._pick_run)
@@ -212,7 +149,7 @@ class MainWindow(QMainWindow):
         if path:
             self.settings.add_recent(str(Path(path).resolve()))
             self.audio.set_recent(self.settings.recent)
-        self.controls.set_running(self.active is not None, can_run=True)
+        self.controls.set_running(self.runs.active is not None, can_run=True)
         self.clipLoaded.emit(clip)
 
     def dragEnterEvent(self, event) -> None:
@@ -227,45 +164,11 @@ class MainWindow(QMainWindow):
 
     # --- device ----------------------------------------------------------------------------------
 
-    def connect_device(self, profile: DeviceProfile, password: str = "") -> None:
-        self.status.show_device(profile.url(), "connecting…")
-        self.worker.request_connect(profile, password)
-
     def _on_connected(self, summary: dict) -> None:
-        self.runner = summary
-        profile = self.worker.profile or DeviceProfile()
-        self.status.show_device(profile.url(), "connected", summary)
-        if self.active is not None and not self.active.device_info:
-            self.active.device_info = self._device_info()
-
-    def _device_info(self) -> dict:
-        return {**self.device_info, **self.runner}
-
-    def test_device(self, profile: DeviceProfile, password: str = "") -> None:
-        self.device.set_busy(True)
-        self.device.show_info({"testing": profile.url()})
-        self.tasks.start(test_connection, profile, password, on_done=self._on_tested, on_failed=self._on_device_failed)
-
-    def _on_tested(self, info: dict) -> None:
-        self.device.set_busy(False)
-        self.device_info = info
-        self.device.show_info(info)
-
-    def deploy_device(self, profile: DeviceProfile, password: str = "") -> None:
-        self.device.set_busy(True)
-        self.device.show_progress(0, 1)
-        self.tasks.start(deploy, profile, password, on_done=self._on_deployed, on_failed=self._on_device_failed,
-                         on_progress=self.device.show_progress)
-
-    def _on_deployed(self, result: dict) -> None:
-        self.device.set_busy(False)
-        self.device.show_info(result)
-        self.status.showMessage("Deploy finished", 5000)
-
-    def _on_device_failed(self, failure: Failure) -> None:
-        self.device.set_busy(False)
-        self.device.show_info({"failed": failure.problem})
-        self.show_failure(failure)
+        self.controls.set_cache_ceiling(cache_ceiling(summary))
+        active = self.runs.active
+        if active is not None and not active.device_info:
+            active.device_info = self.board.run_info()
 
     def _save_profiles(self, profiles: list) -> None:
         self.settings.profiles = profiles
@@ -279,55 +182,33 @@ class MainWindow(QMainWindow):
             return None
         return self.transcribe_clip(self.clip, self.controls.options())
 
-    def transcribe_clip(self, clip: AudioClip, options: RunOptions) -> RunRecord | None:
-        """Start a run of any clip (the QA tab sends its suite's clips here); None while another decodes."""
-        if self.active is not None:
-            return None
+    def transcribe_clip(self, clip: AudioClip, options: DecodeOptions) -> RunRecord | None:
+        """Start a run of any clip (the QA tab asks for its suite's clips); None while another decodes."""
         profile = self.device.profile()
-        run = self.session.new_run(clip.name, options, profile.url(), self._device_info(), clip.duration_s)
-        self.active = run
+        run = self.runs.start(clip, options, profile, self.device.password.text(), self.board.run_info())
+        if run is None:
+            return None
         self._add_run_to_picker(run)
         self.controls.set_running(True)
         self.status.showMessage(f"Transcribing {clip.name} on {profile.url()}…")
-        self.worker.request_transcribe(run.id, clip.mels, options, profile, self.device.password.text(),
-                                       n_frames=clip.n_frames)
         return run
+
+    def _transcribe_for_qa(self, clip: AudioClip, options: DecodeOptions) -> None:
+        self.qa.run_started(self.transcribe_clip(clip, options))
 
     def open_run(self, run: RunRecord) -> None:
         """Show a run of the session in the main view (transcript, graphs, table, segments)."""
         self.run_picker.setCurrentIndex(self.run_picker.findData(run.id))
 
     def stop(self) -> None:
-        if self.active is not None:
+        if self.runs.stop():
             self.status.showMessage("Stopping…")
-            self.worker.cancel()
 
-    def _on_events(self, run_id: int, batch: list) -> None:
-        run = self.session.by_id(run_id)
-        if run is None:
-            return
-        for event, host_ms in batch:
-            run.add(event, host_ms)
+    def _on_run_updated(self, run: RunRecord) -> None:
         if run is self.run:
             self.live.poke()
 
-    def _on_finished(self, run_id: int) -> None:
-        self._end_run(run_id)
-
-    def _on_failed(self, run_id: int, failure: Failure) -> None:
-        run = self.session.by_id(run_id)
-        if run is not None:
-            run.error = failure.to_dict()
-        else:
-            self.status.show_device((self.worker.profile or DeviceProfile()).url(), "not connected")
-        self.show_failure(failure)
-        if run is not None:
-            self._end_run(run_id)
-
-    def _end_run(self, run_id: int) -> None:
-        run = self.session.by_id(run_id)
-        if run is self.active:
-            self.active = None
+    def _on_run_ended(self, run: RunRecord) -> None:
         self.controls.set_running(False, can_run=self.clip is not None)
         if run is self.run:
             self.live.settle(lambda: self._announce_end(run))
@@ -353,9 +234,6 @@ class MainWindow(QMainWindow):
         self.transcript.set_run(run)
         self.table.set_run(run)
         self.plots.set_run(run)
-        self._refresh_views()
-
-    def _refresh_views(self) -> None:
         self.live.flush()
 
     def _sync_text(self) -> None:
@@ -374,6 +252,7 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event) -> None:
         self.save_settings()
-        self.worker_thread.stop()
+        self.runs.close()
         self.tasks.wait_all()
+        self.qa.tasks.wait_all()
         super().closeEvent(event)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QByteArray, QSettings
 
 from app.board.profile import DeviceProfile
-from app.runs.options import RunOptions
+from core.decode.options import DecodeOptions, OptionsError
 
 ORG, APP = "WhisperKV", "WhisperKV Studio"
 MAX_RECENT = 10
@@ -15,7 +15,7 @@ MAX_RECENT = 10
 
 @dataclass
 class AppSettings:
-    options: RunOptions = field(default_factory=RunOptions)
+    options: DecodeOptions = field(default_factory=DecodeOptions)
     recent: list[str] = field(default_factory=list)
     profiles: list[DeviceProfile] = field(default_factory=lambda: [DeviceProfile()])
     profile: str = "Local runner"
@@ -44,7 +44,10 @@ def _json(store: QSettings, key: str, default):
 
 def load(store: QSettings) -> AppSettings:
     s = AppSettings()
-    s.options = RunOptions.from_dict(_json(store, "run/options", {}))
+    try:
+        s.options = DecodeOptions.from_dict(_json(store, "run/options", {}))
+    except (OptionsError, TypeError, AttributeError):
+        pass  # a hand-edited value out of range: the defaults, rather than refusing to start
     s.recent = [p for p in _json(store, "audio/recent", []) if isinstance(p, str)]
     profiles = [DeviceProfile.from_dict(d) for d in _json(store, "device/profiles", []) if isinstance(d, dict)]
     s.profiles = profiles or [DeviceProfile()]

@@ -1,5 +1,5 @@
 """Look of the app: light plots (they are pasted into reports and READMEs) and a CJK-capable font.
-No antialiasing: on a software rasteriser it multiplies the paint time of a 448-point curve."""
+No antialiasing: on a software rasteriser it multiplies the paint time of a curve of a few hundred points."""
 from __future__ import annotations
 
 import pyqtgraph as pg

@@ -22,9 +22,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from core.decode.decoding import DecodeOptions, decode_windows  # noqa: E402
+from core.decode.decoding import decode_windows  # noqa: E402
+from core.decode.options import DecodeOptions  # noqa: E402
 from core.model.audio import load_audio  # noqa: E402
+from core.model.backend import Backend  # noqa: E402
 from core.model.mel import mel_windows  # noqa: E402
+from core.model.tokenizer import WhisperTokenizer  # noqa: E402
+from core.model.weights import ModelDims  # noqa: E402
 
 CLIPS = ["test_en.wav", "test_zh.wav", "en_arctic_slt_a0009.wav", "en_librivox_sense_sensibility_0870.wav",
          "en_asterisk_hello-world.wav", "en_asterisk_demo-congrats.wav"]
@@ -44,7 +48,7 @@ class Natural:
         return self.decode_ms / max(self.tokens, 1)
 
 
-def ours_natural(backend, tokenizer, mel) -> Natural:
+def ours_natural(backend: Backend, tokenizer: WhisperTokenizer, mel: np.ndarray) -> Natural:
     """First 30 s window only, so every system does the same work."""
     events = list(decode_windows(backend, tokenizer, mel[:1], DecodeOptions(language=None)))
     enc = next(e for e in events if e.type == "encoded")
@@ -53,7 +57,8 @@ def ours_natural(backend, tokenizer, mel) -> Natural:
     return Natural(enc.ms, done.ms_total - enc.ms, n, done.text, enc.language)
 
 
-def ours_long(backend, tokenizer, mel, language: str, steps: int, cache: bool) -> float:
+def ours_long(backend: Backend, tokenizer: WhisperTokenizer, mel: np.ndarray, language: str, steps: int,
+              cache: bool) -> float:
     """Median per-token ms over steps [steps-5, steps+5] of a decode with EOT suppressed."""
     opts = DecodeOptions(language=language, cache=cache, suppress_eot=True, max_tokens=steps + 6)
     ms = [e.ms for e in decode_windows(backend, tokenizer, mel[:1], opts) if e.type == "token"]
@@ -87,7 +92,7 @@ class FasterWhisper:
         enc_ms = (time.perf_counter() - t0) * 1e3
         t0 = time.perf_counter()
         prompt = self.prompt(enc, None)
-        r = self.model.model.generate(enc, [prompt], beam_size=1, max_length=448, suppress_blank=True,
+        r = self.model.model.generate(enc, [prompt], beam_size=1, max_length=ModelDims.n_text_ctx, suppress_blank=True,
                                       suppress_tokens=[-1])[0]
         dec_ms = (time.perf_counter() - t0) * 1e3
         return Natural(enc_ms, dec_ms, len(r.sequences_ids[0]) + 1,
@@ -122,20 +127,20 @@ def main(argv=None) -> int:
     ap.add_argument("--only-long", action="store_true", help="skip the natural decodes")
     args = ap.parse_args(argv)
 
-    from core.model.tokenizer import WhisperTokenizer
-    from core.model.weights import load_model
-    from device.runner.backends import make_backend
+    from device.runner.load import load_model_source
     from device.runner.onnx_backend import OnnxBackend, SessionConfig
 
-    weights = load_model()
-    tokenizer = WhisperTokenizer.from_weights(weights)
+    reference = load_model_source(None, "numpy", keep_weights=True)
+    tokenizer = reference.tokenizer
     systems = {}
     for name in args.backends.split(","):
-        if name.startswith("onnx"):
-            systems[name] = OnnxBackend(weights, dtype={"onnx": "fp32"}.get(name, name[5:]),
+        if name.startswith("onnx"):     # built here for the --threads session setting
+            systems[name] = OnnxBackend(reference.weights, dtype={"onnx": "fp32"}.get(name, name[5:]),
                                         config=SessionConfig(threads=args.threads))
+        elif name == "numpy":
+            systems[name] = reference.backend
         else:
-            systems[name] = make_backend(name, weights)
+            raise SystemExit(f"unknown backend {name!r}")
     if not args.no_fw:
         for ct in ("int8", "float32"):
             fw = FasterWhisper(ct, args.threads)

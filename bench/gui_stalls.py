@@ -32,8 +32,11 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 from app.board.worker import TranscribeWorker  # noqa: E402
 from app.main_window import MainWindow  # noqa: E402
 from core.decode.events import DoneEvent, EncodedEvent, TokenEvent  # noqa: E402
+from core.model.weights import ModelDims  # noqa: E402
 from device.link.client import Arrival, RunnerInfo  # noqa: E402
 
+DIMS = ModelDims()
+CACHE_BYTES_PER_TOKEN = DIMS.cache_bytes_per_token()
 HEARTBEAT_MS = 5
 TARGET_MS = 50.0
 
@@ -41,13 +44,13 @@ TARGET_MS = 50.0
 class ReplayClient:
     """Stands in for BoardClient: streams synthetic events as fast as the UI could ever receive them."""
 
-    def __init__(self, windows: int = 4, tokens: int = 448, gap_s: float = 0.0005):
+    def __init__(self, windows: int = 4, tokens: int = DIMS.n_text_ctx, gap_s: float = 0.0005):
         self.windows, self.tokens, self.gap_s = windows, tokens, gap_s
         self.info = None
         self._cancel = False
 
     def connect(self):
-        self.info = RunnerInfo(1, "replay", "replay", "0" * 64, {}, 448, 24576)
+        self.info = RunnerInfo(1, "replay", "replay", "0" * 64, {}, DIMS.n_text_ctx, CACHE_BYTES_PER_TOKEN)
         return self.info
 
     def transcribe(self, mels, options=None, n_frames=None):
@@ -66,7 +69,8 @@ class ReplayClient:
                     break
                 p = float(rng.uniform(-3, 0))
                 yield arrival(TokenEvent(w, step, 1000 + step, f" w{step}", p, float(10 ** rng.uniform(-9, -1)),
-                                         [(1000 + step, p), (11, p - 1)], 4 + step, (4 + step) * 24576, 0.4))
+                                         [(1000 + step, p), (11, p - 1)], 4 + step,
+                                         (4 + step) * CACHE_BYTES_PER_TOKEN, 0.4))
             yield arrival(DoneEvent(w, "cache_full", [], "", 100.0, "en"), final=w == self.windows - 1)
 
     def cancel(self):
@@ -137,7 +141,8 @@ def main(argv=None) -> int:
                                       f"local runner, {Path(args.audio).name}, cache on", language="en"))
         replay = TranscribeWorker(client_factory=lambda profile, password: ReplayClient())
         results.append(run_window(app, Path(tmp), Path(args.audio), replay,
-                                  "replayed stream, 4×448 tokens at 0.5 ms", max_tokens=448))
+                                  f"replayed stream, 4×{DIMS.n_text_ctx} tokens at 0.5 ms",
+                                  max_tokens=DIMS.n_text_ctx))
     print(f"| decode | tokens | wall s | max UI gap ms (UI-thread CPU in it) | max gap after first token ms "
           f"| p99 gap ms | gaps > {TARGET_MS:.0f} ms |")
     print("|---|---|---|---|---|---|---|")

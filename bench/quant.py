@@ -2,7 +2,7 @@
 
     python bench/quant.py [--dtypes fp32,fp16,int8] [--clips ...] [--out DIR]
 
-Exports the fp32 bundle, derives the fp16 and int8 bundles from it (device/quantize.py), runs
+Exports the fp32 bundle, derives the fp16 and int8 bundles from it (device/graphs/quantize.py), runs
 check-dla on each, then transcribes every clip with each bundle under ONNX Runtime (2 threads).
 Speed is encoder ms and per-token ms median, one run per clip, systems alternating per clip.
 """
@@ -18,19 +18,18 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.speed import AUDIO, CLIPS  # noqa: E402
-from core.decode.decoding import DecodeOptions, decode_windows  # noqa: E402
+from core.decode.options import DecodeOptions  # noqa: E402
 from core.decode.transcript import Transcript  # noqa: E402
 from core.model.audio import load_audio  # noqa: E402
 from core.model.mel import mel_windows  # noqa: E402
-from core.model.tokenizer import WhisperTokenizer  # noqa: E402
 from core.model.weights import load_model  # noqa: E402
 from core.qa.scoring import error_rate  # noqa: E402
-from device.build.check_dla import check  # noqa: E402
-from device.build.export import (
+from device.runner.load import load_model_source  # noqa: E402
+from device.toolchain.check_dla import check  # noqa: E402
+from device.toolchain.export import (
     export_bundle,  # noqa: E402
     quantize_bundle,  # noqa: E402
 )
-from device.runner.onnx_backend import OnnxBackend  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -41,12 +40,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     out = Path(args.out or tempfile.mkdtemp(prefix="whisperkv-quant-"))
-    weights = load_model()
-    tokenizer = WhisperTokenizer.from_weights(weights)
-    export_bundle(weights, out / "fp32")
-    del weights
+    export_bundle(load_model(), out / "fp32")
     dtypes = args.dtypes.split(",")
-    backends, sizes, dla = {}, {}, {}
+    models, sizes, dla = {}, {}, {}
     for dt in dtypes:
         if dt != "fp32":
             quantize_bundle(out / "fp32", out / dt, dt)
@@ -54,15 +50,15 @@ def main(argv=None) -> int:
         reports = check(out / dt)
         dla[dt] = (all(r.ok for r in reports),
                    sorted({v.detail for r in reports for v in r.violations if v.kind == "unsupported_op"}))
-        backends[dt] = OnnxBackend(out / dt)
+        models[dt] = load_model_source(out / dt, "onnx")     # a quantised bundle runs as it is
 
     refs = json.loads((AUDIO / "transcripts.json").read_text())
     rows = {}
     for clip in args.clips.split(","):
         mels = mel_windows(load_audio(AUDIO / clip))
-        for dt, b in backends.items():
+        for dt, model in models.items():
             t = Transcript()
-            for ev in decode_windows(b, tokenizer, mels, DecodeOptions()):
+            for ev in model.transcribe(mels, DecodeOptions()):
                 t.add(ev)
             s = t.summary()
             ref = refs[clip]

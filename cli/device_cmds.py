@@ -70,6 +70,8 @@ def transcribe_on_device(args, options, mels, audio_s: float, report) -> int:
         client.runner_args += ["--model", args.model]      # a path on the device
     if getattr(args, "backend", "auto") not in (None, "auto") and "--backend" not in client.runner_args:
         client.runner_args += ["--backend", args.backend]  # resolved by the runner, on the device
+    if getattr(args, "delegate", None) and "--delegate" not in client.runner_args:
+        client.runner_args += ["--delegate", args.delegate]   # a path on the device
     link: dict = {"device": transport.label, "upload_ms": None, "host_ms": []}
     try:
         info = client.connect()
@@ -92,7 +94,11 @@ def register(subs) -> None:
     p = subs.add_parser("deploy", help="copy the runner and the model bundle to a device")
     add_device_args(p)
     p.add_argument("--dir", default=None, help="directory on the device (default ~/whisperkv, or the URL's ?dir=)")
-    p.add_argument("--model", default=None, help="model directory to deploy (default: the installed wheels)")
+    p.add_argument("--model", default=None, help="model directory to deploy (default: the installed wheels; "
+                   "with --backend tflite, a TFLite bundle exported from them into ~/.cache/whisperkv/bundles)")
+    p.add_argument("--backend", default="auto", choices=("auto", "tflite"),
+                   help="auto (default): the whole model; tflite: only what the tflite backend needs "
+                        "(.tflite/.dla graphs, .npy tables, tokenizer.json, model.json: no ONNX)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(run=run_deploy)
 
@@ -128,7 +134,7 @@ def run_deploy(args) -> int:
     transport = open_device(args)
     try:
         result = deploy(transport, dir=args.dir, model=args.model, progress=_Bar(),
-                        log=lambda line: print(line, file=sys.stderr))
+                        log=lambda line: print(line, file=sys.stderr), backend=args.backend)
     finally:
         transport.close()
     if args.json:
@@ -136,7 +142,19 @@ def run_deploy(args) -> int:
     else:
         print(f"deployed to {result['device']}:{result['dir']} — {len(result['uploaded'])} uploaded, "
               f"{len(result['skipped'])} unchanged; model {result['model_sha256']}")
+        if result["backend"] != "auto":
+            url = with_settings(args.device, dir=args.dir and result["dir"], backend=result["backend"])
+            print(f"run it with --device '{url}' (add &delegate=PATH to load the Neuron delegate)")
     return 0
+
+
+def with_settings(url: str, **settings) -> str:
+    """The device URL with these query settings added, unless it already names them."""
+    from urllib.parse import parse_qs, urlsplit
+
+    have = parse_qs(urlsplit(url if "://" in url else "local://" + url[len("local"):]).query)
+    extra = "&".join(f"{k}={v}" for k, v in settings.items() if v and k not in have)
+    return url if not extra else url + ("&" if "?" in url else "?") + extra
 
 
 def run_info(args) -> int:

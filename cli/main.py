@@ -4,10 +4,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from cli import device_cmds, export_cmds, gui_cmd, qa_cmd, transcribe
+from cli import compile_cmd, device_cmds, export_cmds, gui_cmd, qa_cmd, transcribe
 from core.errors import WhisperKVError
 
-SUBCOMMANDS = [transcribe, gui_cmd, device_cmds, export_cmds, qa_cmd]
+SUBCOMMANDS = [transcribe, gui_cmd, device_cmds, export_cmds, compile_cmd, qa_cmd]
 
 
 def build_parser() -> argparse.ArgumentParser:

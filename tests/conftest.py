@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,15 @@ ROOT = Path(__file__).resolve().parent.parent
 AUDIO = ROOT / "resources" / "audio"
 
 
+@lru_cache(maxsize=1)
+def special_tokens():
+    """The installed tokenizer's special token ids (EOT, timestamps) for synthetic runs."""
+    from core.model.tokenizer import WhisperTokenizer
+    from core.model.weights import find_tokenizer
+
+    return WhisperTokenizer.from_file(find_tokenizer()).special
+
+
 @pytest.fixture(scope="session")
 def references() -> dict:
     return json.loads((AUDIO / "transcripts.json").read_text())
@@ -20,9 +30,10 @@ def references() -> dict:
 
 @pytest.fixture(scope="session")
 def model():
-    from core.pipeline import LoadedModel
+    """The installed weights on the NumPy reference backend; `model.weights` kept to build other backends."""
+    from device.runner.load import load_model_source
 
-    return LoadedModel.load()
+    return load_model_source(None, "numpy", keep_weights=True)
 
 
 @pytest.fixture(scope="session")

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from app.board import passwords
 from app.board.profile import KINDS, DeviceProfile
+from device.runner.backends import BACKENDS
 
 KIND_LABELS = {"local": "Local (this PC)", "ssh": "SSH", "adb": "ADB"}
 
@@ -58,6 +59,12 @@ class DevicePanel(QGroupBox):
         self.python.setPlaceholderText("default interpreter")
         self.dir = QLineEdit()
         self.dir.setPlaceholderText("~/whisperkv")
+        self.backend = QComboBox()
+        self.backend.addItems(("auto", *BACKENDS))
+        self.backend.setToolTip("auto: the fastest backend whose tokens equal the NumPy reference; "
+                                "tflite: the TFLite graphs, on a board through the Neuron delegate")
+        self.delegate = QLineEdit()
+        self.delegate.setPlaceholderText("/usr/lib/libneuron_stable_delegate.so (tflite only)")
         self.connect_button = QPushButton("Connect")
         self.test_button = QPushButton("Test connection")
         self.deploy_button = QPushButton("Deploy")
@@ -83,6 +90,8 @@ class DevicePanel(QGroupBox):
         self.form.addRow("Serial", self.serial)
         self.form.addRow("Python", self.python)
         self.form.addRow("Runner dir", self.dir)
+        self.form.addRow("Backend", self.backend)
+        self.form.addRow("Delegate", self.delegate)
         buttons = QHBoxLayout()
         buttons.addWidget(self.connect_button)
         buttons.addWidget(self.test_button)
@@ -132,6 +141,8 @@ class DevicePanel(QGroupBox):
         self.serial.setText(p.serial)
         self.python.setText(p.python)
         self.dir.setText(p.dir)
+        self.backend.setCurrentText(p.backend if p.backend in BACKENDS else "auto")
+        self.delegate.setText(p.delegate)
         self.password.setText(passwords.load(p.secret_key()) if p.kind == "ssh" else "")
         self._show_fields()
 
@@ -140,7 +151,8 @@ class DevicePanel(QGroupBox):
                              host=self.host.text().strip(), user=self.user.text().strip(), port=self.port.value(),
                              key=self.key.text().strip(), serial=self.serial.text().strip(),
                              python=self.python.text().strip(), dir=self.dir.text().strip(),
-                             trust_host_key=self.trust.text().strip())
+                             trust_host_key=self.trust.text().strip(), backend=self.backend.currentText(),
+                             delegate=self.delegate.text().strip())
 
     def current_name(self) -> str:
         return self.profile_combo.currentText()
@@ -170,7 +182,7 @@ class DevicePanel(QGroupBox):
         kind = self.kind_combo.currentData()
         visible = {"local": {"Python", "Runner dir"},
                    "ssh": {"Host", "User", "Port", "Key file", "Password", "Trust key", "Python", "Runner dir"},
-                   "adb": {"Serial", "Python", "Runner dir"}}[kind]
+                   "adb": {"Serial", "Python", "Runner dir"}}[kind] | {"Backend", "Delegate"}
         for row in range(1, self.form.rowCount()):
             label = self.form.itemAt(row, QFormLayout.ItemRole.LabelRole).widget()
             field: QWidget = self.form.itemAt(row, QFormLayout.ItemRole.FieldRole).widget()

@@ -19,11 +19,14 @@ class DeviceProfile:
     python: str = ""             # remote interpreter, e.g. /usr/bin/python3 (empty: the transport's default)
     dir: str = ""                # runner directory on the device (empty: the transport's default)
     trust_host_key: str = ""     # SHA256:… fingerprint the user chose to trust
+    backend: str = "auto"        # the runner's backend: auto, numpy, onnx, onnx-int8, onnx-fp16, tflite
+    delegate: str = ""           # tflite: a delegate library on the device (the Neuron delegate on a Genio board)
 
     def url(self) -> str:
         """The device URL the CLI would take for this profile (without secrets)."""
-        query = urlencode([(k, v) for k, v in (("python", self.python), ("dir", self.dir), ("key", self.key)) if v],
-                          safe="/~:")
+        settings = (("python", self.python), ("dir", self.dir), ("key", self.key),
+                    ("backend", "" if self.backend == "auto" else self.backend), ("delegate", self.delegate))
+        query = urlencode([(k, v) for k, v in settings if v], safe="/~:")
         if self.kind == "ssh":
             who = f"{self.user}@" if self.user else ""
             port = f":{self.port}" if self.port and self.port != 22 else ""

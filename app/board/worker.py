@@ -12,16 +12,10 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 from app.board.link import make_client
 from app.board.profile import DeviceProfile
 from app.errors import failure_of
-from app.runs.options import RunOptions
 from core.decode.events import TokenEvent
+from core.decode.options import DecodeOptions
 
 BATCH_S = 0.02
-
-
-def wire_options(options: RunOptions) -> dict:
-    return {"language": options.language_or_none, "task": options.task, "cache": options.cache,
-            "max_tokens": options.max_tokens, "top_k": options.top_k, "timestamps": options.timestamps,
-            "suppress_eot": options.suppress_eot}
 
 
 def runner_summary(info) -> dict:
@@ -76,7 +70,7 @@ class TranscribeWorker(QObject):
     def request_connect(self, profile: DeviceProfile, password: str = "") -> None:
         self._connect_requested.emit(profile, password)
 
-    def request_transcribe(self, run_id: int, mels: np.ndarray, options: RunOptions, profile: DeviceProfile,
+    def request_transcribe(self, run_id: int, mels: np.ndarray, options: DecodeOptions, profile: DeviceProfile,
                            password: str = "", n_frames: int | None = None) -> None:
         self._cancel.clear()
         self._transcribe_requested.emit(run_id, mels, options, profile, password, n_frames)
@@ -113,13 +107,13 @@ class TranscribeWorker(QObject):
         return self.client
 
     @Slot(int, object, object, object, str, object)
-    def _transcribe(self, run_id: int, mels: np.ndarray, options: RunOptions, profile: DeviceProfile,
+    def _transcribe(self, run_id: int, mels: np.ndarray, options: DecodeOptions, profile: DeviceProfile,
                     password: str, n_frames: int | None) -> None:
         batch = Batcher(lambda items: self.events.emit(run_id, items))
         try:
             client = self._ensure_client(profile, password)
             cancel_sent = False
-            for arrival in client.transcribe(mels, wire_options(options), n_frames=n_frames):
+            for arrival in client.transcribe(mels, options, n_frames=n_frames):
                 batch.add((arrival.event, arrival.host_ms), urgent=not isinstance(arrival.event, TokenEvent))
                 if self._cancel.is_set() and not cancel_sent:
                     client.cancel()  # covers a Stop pressed before the request had an id

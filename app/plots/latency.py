@@ -56,7 +56,8 @@ def nice_ceiling(v: float) -> float:
 
 def annotation(run: RunRecord) -> str:
     parts = []
-    if run.encoded and run.encoded[0].cache_hit:
+    windows = run.transcript.windows
+    if windows and windows[0].cache_hit:
         parts.append("encoder output reused")
     elif run.encoder_ms is not None:
         parts.append(f"encoder {run.encoder_ms / 1e3:.2f} s")

@@ -1,8 +1,9 @@
 """The QA tab: run a suite TOML clip by clip through the main window's device, fill the table as each
 clip finishes, and open any row's run in the main view (transcript, graphs, token table).
 
-The tab only drives: the main window (`host`) transcribes each clip as an ordinary run of the session,
-and core.qa_run scores it exactly as `whisperkv qa` does.
+The tab only drives, through signals: it asks for each clip to be transcribed (`transcribeRequested`), and
+the window answers with `run_started` (the run of the session, or None when it cannot start one) and later
+`run_finished`. core.qa.run scores each run exactly as `whisperkv qa` does.
 """
 from __future__ import annotations
 
@@ -27,10 +28,9 @@ from PySide6.QtWidgets import (
 )
 
 from app.audio.clip import AudioClip, load_clip
+from app.background import TaskRunner
 from app.errors import Failure, failure_of
-from app.runs.options import RunOptions
 from app.runs.record import RunRecord
-from app.runs.verdict import transcript_of, verdict_of
 from core.errors import WhisperKVError
 from core.qa.report import write_reports
 from core.qa.run import SUMMARY_COLUMNS, ClipResult, SuiteResult, failed, score
@@ -43,17 +43,19 @@ PASS, FAIL = QColor("#c8e6c9"), QColor("#ffcdd2")
 
 
 class QaTab(QWidget):
-    clipScored = Signal(int, object)     # clip index, ClipResult
-    suiteFinished = Signal(object)       # SuiteResult (also after Stop)
+    clipScored = Signal(int, object)            # clip index, ClipResult
+    suiteFinished = Signal(object)              # SuiteResult (also after Stop)
+    transcribeRequested = Signal(object, object)  # AudioClip, DecodeOptions: answer with run_started
+    stopRequested = Signal()                    # cancel the clip decoding now
+    openRunRequested = Signal(object)           # RunRecord to show in the main view
+    failed = Signal(object)                     # Failure to show
 
-    def __init__(self, host, parent=None):
-        """`host`: the main window — transcribe_clip(AudioClip, RunOptions) → RunRecord | None, its
-        runFinished signal, open_run(run), stop(), show_failure(Failure), tasks (a TaskRunner)."""
+    def __init__(self, parent=None):
         super().__init__(parent)
-        self.host = host
+        self.tasks = TaskRunner(self)
         self.suite: Suite | None = None
         self.results: list[ClipResult | None] = []
-        self.run_ids: list[int | None] = []
+        self.runs: list[RunRecord | None] = []
         self.index = 0
         self.run: RunRecord | None = None
         self.stopping = False
@@ -112,7 +114,6 @@ class QaTab(QWidget):
         self.report_button.clicked.connect(self._ask_report_dir)
         self.table.cellClicked.connect(lambda row, _col: self.open_row(row))
         self.live.timeout.connect(self._show_live)
-        self.host.runFinished.connect(self._on_run_finished)
 
     def _set_running(self, running: bool) -> None:
         self.start_button.setEnabled(not running)
@@ -136,10 +137,10 @@ class QaTab(QWidget):
         try:
             self.suite = load_suite(self.path.text())
         except WhisperKVError as exc:
-            self.host.show_failure(failure_of(exc))
+            self.failed.emit(failure_of(exc))
             return False
         n = len(self.suite.clips)
-        self.results, self.run_ids, self.index, self.stopping = [None] * n, [None] * n, 0, False
+        self.results, self.runs, self.index, self.stopping = [None] * n, [None] * n, 0, False
         self.table.setRowCount(n)
         for i, clip in enumerate(self.suite.clips):
             self._fill(i, (clip.name, "queued") + ("",) * (len(COLUMNS) - 2))
@@ -154,7 +155,7 @@ class QaTab(QWidget):
         """Cancel the clip decoding now and run no more; a clip still loading ends the suite when loaded."""
         self.stopping = True
         if self.run is not None:
-            self.host.stop()
+            self.stopRequested.emit()
 
     def _next(self) -> None:
         if self.stopping or self.index >= len(self.suite.clips):
@@ -162,31 +163,34 @@ class QaTab(QWidget):
             return
         clip = self.suite.clips[self.index]
         self.status.setText(f"Clip {self.index + 1}/{len(self.suite.clips)}: loading {clip.name}…")
-        self.host.tasks.start(load_clip, str(clip.audio), on_done=lambda audio: self._decode(clip, audio),
-                              on_failed=self._abort)
+        self.tasks.start(load_clip, str(clip.audio), on_done=lambda audio: self._decode(clip, audio),
+                         on_failed=self._abort)
 
     def _decode(self, clip: Clip, audio: AudioClip) -> None:
         if self.stopping:
             self._finish()
             return
-        options = RunOptions(language=clip.language, task=clip.task, cache=self.cache.isChecked(),
-                             max_tokens=clip.max_tokens, timestamps=clip.timestamps or self.timestamps.isChecked(),
-                             suppress_eot=clip.suppress_eot)
-        self.run = self.host.transcribe_clip(audio, options)
-        if self.run is None:
+        options = clip.options(cache=self.cache.isChecked(), timestamps=clip.timestamps or self.timestamps.isChecked())
+        self.transcribeRequested.emit(audio, options)
+
+    def run_started(self, run: RunRecord | None) -> None:
+        """The window's answer to transcribeRequested: the clip's run, or None when it could not start one."""
+        if run is None:
             self._abort(Failure("another run is still decoding", "wait for it to finish or stop it, then run "
                                 "the suite again"))
             return
-        self.run_ids[self.index] = self.run.id
+        clip = self.suite.clips[self.index]
+        self.run = self.runs[self.index] = run
         self.status.setText(f"Clip {self.index + 1}/{len(self.suite.clips)}: decoding {clip.name}…")
         self.live.start()
 
     def _show_live(self) -> None:
         if self.run is not None:
             self._set_cell(self.index, COLUMNS.index("tokens"), str(len(self.run.rows)))
-            self._set_cell(self.index, COLUMNS.index("why it stopped"), verdict_of(self.run))
+            self._set_cell(self.index, COLUMNS.index("why it stopped"), self.run.verdict())
 
-    def _on_run_finished(self, run: RunRecord) -> None:
+    def run_finished(self, run: RunRecord) -> None:
+        """Any run of the window ended; the tab scores the one it asked for."""
         if self.run is None or run is not self.run:
             return      # an ordinary run of the main window
         self.live.stop()
@@ -196,7 +200,7 @@ class QaTab(QWidget):
             result = failed(clip, WhisperKVError(run.error.get("problem", "the run failed"), run.error.get("fix", "")))
         else:
             wall_ms = run.arrivals_ms[-1] if run.arrivals_ms else 0.0
-            result = score(clip, transcript_of(run), wall_ms, run.duration_s)
+            result = score(clip, run.transcript, wall_ms, run.duration_s)
         self.results[self.index] = result
         self._fill(self.index, result.summary_cells(), PASS if result.passed else FAIL)
         self.clipScored.emit(self.index, result)
@@ -206,7 +210,7 @@ class QaTab(QWidget):
 
     def _abort(self, failure: Failure) -> None:
         self.stopping = True
-        self.host.show_failure(failure)
+        self.failed.emit(failure)
         self._finish()
 
     def _finish(self) -> None:
@@ -227,7 +231,8 @@ class QaTab(QWidget):
 
     def result(self) -> SuiteResult:
         suite = self.suite
-        meta = {"device": self.host.device.profile().url()} if hasattr(self.host, "device") else {}
+        devices = [run.device for run in self.runs if run is not None]
+        meta = {"device": devices[-1]} if devices else {}
         meta |= {"cache": "on" if self.cache.isChecked() else "off", "from": "WhisperKV Studio QA tab"}
         return SuiteResult(suite.name if suite else "", str(suite.path) if suite else "",
                            [r for r in self.results if r is not None], meta)
@@ -245,16 +250,15 @@ class QaTab(QWidget):
         try:
             html = self.write_report(out)
         except WhisperKVError as exc:
-            self.host.show_failure(failure_of(exc))
+            self.failed.emit(failure_of(exc))
             return
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(html)))
 
     def open_row(self, row: int) -> RunRecord | None:
         """Show the row's run in the main view (transcript, graphs, token table)."""
-        run_id = self.run_ids[row] if 0 <= row < len(self.run_ids) else None
-        run = self.host.session.by_id(run_id) if run_id is not None else None
+        run = self.runs[row] if 0 <= row < len(self.runs) else None
         if run is not None:
-            self.host.open_run(run)
+            self.openRunRequested.emit(run)
         return run
 
     def _fill(self, row: int, values: tuple, color: QColor | None = None) -> None:

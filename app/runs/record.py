@@ -1,4 +1,5 @@
-"""One transcription run of the session: every event as it arrived, plus the series the views plot.
+"""One transcription run of the session: core's Transcript of its events, plus what only the app keeps —
+every event with its host arrival time, the rows the table and plots show, and the error of a failed run.
 
 Qt-free so that exports, compare and tests can use it without a window.
 """
@@ -9,10 +10,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from app.runs.options import RunOptions
-from core.decode.events import DoneEvent, EncodedEvent, TokenEvent
+from core.decode.diagnostics import diagnose_transcript
+from core.decode.events import TokenEvent
+from core.decode.options import DecodeOptions
+from core.decode.transcript import Transcript
+from core.model.weights import ModelDims
 
-EOT_TOKEN = 50257
+
+def cache_ceiling(runner: dict) -> int:
+    """Decoder positions the self K/V cache holds: the runner's hello says (cache.max_len), else the model's
+    text context."""
+    return int(runner.get("cache_max_len") or ModelDims().n_text_ctx)
 
 
 @dataclass
@@ -29,27 +37,23 @@ class TokenRow:
 class RunRecord:
     id: int
     audio_name: str
-    options: RunOptions
+    options: DecodeOptions
     device: str = "local"
-    device_info: dict = field(default_factory=dict)
+    device_info: dict = field(default_factory=dict)  # device-info and the runner's hello summary
     started: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%S"))
     duration_s: float = 0.0
     events: list = field(default_factory=list)       # EncodedEvent | TokenEvent | DoneEvent
     arrivals_ms: list = field(default_factory=list)  # one per event, since the request was sent
     rows: list = field(default_factory=list)         # TokenRow per TokenEvent
-    encoded: list = field(default_factory=list)      # EncodedEvent per window
-    done: list = field(default_factory=list)         # DoneEvent per window
+    transcript: Transcript = field(default_factory=Transcript)
     error: dict | None = None                        # {"problem", "fix", "code"} when the run failed
 
     def add(self, event, arrival_ms: float) -> TokenRow | None:
         previous = self.arrivals_ms[-1] if self.arrivals_ms else 0.0
         self.events.append(event)
         self.arrivals_ms.append(arrival_ms)
-        if isinstance(event, EncodedEvent):
-            self.encoded.append(event)
-        elif isinstance(event, DoneEvent):
-            self.done.append(event)
-        elif isinstance(event, TokenEvent):
+        self.transcript.add(event)
+        if isinstance(event, TokenEvent):
             row = TokenRow(len(self.rows), event, arrival_ms - previous, arrival_ms)
             self.rows.append(row)
             return row
@@ -58,44 +62,33 @@ class RunRecord:
     # --- what the views and exports read -------------------------------------------------
 
     @property
-    def finished(self) -> bool:
-        return self.error is not None or self.stop_reason in ("cancelled", "error") or bool(self.done)
-
-    @property
     def stop_reason(self) -> str | None:
+        """None while the run decodes; "error" for a failed run, else the last window's reason."""
         if self.error is not None:
             return "error"
-        if self.done:
-            # Over several windows the last one decides; an earlier cache_full is still worth seeing.
-            return self.done[-1].reason
-        return None
+        return self.transcript.stop_reason or None
+
+    @property
+    def finished_windows(self) -> list:
+        """The transcript's windows that have their done event, in order."""
+        return [w for w in self.transcript.windows if w.reason]
 
     @property
     def encoder_ms(self) -> float | None:
-        return self.encoded[0].ms if self.encoded else None
+        windows = self.transcript.windows
+        return windows[0].encoder_ms if windows else None
 
     @property
     def ttft_ms(self) -> float | None:
         return self.rows[0].arrival_ms if self.rows else None
 
-    @property
-    def language(self) -> str:
-        for ev in self.done + self.encoded:
-            if ev.language:
-                return ev.language
-        return self.options.language
-
     def text(self) -> str:
-        """The transcript: finished windows' text, then the live tokens of the window still decoding."""
-        return "".join(t for _, t in self.window_texts()).strip()
+        """The transcript, and while a window decodes (or after a failure part-way) its tokens so far."""
+        return self.transcript.live_text
 
-    def window_texts(self) -> list[tuple[int, str]]:
-        done = {d.window: d.text for d in self.done}
-        live: dict[int, str] = {}
-        for r in self.rows:
-            if r.event.window not in done and not r.event.is_special:
-                live[r.event.window] = live.get(r.event.window, "") + r.event.text
-        return sorted({**live, **done}.items())
+    def verdict(self) -> str:
+        """One line, the same the CLI and the QA report print, e.g. `EOT at step 23 (p=0.97)`."""
+        return diagnose_transcript(self.transcript).verdict
 
     def series(self) -> dict[str, np.ndarray]:
         rows = self.rows
@@ -108,19 +101,22 @@ class RunRecord:
             "eot_prob": np.array([r.event.eot_prob for r in rows], dtype=float),
         }
 
+    def cache_ceiling(self) -> int:
+        return cache_ceiling(self.device_info)
+
     def bytes_per_token(self) -> float:
         for r in self.rows:
             if r.event.cache_len and r.event.cache_bytes:  # an uncached run reports no cache bytes
                 return r.event.cache_bytes / r.event.cache_len
-        return 2 * 6 * 512 * 4  # fp32 self K and V over 6 layers, per position
+        return float(self.device_info.get("bytes_per_token") or ModelDims().cache_bytes_per_token())
 
     def decode_ms_per_token(self) -> float | None:
         """Median runner time per token, leaving out step 0 (it carries the SOT prefix)."""
-        ms = [r.event.ms for r in self.rows if r.event.step > 0]
+        ms = self.transcript.per_token_ms()
         return float(np.median(ms)) if ms else None
 
     def decode_ms_total(self) -> float:
-        return float(sum(r.event.ms for r in self.rows))
+        return float(sum(s.ms for s in self.transcript.steps))
 
     def label(self) -> str:
         reason = self.stop_reason or "running"

@@ -4,9 +4,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from app.runs.options import RunOptions
 from app.runs.record import RunRecord
 from core.decode.events import event_from_dict, event_to_dict
+from core.decode.options import DecodeOptions
 
 SESSION_FORMAT = "whisperkv-session/1"
 
@@ -16,7 +16,7 @@ class Session:
     runs: list[RunRecord] = field(default_factory=list)
     started: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%S"))
 
-    def new_run(self, audio_name: str, options: RunOptions, device: str, device_info: dict,
+    def new_run(self, audio_name: str, options: DecodeOptions, device: str, device_info: dict,
                 duration_s: float = 0.0) -> RunRecord:
         run = RunRecord(len(self.runs) + 1, audio_name, options, device, dict(device_info), duration_s=duration_s)
         self.runs.append(run)
@@ -50,7 +50,7 @@ def run_to_dict(run: RunRecord) -> dict:
 
 
 def run_from_dict(d: dict) -> RunRecord:
-    run = RunRecord(d["id"], d.get("audio", ""), RunOptions.from_dict(d.get("settings", {})), d.get("device", "local"),
+    run = RunRecord(d["id"], d.get("audio", ""), DecodeOptions.from_dict(d.get("settings", {})), d.get("device", "local"),
                     d.get("device_info", {}), d.get("started", ""), d.get("duration_s", 0.0))
     for ev in d.get("events", []):
         run.add(event_from_dict(ev), float(ev.get("host_arrival_ms", 0.0)))

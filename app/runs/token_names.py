@@ -6,7 +6,6 @@ from functools import lru_cache
 
 from core.decode.events import TokenEvent
 
-EOT_TOKEN = 50257
 EOT_MARK = "⟨EOT⟩"
 
 
@@ -25,13 +24,19 @@ def preload() -> None:
     _tokenizer()
 
 
+def is_eot(token: int) -> bool:
+    """Without a tokenizer no id is known to be EOT; a window's done event still says it ended at EOT."""
+    tok = _tokenizer()
+    return tok is not None and token == tok.special.eot
+
+
 def name_of(token: int) -> str:
     """Text of one token id for the alternatives column; falls back to the id."""
-    if token == EOT_TOKEN:
-        return EOT_MARK
     tok = _tokenizer()
     if tok is None:
         return f"#{token}"
+    if token == tok.special.eot:
+        return EOT_MARK
     label = tok.token_label(token)
     if "\ufffd" in label:  # part of a multi-byte character: its bytes say more than a replacement mark
         return "⟨" + tok.token_bytes(token).hex() + "⟩"
@@ -39,7 +44,7 @@ def name_of(token: int) -> str:
 
 
 def event_label(ev: TokenEvent) -> str:
-    if ev.token == EOT_TOKEN:
+    if is_eot(ev.token):
         return EOT_MARK
     if ev.is_special:
         return name_of(ev.token)

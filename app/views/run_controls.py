@@ -13,7 +13,11 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from app.runs.options import CACHE_CEILING, LANGUAGES, TASKS, RunOptions
+from core.decode.options import TASKS, DecodeOptions
+from core.model.weights import ModelDims
+
+# A shortlist for the menu; the field is editable and takes any code the runner's tokenizer knows.
+LANGUAGES = ("auto", "en", "zh", "ja", "ko", "de", "fr", "es", "ru", "it", "pt", "nl", "ar", "hi")
 
 
 class RunControls(QGroupBox):
@@ -31,10 +35,8 @@ class RunControls(QGroupBox):
         self.cache.setToolTip("Off reruns the whole decoder every step: same tokens, slower — compare the two")
         self.timestamps = QCheckBox("Timestamps (segments for SRT/VTT)")
         self.suppress_eot = QCheckBox("Suppress EOT (run into the cache ceiling)")
-        self.suppress_eot.setToolTip("Diagnostics: the decoder may not stop at EOT, so the run shows the cache "
-                                     "filling to 448 (set max tokens to 448)")
         self.max_tokens = QSpinBox()
-        self.max_tokens.setRange(1, CACHE_CEILING)
+        self.set_cache_ceiling(ModelDims().n_text_ctx)
         self.transcribe_button = QPushButton("Transcribe")
         self.transcribe_button.setStyleSheet("font-weight: bold;")
         self.stop_button = QPushButton("Stop")
@@ -53,21 +55,27 @@ class RunControls(QGroupBox):
         layout.addLayout(buttons)
         self.transcribe_button.clicked.connect(self.transcribeRequested)
         self.stop_button.clicked.connect(self.stopRequested)
-        self.set_options(RunOptions())
+        self.set_options(DecodeOptions())
         self.set_running(False, can_run=False)
 
-    def options(self) -> RunOptions:
-        return RunOptions(language=self.language.currentText().strip() or "auto", task=self.task.currentText(),
-                          cache=self.cache.isChecked(), max_tokens=self.max_tokens.value(),
-                          timestamps=self.timestamps.isChecked(), suppress_eot=self.suppress_eot.isChecked())
+    def options(self) -> DecodeOptions:
+        return DecodeOptions(language=self.language.currentText().strip() or None, task=self.task.currentText(),
+                             cache=self.cache.isChecked(), max_tokens=self.max_tokens.value(),
+                             timestamps=self.timestamps.isChecked(), suppress_eot=self.suppress_eot.isChecked())
 
-    def set_options(self, o: RunOptions) -> None:
-        self.language.setCurrentText(o.language)
+    def set_options(self, o: DecodeOptions) -> None:
+        self.language.setCurrentText(o.language_label)
         self.task.setCurrentText(o.task)
         self.cache.setChecked(o.cache)
         self.max_tokens.setValue(o.max_tokens)
         self.timestamps.setChecked(o.timestamps)
         self.suppress_eot.setChecked(o.suppress_eot)
+
+    def set_cache_ceiling(self, ceiling: int) -> None:
+        """Decoder positions of the runner's cache (its hello's cache.max_len): no run can sample more tokens."""
+        self.max_tokens.setRange(1, ceiling)
+        self.suppress_eot.setToolTip("Diagnostics: the decoder may not stop at EOT, so the run shows the cache "
+                                     f"filling to {ceiling} (set max tokens to {ceiling})")
 
     def set_running(self, running: bool, can_run: bool = True) -> None:
         self.transcribe_button.setEnabled(not running and can_run)

@@ -10,7 +10,6 @@ from PySide6.QtWidgets import (
 )
 
 from app.runs.record import RunRecord
-from app.runs.verdict import segments_of
 
 HINT = "No timestamps in this run: turn Timestamps on and transcribe again."
 
@@ -29,11 +28,11 @@ class SegmentsView(QTableWidget):
 
     def set_run(self, run: RunRecord | None) -> None:
         """Cheap to call on every refresh: segments only change when a window finishes."""
-        key = (id(run), len(run.done)) if run is not None else ()
+        key = (id(run), len(run.finished_windows)) if run is not None else ()
         if key == self._shown:
             return
         self._shown = key
-        segments = segments_of(run) if run is not None else []
+        segments = run.transcript.segments if run is not None else []
         self.segments = segments
         self.setRowCount(len(segments))
         for i, g in enumerate(segments):

@@ -4,11 +4,11 @@ from __future__ import annotations
 from PySide6.QtWidgets import QLabel
 
 from app.runs.record import RunRecord
-from app.runs.verdict import verdict_of
+from core.model.weights import ModelDims
 
 STYLES = {
     "eot": ("#1b5e20", "#c8e6c9", "Stopped at EOT — the model ended the transcript"),
-    "cache_full": ("#b71c1c", "#ffcdd2", "Stopped: cache full — all 448 decoder positions used"),
+    "cache_full": ("#b71c1c", "#ffcdd2", "Stopped: cache full — all {ceiling} decoder positions used"),
     "max_tokens": ("#e65100", "#ffe0b2", "Stopped: max tokens reached"),
     "cancelled": ("#37474f", "#cfd8dc", "Cancelled"),
     "error": ("#b71c1c", "#ffcdd2", "Error"),
@@ -19,10 +19,10 @@ STYLES = {
 def verdict(run: RunRecord) -> str:
     """The one-line "why it stopped" the CLI and the QA report print too, plus the token count."""
     try:
-        why = verdict_of(run)
+        why = run.verdict()
     except Exception:  # a runner that breaks an assumption of the diagnosis must not break the window
         why = run.stop_reason or ""
-    return f"{why} · {len(run.rows)} tokens, cache {run.rows[-1].event.cache_len}/448" if run.rows else why
+    return f"{why} · {len(run.rows)} tokens, cache {run.rows[-1].event.cache_len}/{run.cache_ceiling()}" if run.rows else why
 
 
 class StopBanner(QLabel):
@@ -32,7 +32,7 @@ class StopBanner(QLabel):
         self.setWordWrap(True)
         self.show_reason(None)
 
-    def show_reason(self, reason: str | None, detail: str = "") -> None:
+    def show_reason(self, reason: str | None, detail: str = "", ceiling: int | None = None) -> None:
         self.reason = reason
         if reason is None:
             self.setText("")
@@ -40,6 +40,7 @@ class StopBanner(QLabel):
             self.hide()
             return
         fg, bg, text = STYLES.get(reason, STYLES["error"])
+        text = text.format(ceiling=ceiling or ModelDims().n_text_ctx)
         self.setText(f"{text}{' — ' + detail if detail else ''}")
         self.setMinimumHeight(self.sizeHint().height())
         self.setStyleSheet(f"QLabel {{ color: {fg}; background: {bg}; padding: 6px; border-radius: 4px; font-weight: bold; }}")
@@ -55,4 +56,4 @@ class StopBanner(QLabel):
         detail = verdict(run)
         if reason == "error" and run.error:
             detail = f"{run.error.get('problem', '')} ({detail})"
-        self.show_reason(reason, detail)
+        self.show_reason(reason, detail, run.cache_ceiling())

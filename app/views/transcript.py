@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QTextEdit
 
 from app.fonts import transcript_font
 from app.runs.record import RunRecord
-from app.runs.token_names import EOT_MARK, EOT_TOKEN
+from app.runs.token_names import EOT_MARK, is_eot
 
 TINT_LEVELS = 20
 
@@ -58,17 +58,18 @@ class TranscriptView(QTextEdit):
         cursor.beginEditBlock()  # one relayout per sync, not one per token
         for row in self.run.rows[self._rows_shown:]:
             ev = row.event
-            if ev.token == EOT_TOKEN:
+            if is_eot(ev.token):
                 self._eot_windows.add(ev.window)
                 self._insert_marker(cursor)
             elif not ev.is_special and ev.text:
                 cursor.insertText(ev.text, token_format(math.exp(ev.logprob)))
         self._rows_shown = len(self.run.rows)
-        for done in self.run.done[self._done_shown:]:
-            if done.reason == "eot" and done.window not in self._eot_windows:
-                self._eot_windows.add(done.window)
+        finished = self.run.finished_windows
+        for w in finished[self._done_shown:]:
+            if w.reason == "eot" and w.window not in self._eot_windows:
+                self._eot_windows.add(w.window)
                 self._insert_marker(cursor)
-        self._done_shown = len(self.run.done)
+        self._done_shown = len(finished)
         cursor.endEditBlock()
         self.setTextCursor(cursor)
         self.ensureCursorVisible()

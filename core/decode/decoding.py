@@ -7,41 +7,23 @@ the same logit rules, so their tokens must be identical.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Callable, Generator, Iterator
 
 import numpy as np
 
 from core.decode.events import DoneEvent, EncodedEvent, Event, TokenEvent
+from core.decode.options import DecodeOptions
+from core.decode.steppers import CachedStepper, Stepper, UncachedStepper
 from core.decode.timestamps import apply_timestamp_rules, split_segments
+from core.model.backend import Backend
 from core.model.encoder_cache import EncoderCache, mel_key
-from core.model.kv_cache import KVCache
 from core.model.mel import N_FRAMES, pad_or_trim
 from core.model.tokenizer import Utf8Assembler, WhisperTokenizer
-from core.model.whisper import causal_mask, embed
-
-
-@dataclass
-class DecodeOptions:
-    language: str | None = None   # None or "auto": detect from the language-token probabilities
-    task: str = "transcribe"      # or "translate"
-    cache: bool = True
-    max_tokens: int = 224         # sampled tokens per window (Whisper's default sample_len)
-    top_k: int = 5
-    timestamps: bool = False
-    suppress_eot: bool = False    # diagnostics: forbid EOT to provoke a run into the cache ceiling
-
-    def __post_init__(self):
-        if self.language in ("", "auto"):
-            self.language = None
-        if self.task not in ("transcribe", "translate"):
-            raise ValueError(f"task must be transcribe or translate, not {self.task!r}")
-        if self.max_tokens < 1:
-            raise ValueError("max_tokens must be at least 1")
 
 
 def log_softmax(x: np.ndarray) -> np.ndarray:
-    """float32 over the 51865 logits (float64 costs ~1 ms a step); the sum accumulates in float64."""
+    """float32 over the vocabulary's logits (float64 costs ~1 ms a step); the sum accumulates in float64."""
     x = np.asarray(x, dtype=np.float32)
     m = x.max()
     return x - (m + np.float32(np.log(np.exp(x - m).sum(dtype=np.float64))))
@@ -77,60 +59,6 @@ class LogitRules:
         return logits
 
 
-class _CachedStepper:
-    """Advances the decoder one token at a time through the step graph and the KV cache."""
-
-    def __init__(self, backend, cross_k, cross_v):
-        d = backend.dims
-        self.backend, self.cross_k, self.cross_v = backend, cross_k, cross_v
-        self.cache = KVCache(d.n_text_layer, d.n_text_ctx, d.n_text_state)
-
-    @property
-    def length(self) -> int:
-        return self.cache.cache_len
-
-    @property
-    def full(self) -> bool:
-        return self.cache.full
-
-    @property
-    def bytes_used(self) -> int:
-        return self.cache.bytes_used
-
-    def advance(self, token: int) -> np.ndarray:
-        x = embed(self.backend, [token], self.cache.cache_len)
-        logits, new_k, new_v = self.backend.step(x, self.cache.k, self.cache.v, self.cross_k, self.cross_v,
-                                                 self.cache.mask())
-        self.cache.write(new_k, new_v)
-        return logits.reshape(-1)
-
-
-class _UncachedStepper:
-    """Reference mode: the full causal decoder over all tokens so far, at every step."""
-
-    def __init__(self, backend, cross_k, cross_v):
-        self.backend, self.cross_k, self.cross_v = backend, cross_k, cross_v
-        self.max_len = backend.dims.n_text_ctx
-        self.mask = causal_mask(self.max_len)
-        self.tokens: list[int] = []
-
-    @property
-    def length(self) -> int:
-        return len(self.tokens)
-
-    @property
-    def full(self) -> bool:
-        return len(self.tokens) >= self.max_len
-
-    bytes_used = 0
-
-    def advance(self, token: int) -> np.ndarray:
-        self.tokens.append(token)
-        n = len(self.tokens)
-        x = embed(self.backend, self.tokens, 0)
-        return self.backend.full(x, self.cross_k, self.cross_v, self.mask[None, None, :n, :n]).reshape(-1)
-
-
 def detect_language(tokenizer: WhisperTokenizer, sot_logits: np.ndarray) -> tuple[str, dict[str, float]]:
     ids = np.array(list(tokenizer.languages.values()))
     lp = log_softmax(sot_logits[ids])
@@ -140,81 +68,137 @@ def detect_language(tokenizer: WhisperTokenizer, sot_logits: np.ndarray) -> tupl
     return codes[order[0]], probs
 
 
-def decode_window(backend, tokenizer: WhisperTokenizer, mel: np.ndarray, options: DecodeOptions,
+def encoder_features(backend: Backend, mel: np.ndarray,
+                     encoder_cache: EncoderCache | None) -> tuple[tuple[np.ndarray, np.ndarray], bool]:
+    """A window's cross K/V, and whether `encoder_cache` already held them (the encoder then does not run)."""
+    key = mel_key(mel) if encoder_cache is not None else ""
+    cached = encoder_cache.get(key) if encoder_cache is not None else None
+    if cached is not None:
+        return cached, True
+    cross = backend.encode(mel.reshape(1, *mel.shape[-2:]))
+    if encoder_cache is not None:
+        encoder_cache.put(key, cross)
+    return cross, False
+
+
+@dataclass
+class Sampled:
+    """What the main loop leaves behind for the window's result."""
+    tokens: list[int] = field(default_factory=list)   # sampled text tokens, no EOT
+    reason: str = "max_tokens"
+    sum_logprob: float = 0.0
+
+
+class WindowDecoder:
+    """Greedy decoding of one 30 s window, in the steps of openai-whisper's `DecodingTask.run`:
+    encoder features, language, SOT prefix, main loop, result. Each step's ms counts from the end
+    of the previous one, so the first token's ms includes language detection and the prefix."""
+
+    def __init__(self, backend: Backend, tokenizer: WhisperTokenizer, options: DecodeOptions, window: int = 0,
+                 should_cancel: Callable[[], bool] = lambda: False):
+        self.backend, self.tokenizer, self.options = backend, tokenizer, options
+        self.window, self.should_cancel = window, should_cancel
+        self.special = tokenizer.special
+        self.t_step = 0.0         # when the current step began: its TokenEvent's ms counts from here
+
+    def run(self, mel: np.ndarray, language: str | None = None, encoder_cache: EncoderCache | None = None,
+            offset_s: float = 0.0, segment_frames: int = N_FRAMES) -> Iterator[Event]:
+        t0 = time.perf_counter()
+        (cross_k, cross_v), cache_hit = encoder_features(self.backend, mel, encoder_cache)
+        enc_ms = (time.perf_counter() - t0) * 1e3
+        self.t_step = time.perf_counter()
+        stepper = (CachedStepper if self.options.cache else UncachedStepper)(self.backend, cross_k, cross_v)
+        language, probs, sot_logits = self.language(stepper, language)
+        yield EncodedEvent(window=self.window, ms=enc_ms, language=language, language_probs=probs,
+                           cache_hit=cache_hit, offset_s=offset_s)
+        logits, sot_logits = self.prefix(stepper, language, sot_logits)
+        no_speech_prob = float(np.exp(log_softmax(sot_logits)[self.special.no_speech]))
+        sampled = yield from self.main_loop(stepper, logits)
+        yield self.result(sampled, language, no_speech_prob, t0, offset_s, segment_frames)
+
+    def language(self, stepper: Stepper, language: str | None) -> tuple[str, dict[str, float], np.ndarray | None]:
+        """The given language, or the one the SOT position's logits favour (those logits are kept)."""
+        if language is not None:
+            return language, {}, None
+        sot_logits = stepper.advance(self.special.sot)
+        language, probs = detect_language(self.tokenizer, sot_logits)
+        return language, probs, sot_logits
+
+    def prefix(self, stepper: Stepper, language: str,
+               sot_logits: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """Feed the rest of the SOT sequence: (the logits for the first sampled token, the SOT logits)."""
+        logits = None
+        for tok in self.tokenizer.sot_sequence(language, self.options.task, self.options.timestamps)[stepper.length:]:
+            logits = stepper.advance(tok)
+            if tok == self.special.sot:
+                sot_logits = logits
+        return logits, sot_logits
+
+    def main_loop(self, stepper: Stepper, logits: np.ndarray) -> Generator[TokenEvent, None, Sampled]:
+        """Sample greedily, one TokenEvent a step, until a stop rule fires."""
+        options, tokenizer, eot = self.options, self.tokenizer, self.special.eot
+        rules = LogitRules(tokenizer, options, self.backend.dims.n_vocab)
+        text = Utf8Assembler()
+        out = Sampled()
+        step = 0
+        while True:
+            lp = log_softmax(rules.apply(logits, out.tokens))
+            top = np.argpartition(-lp, options.top_k)[:options.top_k]
+            top = top[np.argsort(-lp[top])]
+            tok = int(top[0])
+            piece = b"" if tokenizer.is_special(tok) else tokenizer.token_bytes(tok)
+            yield TokenEvent(window=self.window, step=step, token=tok, text=text.push(piece),
+                             logprob=float(lp[tok]), eot_prob=float(np.exp(lp[eot])),
+                             top=[(int(t), float(lp[t])) for t in top], cache_len=stepper.length,
+                             cache_bytes=stepper.bytes_used, ms=(time.perf_counter() - self.t_step) * 1e3,
+                             text_bytes=piece.hex(), is_special=tokenizer.is_special(tok))
+            if tok == eot:
+                out.reason = "eot"
+                return out
+            out.tokens.append(tok)
+            out.sum_logprob += float(lp[tok])
+            reason = self.stop_reason(out.tokens, stepper)
+            if reason:
+                out.reason = reason
+                return out
+            step += 1
+            self.t_step = time.perf_counter()
+            logits = stepper.advance(tok)
+
+    def stop_reason(self, tokens: list[int], stepper: Stepper) -> str | None:
+        if len(tokens) >= self.options.max_tokens:
+            return "max_tokens"
+        if stepper.full:
+            return "cache_full"
+        if self.should_cancel():
+            return "cancelled"
+        return None
+
+    def result(self, sampled: Sampled, language: str, no_speech_prob: float, t0: float, offset_s: float,
+               segment_frames: int) -> DoneEvent:
+        tokens = sampled.tokens
+        segments, seek = split_segments(tokens, self.tokenizer, offset_s, segment_frames) \
+            if self.options.timestamps else ([], segment_frames)
+        return DoneEvent(window=self.window, reason=sampled.reason, tokens=tokens, text=self.tokenizer.decode(tokens),
+                         ms_total=(time.perf_counter() - t0) * 1e3, language=language,
+                         no_speech_prob=no_speech_prob, avg_logprob=sampled.sum_logprob / max(1, len(tokens)),
+                         offset_s=offset_s, seek_frames=seek,
+                         segments=[{"start": round(g.start, 3), "end": round(g.end, 3), "text": g.text}
+                                   for g in segments])
+
+
+def decode_window(backend: Backend, tokenizer: WhisperTokenizer, mel: np.ndarray, options: DecodeOptions,
                   window: int = 0, language: str | None = None,
                   should_cancel: Callable[[], bool] = lambda: False,
                   encoder_cache: EncoderCache | None = None, offset_s: float = 0.0,
                   segment_frames: int = N_FRAMES) -> Iterator[Event]:
     """Encode one [80, 3000] window (or take its cross K/V from `encoder_cache`) and decode it greedily.
     `offset_s` is where the window starts in the audio; `segment_frames` how many of its frames hold audio."""
-    t0 = time.perf_counter()
-    key = mel_key(mel) if encoder_cache is not None else ""
-    encoded = encoder_cache.get(key) if encoder_cache is not None else None
-    cross_k, cross_v = encoded if encoded is not None else backend.encode(mel.reshape(1, *mel.shape[-2:]))
-    if encoder_cache is not None and encoded is None:
-        encoder_cache.put(key, (cross_k, cross_v))
-    enc_ms = (time.perf_counter() - t0) * 1e3
-    t_step = time.perf_counter()
-    stepper = (_CachedStepper if options.cache else _UncachedStepper)(backend, cross_k, cross_v)
-    sp = tokenizer.special
-    probs: dict[str, float] = {}
-    sot_logits = None
-    if language is None:
-        sot_logits = stepper.advance(sp.sot)
-        language, probs = detect_language(tokenizer, sot_logits)
-    yield EncodedEvent(window=window, ms=enc_ms, language=language, language_probs=probs,
-                       cache_hit=encoded is not None, offset_s=offset_s)
-
-    prefix = tokenizer.sot_sequence(language, options.task, options.timestamps)
-    logits = None
-    for tok in prefix[stepper.length:]:
-        logits = stepper.advance(tok)
-        if tok == sp.sot:
-            sot_logits = logits
-    no_speech_prob = float(np.exp(log_softmax(sot_logits)[sp.no_speech]))
-    sum_logprob = 0.0
-    rules = LogitRules(tokenizer, options, backend.dims.n_vocab)
-    text = Utf8Assembler()
-    tokens: list[int] = []
-    reason, step = "max_tokens", 0
-    while True:
-        lp = log_softmax(rules.apply(logits, tokens))
-        top = np.argpartition(-lp, options.top_k)[:options.top_k]
-        top = top[np.argsort(-lp[top])]
-        tok = int(top[0])
-        piece = b"" if tokenizer.is_special(tok) else tokenizer.token_bytes(tok)
-        yield TokenEvent(window=window, step=step, token=tok, text=text.push(piece), logprob=float(lp[tok]),
-                         eot_prob=float(np.exp(lp[sp.eot])), top=[(int(t), float(lp[t])) for t in top],
-                         cache_len=stepper.length, cache_bytes=stepper.bytes_used,
-                         ms=(time.perf_counter() - t_step) * 1e3, text_bytes=piece.hex(),
-                         is_special=tokenizer.is_special(tok))
-        if tok == sp.eot:
-            reason = "eot"
-            break
-        tokens.append(tok)
-        sum_logprob += float(lp[tok])
-        if len(tokens) >= options.max_tokens:
-            reason = "max_tokens"
-            break
-        if stepper.full:
-            reason = "cache_full"
-            break
-        if should_cancel():
-            reason = "cancelled"
-            break
-        step += 1
-        t_step = time.perf_counter()
-        logits = stepper.advance(tok)
-    text.flush()
-    segments, seek = split_segments(tokens, tokenizer, offset_s, segment_frames) if options.timestamps \
-        else ([], segment_frames)
-    yield DoneEvent(window=window, reason=reason, tokens=tokens, text=tokenizer.decode(tokens),
-                    ms_total=(time.perf_counter() - t0) * 1e3, language=language, no_speech_prob=no_speech_prob,
-                    avg_logprob=sum_logprob / max(1, len(tokens)), offset_s=offset_s, seek_frames=seek,
-                    segments=[{"start": round(g.start, 3), "end": round(g.end, 3), "text": g.text} for g in segments])
+    return WindowDecoder(backend, tokenizer, options, window, should_cancel).run(mel, language, encoder_cache,
+                                                                                 offset_s, segment_frames)
 
 
-def decode_windows(backend, tokenizer: WhisperTokenizer, mels: np.ndarray, options: DecodeOptions,
+def decode_windows(backend: Backend, tokenizer: WhisperTokenizer, mels: np.ndarray, options: DecodeOptions,
                    should_cancel: Callable[[], bool] = lambda: False,
                    encoder_cache: EncoderCache | None = None, n_frames: int | None = None) -> Iterator[Event]:
     """Decode [W, 80, 3000] mel windows; each window resets the self cache and recomputes cross K/V

@@ -3,7 +3,8 @@ repetition loops, and a one-line verdict such as `EOT at step 23 (p=0.97)` or
 `cache_full at 448 after a 4-gram loop from step 61`.
 
 Pure functions over TokenEvents and per-window stop reasons, so the CLI, the QA report and the GUI
-banner all say the same thing.
+banner all say the same thing. EOT's id is read off the run itself (`eot_token`): a host that only
+receives events from a runner needs no tokenizer to diagnose them.
 """
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from dataclasses import asdict, dataclass, field
 
 from core.decode.events import TokenEvent
 
-EOT_TOKEN = 50257        # <|endoftext|> in the multilingual Whisper vocabulary
 MAX_LOOP_N = 64          # longest n-gram looked for
 MIN_LOOP_REPEATS = 3     # a phrase said three times in a row ...
 MIN_LOOP_SPAN = 12       # ... and covering this many tokens: "ha ha ha" is speech, 12 × "ha" is a loop
@@ -87,16 +87,26 @@ def find_loop(tokens: list[int], first_step: int = 0, max_n: int = MAX_LOOP_N) -
     return best
 
 
-def strongest_rival(step: TokenEvent, eot: int = EOT_TOKEN) -> Rival:
+def eot_token(steps: list[TokenEvent], reasons: dict[int, str]) -> int | None:
+    """The EOT token's id: the last step of a window that stopped at EOT sampled it (decoding stops there).
+    None when no window stopped at EOT; then no step sampled it either."""
+    last = {s.window: s for s in steps}
+    return next((last[w].token for w, reason in sorted(reasons.items()) if reason == "eot" and w in last), None)
+
+
+def strongest_rival(step: TokenEvent, eot: int | None) -> Rival:
     for token, logprob in step.top:
         if token != eot:
             return Rival(step.step, token, logprob)
     return Rival(step.step, -1, float("-inf"))
 
 
-def diagnose_window(steps: list[TokenEvent], reason: str, window: int = 0, eot: int = EOT_TOKEN,
+def diagnose_window(steps: list[TokenEvent], reason: str, window: int = 0, eot: int | None = None,
                     silent: bool = False, no_speech_prob: float = 0.0) -> WindowDiagnosis:
-    """Diagnose one window's steps (in order) given the reason its DoneEvent gave."""
+    """Diagnose one window's steps (in order) given the reason its DoneEvent gave; `eot` defaults to
+    the window's own (see eot_token)."""
+    if eot is None and reason == "eot" and steps:
+        eot = steps[-1].token
     trajectory = [s.eot_prob for s in steps]
     eot_at = next((s for s in reversed(steps) if s.token == eot), None)
     peak = max(range(len(steps)), key=trajectory.__getitem__, default=None)
@@ -138,7 +148,7 @@ def window_verdict(d: WindowDiagnosis) -> str:
     return text
 
 
-def diagnose(steps: list[TokenEvent], reasons: dict[int, str], eot: int = EOT_TOKEN,
+def diagnose(steps: list[TokenEvent], reasons: dict[int, str], eot: int | None = None,
              no_speech: dict[int, tuple[bool, float]] | None = None) -> Diagnosis:
     """Diagnose a run of one or more windows.
 
@@ -148,6 +158,8 @@ def diagnose(steps: list[TokenEvent], reasons: dict[int, str], eot: int = EOT_TO
     silence says nothing about how the speech ended.
     """
     no_speech = no_speech or {}
+    if eot is None:
+        eot = eot_token(steps, reasons)
     by_window: dict[int, list[TokenEvent]] = {w: [] for w in reasons}
     for s in steps:
         by_window.setdefault(s.window, []).append(s)
@@ -161,7 +173,7 @@ def diagnose(steps: list[TokenEvent], reasons: dict[int, str], eot: int = EOT_TO
     return Diagnosis(prefix + worst.verdict, windows)
 
 
-def diagnose_transcript(transcript, eot: int = EOT_TOKEN) -> Diagnosis:
-    """`diagnose` over a core.transcript.Transcript."""
+def diagnose_transcript(transcript, eot: int | None = None) -> Diagnosis:
+    """`diagnose` over a core.decode.transcript.Transcript."""
     return diagnose(transcript.steps, {w.window: w.reason for w in transcript.windows}, eot,
                     {w.window: (w.silent, w.no_speech_prob) for w in transcript.windows})

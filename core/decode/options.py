@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 
+from core.model.weights import ModelDims
+
 TASKS = ("transcribe", "translate")
 MAX_TOP_K = 100
 
@@ -59,7 +61,7 @@ class DecodeOptions:
                 "suppress_eot": self.suppress_eot}
 
     @classmethod
-    def from_wire(cls, h: dict, languages=None, max_len: int = 448) -> "DecodeOptions":
+    def from_wire(cls, h: dict, languages=None, max_len: int = ModelDims().n_text_ctx) -> "DecodeOptions":
         """Checked options from a header; OptionsError names the first bad field. `languages`: the
         tokenizer's language codes; `max_len`: the decoder's context (ModelDims.n_text_ctx)."""
         language = h.get("language")

@@ -39,19 +39,45 @@ class Transcript:
         elif isinstance(ev, TokenEvent):
             self.steps.append(ev)
         elif isinstance(ev, DoneEvent):
-            w = self.windows[-1]
+            w = self._window(ev.window)
             w.reason, w.text, w.tokens, w.ms_total = ev.reason, ev.text, ev.tokens, ev.ms_total
             w.no_speech_prob, w.avg_logprob, w.silent = ev.no_speech_prob, ev.avg_logprob, ev.is_silence
             w.segments = ev.segments
 
+    def _window(self, index: int) -> WindowResult:
+        for w in reversed(self.windows):
+            if w.window == index:
+                return w
+        self.windows.append(WindowResult(index))  # a done without its encoded: keep the result anyway
+        return self.windows[-1]
+
+    @property
+    def shown_windows(self) -> list[WindowResult]:
+        """The windows whose text is shown: all but those under Whisper's no-speech rule."""
+        return [w for w in self.windows if not w.silent]
+
+    def window_text(self, w: WindowResult) -> str:
+        """A finished window's text; before its done event (still decoding, or the link was lost), the
+        text of its tokens so far."""
+        if w.reason:
+            return w.text
+        return "".join(s.text for s in self.steps if s.window == w.window and not s.is_special)
+
     @property
     def text(self) -> str:
-        return " ".join(w.text.strip() for w in self.windows if w.text.strip() and not w.silent)
+        """The transcript of the finished windows with speech."""
+        return " ".join(t for w in self.shown_windows if (t := w.text.strip()))
+
+    @property
+    def live_text(self) -> str:
+        """`text`, followed by the tokens so far of a window without its done event: what a live view shows,
+        and what is left of a run that failed part-way."""
+        return " ".join(t for w in self.shown_windows if (t := self.window_text(w).strip()))
 
     @property
     def segments(self) -> list[dict]:
         """Timed segments [{start, end, text}] of the windows with speech (timestamps mode only)."""
-        return [g for w in self.windows if not w.silent for g in w.segments]
+        return [g for w in self.shown_windows for g in w.segments]
 
     @property
     def language(self) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.model.weights import ModelDims
 from core.model.whisper import NEG_INF
 
 
@@ -15,7 +16,8 @@ class CacheFull(Exception):
 
 
 class KVCache:
-    def __init__(self, n_layer: int = 6, max_len: int = 448, d_model: int = 512, dtype=np.float32):
+    def __init__(self, n_layer: int = ModelDims.n_text_layer, max_len: int = ModelDims.n_text_ctx,
+                 d_model: int = ModelDims.n_text_state, dtype=np.float32):
         self.k = np.zeros((n_layer, 1, max_len, d_model), dtype)
         self.v = np.zeros_like(self.k)
         self.max_len = max_len

@@ -10,6 +10,7 @@ from pathlib import Path
 from tokenizers import Tokenizer
 
 from core.errors import ModelError
+from core.model.weights import ModelDims
 
 
 def _bytes_to_unicode() -> dict[int, str]:
@@ -43,7 +44,7 @@ class SpecialTokens:
 
 
 class WhisperTokenizer:
-    def __init__(self, tokenizer: Tokenizer, n_vocab: int = 51865):
+    def __init__(self, tokenizer: Tokenizer, n_vocab: int = ModelDims.n_vocab):
         self.tok = tokenizer
         self.n_vocab = n_vocab
         t = tokenizer.token_to_id
@@ -59,7 +60,7 @@ class WhisperTokenizer:
                 self.languages[m.group(1)] = i
 
     @classmethod
-    def from_file(cls, path: str | Path, n_vocab: int = 51865) -> "WhisperTokenizer":
+    def from_file(cls, path: str | Path, n_vocab: int = ModelDims.n_vocab) -> "WhisperTokenizer":
         try:
             return cls(Tokenizer.from_file(str(path)), n_vocab)
         except Exception as exc:

@@ -36,6 +36,10 @@ class ModelDims:
     n_text_head: int = 8
     n_text_layer: int = 6
 
+    def cache_bytes_per_token(self, itemsize: int = 4) -> int:
+        """Self-attention K and V of one token over every decoder layer (fp32 by default)."""
+        return 2 * self.n_text_layer * self.n_text_state * itemsize
+
 
 @dataclass
 class WhisperWeights:

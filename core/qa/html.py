@@ -6,11 +6,11 @@ from __future__ import annotations
 import difflib
 from html import escape
 
+from core.model.weights import ModelDims
 from core.qa.chart import Chart
 from core.qa.run import SUMMARY_COLUMNS, ClipResult, SuiteResult
 from core.qa.scoring import normalize
 
-CACHE_POSITIONS = 448
 STYLE = """
 body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #222; max-width: 1200px; }
 table { border-collapse: collapse; } td, th { padding: 3px 8px; border-bottom: 1px solid #ddd; text-align: right; }
@@ -54,7 +54,7 @@ def charts(r: ClipResult) -> list[str]:
     eot.line(s.get("rival_prob", []), "#9e9e9e").line(s["eot_prob"], "#c62828")
     ms = Chart("runner ms per token", n - 1 or 1, max(s["ms"][1:] or s["ms"]) * 1.1 or 1, "{:.0f}")
     ms.line(s["ms"], "#1565c0")
-    cache = Chart("KV cache fill (positions)", n - 1 or 1, CACHE_POSITIONS, "{:.0f}")
+    cache = Chart("KV cache fill (positions)", n - 1 or 1, ModelDims.n_text_ctx, "{:.0f}")
     cache.line(s["cache_len"], "#2e7d32")
     for c in (eot, ms, cache):
         for i in windows:

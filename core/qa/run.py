@@ -1,6 +1,6 @@
 """Running a QA suite: decode each clip, score it against its reference, diagnose how it stopped.
 
-Where the model runs is the caller's business: `decode(mels, options, n_frames)` yields core.events,
+Where the model runs is the caller's business: `decode(mels, options, n_frames)` yields core.decode.events,
 from an in-process model or a BoardClient alike (n_frames: the mel frames that hold audio).
 """
 from __future__ import annotations
@@ -11,9 +11,9 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from core.decode.decoding import DecodeOptions
 from core.decode.diagnostics import Diagnosis, WindowDiagnosis, diagnose_transcript
 from core.decode.events import Event
+from core.decode.options import DecodeOptions
 from core.decode.transcript import Transcript
 from core.errors import WhisperKVError
 from core.model.audio import SAMPLE_RATE, load_audio

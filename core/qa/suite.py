@@ -21,8 +21,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.decode.decoding import DecodeOptions
 from core.decode.events import STOP_REASONS
+from core.decode.options import DecodeOptions
 from core.errors import WhisperKVError
 from core.qa.scoring import uses_cer
 

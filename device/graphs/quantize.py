@@ -1,4 +1,4 @@
-"""fp16 and int8 graphs from fp32 ones (device/build/export.py applies it to whole bundles).
+"""fp16 and int8 graphs from fp32 ones (device/toolchain/export.py applies it to whole bundles).
 
 - fp16: every tensor, I/O included, in float16 — what MDLA runs natively.
 - int8: ONNX Runtime dynamic quantisation of the constant-weight MatMuls (the FULLY_CONNECTED

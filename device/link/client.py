@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from core.decode.events import event_from_dict
+from core.decode.options import DecodeOptions
 from core.errors import FeatureError, WhisperKVError
 from device import protocol as P
 from device.link.transport import LinkLost, Stream, Transport
@@ -72,20 +73,6 @@ class RunnerInfo:
                    cache.get("bytes_per_token", 0), h)
 
 
-def wire_options(options) -> dict:
-    """core.decoding.DecodeOptions (or a dict of the same names) as transcribe header fields."""
-    if options is None:
-        return {}
-    get = options.get if isinstance(options, dict) else lambda k, d=None: getattr(options, k, d)
-    out = {}
-    for name in ("language", "task", "max_tokens", "top_k", "timestamps", "suppress_eot"):
-        if get(name, None) is not None or name == "language":
-            out[name] = get(name, None)
-    cache = get("cache", True)
-    out["cache"] = cache if isinstance(cache, str) else ("on" if cache else "off")
-    return out
-
-
 class BoardClient:
     def __init__(self, transport: Transport, *, runner_args: list[str] | None = None,
                  connect_timeout: float = 120.0, read_timeout: float = 60.0, mel_dtype: str = "float16"):
@@ -143,10 +130,12 @@ class BoardClient:
         self.close()
 
     # --- requests ----------------------------------------------------------------------------------
-    def transcribe(self, mel, options=None, *, id: str | None = None,
+    def transcribe(self, mel, options: DecodeOptions | dict | None = None, *, id: str | None = None,
                    n_frames: int | None = None) -> Iterator[Arrival]:
         """Send a [W, 80, 3000] mel and yield the request's events as they arrive.
 
+        options: DecodeOptions, or a dict of `transcribe` header fields sent as they are (docs/protocol.md;
+        the runner fills in what is missing and checks the rest).
         n_frames: how many mel frames hold audio (the rest of the last window is padding)."""
         try:
             desc, payload = P.mel_to_payload(mel, self.mel_dtype)
@@ -154,7 +143,8 @@ class BoardClient:
             raise FeatureError(exc.message, "compute the log-mel with core.mel.mel_windows") from None
         self.connect()
         rid = id or uuid.uuid4().hex[:12]
-        header = {"op": "transcribe", "id": rid, "mel": desc, **wire_options(options)}
+        fields = options.to_wire() if isinstance(options, DecodeOptions) else dict(options or {})
+        header = {"op": "transcribe", "id": rid, "mel": desc, **fields}
         if n_frames is not None:
             header["n_frames"] = int(n_frames)
         frame = P.encode_frame(header, payload)

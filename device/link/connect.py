@@ -28,7 +28,8 @@ def open_transport(url: str | DeviceURL | None = "local", *, trust_host_key: str
 
 def runner_args(url: str | DeviceURL | None) -> list[str]:
     u = parse_device_url(url)
-    return (["--backend", u.backend] if u.backend else []) + (["--model", u.model] if u.model else [])
+    return [arg for name in ("backend", "model", "delegate") if getattr(u, name)
+            for arg in (f"--{name}", getattr(u, name))]
 
 
 def open_client(url: str | DeviceURL | None = "local", *, trust_host_key: str | None = None,

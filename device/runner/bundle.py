@@ -1,7 +1,8 @@
-"""An exported board bundle, as the runner reads it (device/build/export.py writes it).
+"""An exported board bundle, as the runner reads it (device/toolchain/export.py writes it).
 
-    DIR/encoder.onnx             mel [1,80,3000] -> cross_k, cross_v [L,1,1500,d]
-    DIR/decoder_step.onnx        the step signature in docs/protocol.md
+    DIR/encoder.onnx, encoder.tflite             mel [1,80,3000] -> cross_k, cross_v [L,1,1500,d]
+    DIR/decoder_step.onnx, decoder_step.tflite   the step signature in docs/protocol.md
+    DIR/encoder.dla, decoder_step.dla            after `whisperkv compile` (MDLA 5.3)
     DIR/token_embedding.npy      [n_vocab, d]   looked up on the runner CPU (no GATHER on MDLA)
     DIR/positional_embedding.npy [n_text_ctx, d]
     DIR/tokenizer.json
@@ -43,13 +44,24 @@ class Bundle:
     model_sha256: str
     source: str
 
+    def has(self, role: str, fmt: str = "onnx") -> bool:
+        return _graph_key(role, fmt) in self.manifest["graphs"]
+
+    def graph_path(self, role: str, fmt: str = "onnx") -> Path:
+        """`role`: encoder or decoder_step; `fmt`: onnx or tflite. A ModelError names the missing format."""
+        entry = self.manifest["graphs"].get(_graph_key(role, fmt))
+        if entry is None:
+            raise ModelError(f"the bundle at {self.path} has no {fmt} {role} graph",
+                             f"export one with `whisperkv export --format {fmt} --out DIR`")
+        return self.path / entry["file"]
+
     @property
     def encoder_path(self) -> Path:
-        return self.path / self.manifest["graphs"]["encoder"]["file"]
+        return self.graph_path("encoder")
 
     @property
     def decoder_step_path(self) -> Path:
-        return self.path / self.manifest["graphs"]["decoder_step"]["file"]
+        return self.graph_path("decoder_step")
 
     @property
     def tokenizer_path(self) -> Path:
@@ -62,6 +74,10 @@ class Bundle:
     @property
     def positional_embedding(self) -> np.ndarray:
         return np.load(self.path / TABLES["positional_embedding"])
+
+
+def _graph_key(role: str, fmt: str) -> str:
+    return role if fmt == "onnx" else f"{role}_{fmt}"
 
 
 def is_bundle(path) -> bool:
@@ -91,15 +107,21 @@ def read_bundle(path: str | Path, verify: bool = False) -> Bundle:
 
 
 def weights_from_bundle(path: str | Path) -> WhisperWeights:
-    """The canonical fp32 params read back out of a bundle's graphs, for the NumPy backend."""
-    import onnx
-
-    from device.graphs.onnx_graphs import params_from_graph
-
+    """The canonical fp32 params read back out of a bundle's graphs (ONNX, else TFLite), for the NumPy backend."""
     b = read_bundle(path)
     p: dict[str, np.ndarray] = {}
-    for graph in (b.encoder_path, b.decoder_step_path):
-        p |= params_from_graph(onnx.load(str(graph)))
+    if b.has("encoder", "onnx"):
+        import onnx
+
+        from device.graphs.onnx_graphs import params_from_graph
+
+        for role in ("encoder", "decoder_step"):
+            p |= params_from_graph(onnx.load(str(b.graph_path(role))))
+    else:
+        from device.graphs.tflite_read import params_from_tflite
+
+        for role in ("encoder", "decoder_step"):
+            p |= params_from_tflite(b.graph_path(role, "tflite").read_bytes())
     for conv in ("encoder.conv1.weight", "encoder.conv2.weight"):
         p[conv] = np.ascontiguousarray(p[conv][:, :, 0])      # [out, in, 1, 3] -> [out, in, 3]
     d, L = b.dims.n_text_state, b.dims.n_text_layer

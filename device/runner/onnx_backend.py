@@ -1,7 +1,7 @@
-"""The runner's ONNX Runtime backend: the exported MTK-form graphs, same interface as NumpyBackend.
+"""The runner's ONNX Runtime backend: the exported MTK-form graphs behind core.model.backend.Backend.
 
 `OnnxBackend(source)` takes WhisperWeights (graphs built in memory) or an exported bundle
-directory (`device/export.py`). `full()`, the uncached reference, runs a host-only graph built
+directory (`device/toolchain/export.py`). `full()`, the uncached reference, runs a host-only graph built
 from the step graph's own weights on first use, so both modes share one set of numbers.
 """
 from __future__ import annotations
@@ -45,7 +45,7 @@ def _session(model_bytes: bytes, cfg: SessionConfig):
 class OnnxBackend:
     """Encoder and decoder step under ONNX Runtime; embeddings are looked up on the CPU."""
 
-    def __init__(self, source, dtype: str = "fp32", config: SessionConfig | None = None):
+    def __init__(self, source: WhisperWeights | str | Path, dtype: str = "fp32", config: SessionConfig | None = None):
         """`source`: WhisperWeights (graphs built, and quantised to `dtype`, in memory) or a bundle
         directory (an fp32 bundle is quantised to `dtype` in memory; a quantised bundle runs as is)."""
         import onnx
@@ -91,7 +91,8 @@ class OnnxBackend:
         k, v = self._encoder.run(["cross_k", "cross_v"], {"mel": self._feed("mel", mel)})
         return k.astype(np.float32, copy=False), v.astype(np.float32, copy=False)
 
-    def step(self, x, self_k, self_v, cross_k, cross_v, mask):
+    def step(self, x: np.ndarray, self_k: np.ndarray, self_v: np.ndarray, cross_k: np.ndarray,
+             cross_v: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         feeds = {"x": self._feed("x", x), "mask": self._feed("mask", mask)}
         for name, t in (("self_k", self_k), ("self_v", self_v), ("cross_k", cross_k), ("cross_v", cross_v)):
             for layer in range(t.shape[0]):
@@ -101,7 +102,7 @@ class OnnxBackend:
         return (logits.astype(np.float32, copy=False), new_k.astype(np.float32, copy=False),
                 new_v.astype(np.float32, copy=False))
 
-    def full(self, x, cross_k, cross_v, mask):
+    def full(self, x: np.ndarray, cross_k: np.ndarray, cross_v: np.ndarray, mask: np.ndarray) -> np.ndarray:
         if self._full is None:
             params = G.params_from_graph(self._step_model)
             self._full = _session(G.per_layer_inputs(G.build_decoder_full(params, self.dims)).SerializeToString(),

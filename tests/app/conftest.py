@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from functools import lru_cache
 
 import pytest
 from PySide6.QtCore import QSettings
@@ -61,3 +62,12 @@ def en_window(qapp, tmp_path_factory):
     transcribe_and_wait(window, language="en", cache=True)
     yield window
     window.close()
+
+
+@lru_cache(maxsize=1)
+def special_tokens():
+    """The special token ids (EOT, timestamps) for synthetic runs, from the tokenizer alone."""
+    from core.model.tokenizer import WhisperTokenizer
+    from core.model.weights import find_tokenizer
+
+    return WhisperTokenizer.from_file(find_tokenizer()).special

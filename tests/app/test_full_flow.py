@@ -39,9 +39,9 @@ def test_mel_shown_is_the_mel_sent(en_window):
 def test_status_bar_names_device_backend_and_model(en_window):
     status = en_window.status
     assert "local" in status.device.text() and "connected" in status.device.text()
-    backend = en_window.runner["backend"]
+    backend = en_window.board.runner["backend"]
     assert backend and backend in status.backend.text()
-    sha = en_window.runner["model_sha256"]
+    sha = en_window.board.runner["model_sha256"]
     assert len(sha) == 64 and sha[:12] in status.model.text()
 
 
@@ -94,8 +94,8 @@ def test_exports_parse(en_window, tmp_path):
     exported = session["runs"][0]
     assert len(exported["events"]) == len(run.events)
     assert exported["settings"]["language"] == "en" and exported["settings"]["cache"] is True
-    assert exported["device_info"]["backend"] == en_window.runner["backend"]
-    assert exported["device_info"]["model_sha256"] == en_window.runner["model_sha256"]
+    assert exported["device_info"]["backend"] == en_window.board.runner["backend"]
+    assert exported["device_info"]["model_sha256"] == en_window.board.runner["model_sha256"]
     assert all("host_arrival_ms" in ev for ev in exported["events"])
     image = QImage(str(tmp_path / "out.png"))
     assert not image.isNull() and image.width() > 300
@@ -132,7 +132,7 @@ def test_stop_cancels_and_keeps_the_partial_run(en_window):
 
 def test_qa_tab_and_segments_are_hosted_by_the_window(en_window):
     run = en_window.session.runs[0]
-    assert en_window.qa.host is en_window
-    en_window.open_run(run)
+    assert en_window.tabs.indexOf(en_window.qa) >= 0
+    en_window.qa.openRunRequested.emit(run)      # what a click on a QA row asks for
     assert en_window.run is run and en_window.run_picker.currentData() == run.id
     assert en_window.segments.rowCount() == 0  # no timestamps asked for: the view says how to get them

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from app.board.profile import DeviceProfile
-from app.runs.options import RunOptions
+from core.decode.options import DecodeOptions
 from tests.app.conftest import make_window, settings_file
 
 
@@ -10,7 +10,7 @@ def test_options_profiles_and_recent_files_persist(qtbot, tmp_path):
     ini = tmp_path / "app.ini"
     first = make_window(settings_file(ini))
     qtbot.addWidget(first)
-    first.controls.set_options(RunOptions(language="zh", task="translate", cache=False, max_tokens=100))
+    first.controls.set_options(DecodeOptions(language="zh", task="translate", cache=False, max_tokens=100))
     first.device.show_profile(DeviceProfile(kind="ssh", host="board.local", user="qa", port=2222,
                                             python="/usr/bin/python3"))
     first.device.password.setText("hunter2-secret")
@@ -21,7 +21,7 @@ def test_options_profiles_and_recent_files_persist(qtbot, tmp_path):
     assert "hunter2-secret" not in ini.read_text(encoding="utf-8")
     second = make_window(settings_file(ini))
     qtbot.addWidget(second)
-    assert second.controls.options() == RunOptions(language="zh", task="translate", cache=False, max_tokens=100)
+    assert second.controls.options() == DecodeOptions(language="zh", task="translate", cache=False, max_tokens=100)
     assert second.device.current_name() == "Genio 700"
     profile = second.device.profile()
     assert (profile.kind, profile.host, profile.user, profile.port) == ("ssh", "board.local", "qa", 2222)

@@ -42,6 +42,16 @@ def test_device_info_local_json(capsys):
     assert main(["device-info", "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert list(info) == list(FIELDS) and info["device"] == "local"
+    # What the NPU path needs, on this PC: no NPU, no neuronrt, ai_edge_litert installed.
+    assert info["npu"] == [] and info["neuronrt"] is None and info["tflite"]["ai_edge_litert"]
+    assert info["npu_ready"].startswith("no: missing /dev/apusys*")
+
+
+def test_device_info_text_shows_the_npu_readiness(capsys):
+    assert main(["device-info"]) == 0
+    lines = dict(line.split(None, 1) for line in capsys.readouterr().out.splitlines())
+    assert lines["neuronrt"] == "not found" and lines["ncc_tflite"] == "not found"
+    assert lines["tflite"].startswith("ai_edge_litert ") and lines["npu_ready"].startswith("no: missing")
 
 
 def test_bad_device_url_exits_2_with_the_fix(capsys):
@@ -86,6 +96,27 @@ def test_deploy_local_dir_then_unchanged(tmp_path, capsys):
     assert "model/model.bin" in first["uploaded"] and (target / "manifest.json").is_file()
     assert main(["deploy", "--dir", str(target)]) == 0
     assert "0 uploaded" in capsys.readouterr().out
+
+
+def test_deploy_backend_tflite_ships_no_onnx_and_says_how_to_run_it(tmp_path, capsys):
+    from tests.device.toolchain.test_compile import make_bundle
+
+    target = tmp_path / "wkv"
+    src = make_bundle(tmp_path / "bundle")
+    assert main(["deploy", "--dir", str(target), "--backend", "tflite", "--model", str(src)]) == 0
+    out = capsys.readouterr().out
+    assert f"--device 'local?dir={target}&backend=tflite'" in out and "delegate=PATH" in out
+    assert (target / "model" / "encoder.tflite").is_file() and not list((target / "model").glob("*.onnx"))
+    assert json.loads((target / "manifest.json").read_text())["backend"] == "tflite"
+
+
+def test_deploy_backend_tflite_of_an_onnx_bundle_is_one_line_exit_2(tmp_path, capsys):
+    from tests.device.toolchain.test_compile import make_bundle
+
+    src = make_bundle(tmp_path / "bundle", tflite=False)
+    assert main(["deploy", "--dir", str(tmp_path / "wkv"), "--backend", "tflite", "--model", str(src)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "has no .tflite graphs" in err[0] and "whisperkv export --format tflite" in err[0]
 
 
 def test_transcribe_over_ssh_streams_with_host_arrival_times(home, server, capsys):

@@ -1,4 +1,5 @@
-"""`whisperkv export` then `check-dla` as a user runs them, and `transcribe --backend onnx` vs numpy."""
+"""`whisperkv export` then `check-dla` as a user runs them (all formats, and TFLite alone), and
+`transcribe --backend onnx` vs numpy."""
 import json
 
 import pytest
@@ -22,9 +23,26 @@ def test_export_then_check_dla_passes(exported):
     c = whisperkv("check-dla", str(out))
     assert c.returncode == 0, c.stdout + c.stderr
     assert "== encoder (encoder.onnx): PASS" in c.stdout and "== decoder_step (decoder_step.onnx): PASS" in c.stdout
+    assert "== encoder_tflite (encoder.tflite): PASS" in c.stdout
+    assert "== decoder_step_tflite (decoder_step.tflite): PASS" in c.stdout
     assert "MDLA 5.3 check: PASS" in c.stdout
     j = whisperkv("check-dla", str(out), "--json")
     assert j.returncode == 0 and json.loads(j.stdout)["ok"] is True
+
+
+def test_export_tflite_alone_then_check_dla_passes(tmp_path):
+    out = tmp_path / "b"
+    r = whisperkv("export", "--out", str(out), "--format", "tflite")
+    assert r.returncode == 0, r.stderr
+    assert "decoder_step.tflite" in r.stdout and "onnx" not in r.stdout and "(tflite)" in r.stderr
+    doc = json.loads((out / "model.json").read_text())
+    assert set(doc["graphs"]) == {"encoder_tflite", "decoder_step_tflite"} and doc["formats"] == ["tflite"]
+    # What a TFLite runner needs besides the graphs: the CPU-side tables, the tokenizer, the manifest.
+    assert {"token_embedding.npy", "positional_embedding.npy", "tokenizer.json"} <= set(doc["files"])
+    assert doc["dims"]["n_vocab"] == 51865 and doc["special_tokens"]["eot"] == 50257
+    c = whisperkv("check-dla", str(out))
+    assert c.returncode == 0, c.stdout + c.stderr
+    assert "TFLite op" in c.stdout and "ONNX op" not in c.stdout and "MDLA 5.3 check: PASS" in c.stdout
 
 
 def test_export_errors_name_the_fix(tmp_path):
@@ -33,6 +51,8 @@ def test_export_errors_name_the_fix(tmp_path):
     r = whisperkv("export", "--out", str(blocker / "b"))
     one_clear_line(r)
     assert "writable --out" in r.stderr
+    r = whisperkv("export", "--out", str(tmp_path / "b8"), "--format", "tflite", "--dtype", "int8")
+    assert "--dtype fp16" in one_clear_line(r)
     r = whisperkv("check-dla", str(tmp_path / "missing"))
     one_clear_line(r)
     assert "whisperkv export --out DIR" in r.stderr

@@ -7,11 +7,11 @@ import sys
 import pytest
 
 from cli.main import main
-from core.decode.diagnostics import EOT_TOKEN
 from core.decode.events import DoneEvent, EncodedEvent, TokenEvent
-from tests.conftest import AUDIO, ROOT
+from tests.conftest import AUDIO, ROOT, special_tokens
 
 HELLO = AUDIO / "en_asterisk_hello-world.wav"
+EOT_TOKEN = special_tokens().eot
 
 
 def suite(tmp_path, reference="Hello world.", extra="", audio=HELLO):
@@ -24,15 +24,14 @@ def suite(tmp_path, reference="Hello world.", extra="", audio=HELLO):
 @pytest.fixture
 def in_process(monkeypatch, model, encoder_cache):
     """`qa --device inprocess` decodes here: give it the session's model and encoder cache."""
-    from core.pipeline import LoadedModel
+    from device.runner import load
 
-    class Shared:
-        weights, backend, tokenizer = model.weights, model.backend, model.tokenizer
-
+    class Shared(load.LoadedModel):
         def transcribe(self, mels, options, **kw):
             return model.transcribe(mels, options, encoder_cache=encoder_cache, **kw)
 
-    monkeypatch.setattr(LoadedModel, "load", classmethod(lambda cls, *a, **k: Shared()))
+    shared = Shared(model.backend, model.tokenizer, model.sha256, model.source)
+    monkeypatch.setattr(load, "load_model_source", lambda *a, **k: shared)
 
 
 def test_passing_suite_as_a_user_runs_it(tmp_path):
@@ -56,6 +55,21 @@ def test_wrong_reference_fails_with_exit_1(tmp_path, capsys, in_process):
     assert code == 1
     assert "FAIL" in out and "WER 1.000 > 0.10" in out and "0/1 passed" in out
     assert json.loads((tmp_path / "r" / "qa.json").read_text())["clips"][0]["passed"] is False
+
+
+def test_in_process_qa_takes_an_exported_bundle(tmp_path, capsys):
+    """`whisperkv qa SUITE --device inprocess --model BUNDLE_DIR`, as with `transcribe`: the one loader."""
+    from tests.device.bundle_helpers import exported_bundle
+
+    bundle = exported_bundle()
+    code = main(["qa", str(suite(tmp_path)), "--device", "inprocess", "--model", str(bundle),
+                 "--out", str(tmp_path / "r")])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "1/1 passed" in out and "EOT at step" in out
+    doc = json.loads((tmp_path / "r" / "qa.json").read_text())
+    assert doc["meta"]["device"] == "in-process" and doc["meta"]["backend"] == "onnx"
+    assert doc["meta"]["model_sha256"] == json.loads((bundle / "model.json").read_text())["model_sha256"]
 
 
 def setup_error(capsys, argv) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 @lru_cache(maxsize=1)
 def exported_bundle() -> Path:
     from core.model.weights import load_model
-    from device.build.export import export_bundle
+    from device.toolchain.export import export_bundle
 
     out = Path(tempfile.mkdtemp(prefix="whisperkv-bundle-"))
     atexit.register(shutil.rmtree, out, True)

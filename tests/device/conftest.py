@@ -5,15 +5,13 @@ and full decodes are few.
 """
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from device.runner.agent import ROOT
-from tests.device.link_helpers import STAND_IN_ADB, sshd  # noqa: F401  (sshd: the real OpenSSH server fixture)
+from tests.device.link_helpers import STAND_IN_ADB, install_stand_in, sshd  # noqa: F401  (sshd: the real OpenSSH server fixture)
 
 AUDIO = ROOT / "resources" / "audio"
 
@@ -29,7 +27,7 @@ def en_mel() -> np.ndarray:
 @pytest.fixture(scope="session")
 def local_run(en_mel) -> list:
     """test_en.wav decoded through the local runner (the arrivals): the reference for the other links."""
-    from core.decode.decoding import DecodeOptions
+    from core.decode.options import DecodeOptions
     from device.link.client import BoardClient
     from device.link.local import LocalTransport
 
@@ -40,13 +38,4 @@ def local_run(en_mel) -> list:
 @pytest.fixture
 def stand_in_adb(tmp_path, monkeypatch) -> Path:
     """Puts the stand-in `adb` first on PATH; returns the log of the argv it was called with."""
-    bindir = tmp_path / "standin-bin"
-    bindir.mkdir()
-    exe = bindir / "adb"
-    exe.write_text(STAND_IN_ADB.format(python=sys.executable))
-    exe.chmod(0o755)
-    log = tmp_path / "adb-calls.jsonl"
-    log.touch()
-    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv("ADB_STANDIN_LOG", str(log))
-    return log
+    return install_stand_in(tmp_path, monkeypatch, "adb", STAND_IN_ADB, "ADB_STANDIN_LOG")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -110,3 +111,18 @@ elif args[:1] == ["push"] and len(args) == 3:
 else:
     sys.exit("adb stand-in: unsupported call %r" % (args,))
 '''
+
+
+def install_stand_in(tmp_path: Path, monkeypatch, name: str, script: str, log_var: str) -> Path:
+    """Put a stand-in executable `name` first on PATH; it appends its argv to the returned log (one JSON
+    list a line, path in $log_var). Stand-ins replace tools that cannot exist here (adb, ncc-tflite)."""
+    bindir = tmp_path / f"standin-{name}"
+    bindir.mkdir(parents=True)
+    exe = bindir / name
+    exe.write_text(script.format(python=sys.executable))
+    exe.chmod(0o755)
+    log = tmp_path / f"{name}-calls.jsonl"
+    log.touch()
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv(log_var, str(log))
+    return log

@@ -10,7 +10,7 @@ def test_test_connection_shows_device_info(qtbot, tmp_path):
     qtbot.addWidget(window)
     window.device.test_button.click()
     wait_for(lambda: window.device.test_button.isEnabled(), "the connection test to finish")
-    info = window.device_info
+    info = window.board.info
     assert info["device"] == "local"
     assert info["model_sha256"] and len(info["model_sha256"]) == 64
     text = window.device.info.toPlainText()

@@ -1,29 +1,38 @@
-"""The QA tab driving a stand-in host: the host answers each clip with a scripted run (no model), so
-these tests check the tab's flow — table, progress, pass/fail, opening rows, reports, setup errors."""
+"""The QA tab driving a stand-in host through its signals: the host answers each clip with a scripted run
+(no model), so these tests check the tab's flow — table, progress, pass/fail, opening rows, reports, setup
+errors."""
 from __future__ import annotations
 
 import json
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from app.background import TaskRunner
 from app.runs.session import Session
-from core.decode.diagnostics import EOT_TOKEN
 from core.decode.events import DoneEvent, EncodedEvent, TokenEvent
-from tests.app.conftest import wait_for
+from tests.app.conftest import special_tokens, wait_for
 from tests.conftest import AUDIO
+
+EOT_TOKEN = special_tokens().eot
 
 
 class ScriptedHost(QObject):
-    """Stands in for the main window: each transcribe_clip becomes a run that says " Hello world." and
-    ends at EOT (or is cancelled when stop() was called)."""
+    """Stands in for the main window, wired to the tab's signals as the window is: each requested clip
+    becomes a run that says " Hello world." and ends at EOT (or is cancelled when stop was requested)."""
 
     runFinished = Signal(object)
 
     def __init__(self):
         super().__init__()
-        self.session, self.tasks = Session(), TaskRunner(self)
+        self.session = Session()
         self.opened, self.failures, self.requests, self.cancelled = [], [], [], False
+
+    def attach(self, tab):
+        tab.transcribeRequested.connect(lambda clip, options: tab.run_started(self.transcribe_clip(clip, options)))
+        tab.stopRequested.connect(self.stop)
+        tab.openRunRequested.connect(self.open_run)
+        tab.failed.connect(self.show_failure)
+        self.runFinished.connect(tab.run_finished)
+        return tab
 
     def transcribe_clip(self, clip, options):
         run = self.session.new_run(clip.name, options, "scripted", {}, clip.duration_s)
@@ -66,13 +75,13 @@ def suite(tmp_path, *references, extra=""):
 def run_tab(qtbot, host, path):
     from app.qa.tab import QaTab
 
-    tab = QaTab(host)
+    tab = host.attach(QaTab())
     qtbot.addWidget(tab)
     finished = []
     tab.suiteFinished.connect(finished.append)
     assert tab.start(str(path))
     wait_for(lambda: finished, "the suite to finish")
-    host.tasks.wait_all()
+    tab.tasks.wait_all()
     return tab, finished[0]
 
 
@@ -102,7 +111,7 @@ def test_bad_suite_shows_the_problem_and_the_fix(qtbot, tmp_path):
     from app.qa.tab import QaTab
 
     host = ScriptedHost()
-    tab = QaTab(host)
+    tab = host.attach(QaTab())
     qtbot.addWidget(tab)
     (tmp_path / "bad.toml").write_text('[[clip]]\naudio = "gone.wav"\n')
     assert not tab.start(str(tmp_path / "bad.toml"))
@@ -116,7 +125,7 @@ def test_stop_ends_the_suite_after_the_running_clip(qtbot, tmp_path):
     host.cancelled = True            # the first clip comes back cancelled, as after Stop
     from app.qa.tab import QaTab
 
-    tab = QaTab(host)
+    tab = host.attach(QaTab())
     qtbot.addWidget(tab)
     finished = []
     tab.suiteFinished.connect(finished.append)
@@ -125,17 +134,16 @@ def test_stop_ends_the_suite_after_the_running_clip(qtbot, tmp_path):
     assert host.requests[0].suppress_eot
     tab.stop()
     wait_for(lambda: finished, "the suite to stop")
-    host.tasks.wait_all()
+    tab.tasks.wait_all()
     (only,) = finished[0].results
     assert only.stop_reason == "cancelled" and not only.passed and "(1 not run)" in tab.status.text()
 
 
 def test_segments_view_and_verdict_of_a_timestamped_run(qtbot):
-    from app.runs.options import RunOptions
-    from app.runs.verdict import verdict_of
     from app.views.segments import SegmentsView
+    from core.decode.options import DecodeOptions
 
-    run = Session().new_run("a.wav", RunOptions(timestamps=True), "scripted", {}, 3.0)
+    run = Session().new_run("a.wav", DecodeOptions(timestamps=True), "scripted", {}, 3.0)
     view = SegmentsView()
     qtbot.addWidget(view)
     run.add(EncodedEvent(window=0, ms=1.0, language="en"), 1.0)
@@ -149,4 +157,4 @@ def test_segments_view_and_verdict_of_a_timestamped_run(qtbot):
     view.set_run(run)
     assert [[view.item(r, c).text() for c in range(3)] for r in range(2)] == \
         [["00:00.40", "00:01.20", "Hi"], ["00:01.20", "01:02.50", "there"]]
-    assert verdict_of(run) == "EOT at step 0 (p=0.90)"
+    assert run.verdict() == "EOT at step 0 (p=0.90)"

@@ -1,15 +1,24 @@
-"""Exports from synthetic runs: subtitle timing from timestamp tokens and from windows, CSV and JSON round trip."""
+"""Exports from synthetic runs: TXT and subtitles by core's rules (segments, window cues, no-speech windows,
+a window cut off part-way), CSV and JSON round trip."""
 from __future__ import annotations
 
 import csv
 import io
 import json
 
+import pytest
+
 from app.runs import exports
 from app.runs.compare import compare
-from app.runs.options import RunOptions
 from app.runs.session import Session
 from core.decode.events import DoneEvent, EncodedEvent, TokenEvent
+from core.decode.options import DecodeOptions
+from core.decode.timestamps import split_segments
+from core.model.tokenizer import WhisperTokenizer
+from core.model.weights import find_tokenizer
+from tests.app.conftest import special_tokens
+
+EOT = special_tokens().eot
 
 
 def token(window, step, tok, text, ms=20.0, special=False):
@@ -19,7 +28,7 @@ def token(window, step, tok, text, ms=20.0, special=False):
 
 
 def make_run(session, events, cache=True, duration=40.0):
-    run = session.new_run("clip.wav", RunOptions(cache=cache), "local", {"backend": "numpy"}, duration)
+    run = session.new_run("clip.wav", DecodeOptions(cache=cache), "local", {"backend": "numpy"}, duration)
     for i, ev in enumerate(events):
         run.add(ev, 100.0 + 10 * i)
     return run
@@ -27,7 +36,7 @@ def make_run(session, events, cache=True, duration=40.0):
 
 def two_windows():
     return [EncodedEvent(0, 1500.0, "en"), token(0, 0, 1, " Hello"), token(0, 1, 2, " world"),
-            token(0, 2, 50257, "", special=True), DoneEvent(0, "eot", [1, 2], " Hello world", 1600.0, "en"),
+            token(0, 2, EOT, "", special=True), DoneEvent(0, "eot", [1, 2], " Hello world", 1600.0, "en"),
             EncodedEvent(1, 1400.0, "en"), token(1, 0, 3, " again"), DoneEvent(1, "max_tokens", [3], " again", 1500.0)]
 
 
@@ -39,14 +48,39 @@ def test_window_cues_srt_vtt():
     assert exports.vtt(run).startswith("WEBVTT\n\n00:00:00.000 --> 00:00:30.000\nHello world\n")
 
 
-def test_timestamp_tokens_give_real_cue_times():
-    ts = exports.TIMESTAMP_BEGIN
-    events = [EncodedEvent(0, 1.0), token(0, 0, ts + 10, "", special=True), token(0, 1, 1, " Hi"),
-              token(0, 2, ts + 60, "", special=True), token(0, 3, ts + 60, "", special=True),
-              token(0, 4, 2, " there"), token(0, 5, ts + 125, "", special=True),
-              DoneEvent(0, "eot", [1, 2], " Hi there", 2.0)]
-    cues = exports.cues(make_run(Session(), events))
-    assert [(c.start, c.end, c.text) for c in cues] == [(0.2, 1.2, "Hi"), (1.2, 2.5, "there")]
+@pytest.fixture(scope="module")
+def tok():
+    return WhisperTokenizer.from_file(find_tokenizer())
+
+
+@pytest.mark.parametrize("audio_frames, last_end", [(300, "00:00:02,500"), (200, "00:00:02,000")])
+def test_timestamp_tokens_give_real_cue_times_clamped_to_the_audio(tok, audio_frames, last_end):
+    """The runner's segments come from core's segmenter; a stamp past the audio's end is cut back to it."""
+    ts = tok.special.timestamp_begin
+    hi, there = tok.encode(" Hi"), tok.encode(" there")
+    sampled = [ts + 10, *hi, ts + 60, ts + 60, *there, ts + 125]
+    segments, _ = split_segments(sampled, tok, 0.0, audio_frames)
+    events = [EncodedEvent(0, 1.0)]
+    events += [token(0, i, t, "" if t >= ts else tok.decode([t]), special=t >= ts) for i, t in enumerate(sampled)]
+    events += [DoneEvent(0, "eot", sampled, " Hi there", 2.0,
+                         segments=[{"start": g.start, "end": g.end, "text": g.text} for g in segments])]
+    srt = exports.srt(make_run(Session(), events, duration=audio_frames / 100))
+    assert srt == f"1\n00:00:00,200 --> 00:00:01,200\nHi\n\n2\n00:00:01,200 --> {last_end}\nthere\n"
+
+
+def test_a_no_speech_window_is_left_out_of_txt_and_subtitles():
+    events = two_windows()
+    events[-1] = DoneEvent(1, "eot", [3], " again", 1500.0, no_speech_prob=0.9, avg_logprob=-2.0)
+    run = make_run(Session(), events)
+    assert exports.transcript_txt(run) == "Hello world\n"
+    assert exports.srt(run) == "1\n00:00:00,000 --> 00:00:30,000\nHello world\n"
+
+
+def test_a_window_cut_off_part_way_keeps_its_tokens():
+    run = make_run(Session(), two_windows()[:-1], duration=35.0)     # the link was lost before window 1's done
+    run.error = {"problem": "the link to local closed", "fix": "retry", "code": "link_lost"}
+    assert run.stop_reason == "error" and run.text() == "Hello world again"
+    assert exports.vtt(run).endswith("00:00:30.000 --> 00:00:35.000\nagain\n")
 
 
 def test_runner_segments_win_over_everything():

@@ -3,22 +3,25 @@ from __future__ import annotations
 
 import pytest
 
-from app.runs.options import RunOptions
 from app.runs.session import Session
 from app.views.stop_banner import StopBanner
 from core.decode.events import DoneEvent, EncodedEvent, TokenEvent
+from core.decode.options import DecodeOptions
+from tests.app.conftest import special_tokens
+
+EOT_TOKEN = special_tokens().eot
 
 
-def run_ending(reason: str, steps: int = 5, error: dict | None = None):
-    run = Session().new_run("clip.wav", RunOptions(suppress_eot=reason == "cache_full"), "local", {})
+def run_ending(reason: str, steps: int = 5, error: dict | None = None, finished: bool = True):
+    run = Session().new_run("clip.wav", DecodeOptions(suppress_eot=reason == "cache_full"), "local", {})
     run.add(EncodedEvent(0, 10.0, "en"), 10.0)
     for i in range(steps):
         run.add(TokenEvent(0, i, 100 + i % 4, " la", -0.2, 1e-5, [(100 + i % 4, -0.2)], 4 + i, (4 + i) * 24576, 20.0),
                 20.0 + i)
     if reason == "eot":
-        run.add(TokenEvent(0, steps, 50257, "", -0.01, 0.99, [(50257, -0.01)], 4 + steps, (4 + steps) * 24576, 20.0,
+        run.add(TokenEvent(0, steps, EOT_TOKEN, "", -0.01, 0.99, [(EOT_TOKEN, -0.01)], 4 + steps, (4 + steps) * 24576, 20.0,
                            is_special=True), 30.0 + steps)
-    if error is None:
+    if error is None and finished:
         run.add(DoneEvent(0, reason, [100 + i % 4 for i in range(steps)], " la" * steps, 100.0, "en"), 200.0)
     run.error = error
     return run
@@ -46,8 +49,7 @@ def test_error_banner_names_the_problem(qtbot):
 def test_running_banner_text_is_stable(qtbot):
     banner = StopBanner()
     qtbot.addWidget(banner)
-    run = run_ending("eot")
-    run.done.clear()
+    run = run_ending("eot", finished=False)
     banner.show_run(run)
     first = banner.text()
     run.add(TokenEvent(0, 5, 7, " more", -0.1, 1e-4, [], 9, 9 * 24576, 20.0), 300.0)

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from core.decode.decoding import DecodeOptions
 from core.decode.events import DoneEvent, EncodedEvent, TokenEvent
+from core.decode.options import DecodeOptions
 from core.decode.transcript import Transcript
 from core.qa.scoring import error_rate
 

@@ -1,12 +1,15 @@
 """'Why did it stop' on synthetic token streams: EOT step, rivals, loops and the one-line verdict."""
 from core.decode.diagnostics import (
-    EOT_TOKEN,
     diagnose,
     diagnose_window,
+    eot_token,
     find_loop,
     strongest_rival,
 )
 from core.decode.events import TokenEvent
+from tests.conftest import special_tokens
+
+EOT_TOKEN = special_tokens().eot
 
 
 def steps(tokens, eot_probs=None, window=0, prefix=4):
@@ -32,9 +35,16 @@ def test_clean_eot_names_the_step_and_probability():
 
 def test_strongest_rival_skips_eot_at_the_top():
     ev = steps([EOT_TOKEN])[0]
-    assert (strongest_rival(ev).token, strongest_rival(ev).logprob) == (777, -3.5)
+    assert (strongest_rival(ev, EOT_TOKEN).token, strongest_rival(ev, EOT_TOKEN).logprob) == (777, -3.5)
     ev.top = [(EOT_TOKEN, 0.0)]
-    assert strongest_rival(ev).token == -1
+    assert strongest_rival(ev, EOT_TOKEN).token == -1
+
+
+def test_eot_is_read_off_the_window_that_stopped_at_it():
+    s = steps([10, 11], window=0) + steps([12, EOT_TOKEN], window=1)
+    assert eot_token(s, {0: "max_tokens", 1: "eot"}) == EOT_TOKEN
+    assert eot_token(s, {0: "max_tokens", 1: "cancelled"}) is None
+    assert eot_token([], {0: "eot"}) is None
 
 
 def test_loop_into_the_cache_ceiling():

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from safetensors.numpy import save_file
 
-from core.decode.decoding import DecodeOptions
+from core.decode.options import DecodeOptions
 from core.errors import ModelError
 from core.model.weights import (
     _parse_ct2,
@@ -13,7 +13,7 @@ from core.model.weights import (
     find_tokenizer,
     load_model,
 )
-from core.pipeline import LoadedModel
+from device.runner.load import load_model_source
 
 
 def test_installed_wheels_are_found_and_split_correctly(model):
@@ -88,8 +88,7 @@ def test_hugging_face_directory(tmp_path):
     assert np.array_equal(p["decoder.ln.weight"], hf["model.decoder.layer_norm.weight"])
     assert np.array_equal(p["decoder.blocks.0.cross_attn_ln.bias"], hf["model.decoder.layers.0.encoder_attn_layer_norm.bias"])
     # the tiny random model decodes end to end through the same MTK-form code
-    m = LoadedModel(w, __import__("core.model.whisper", fromlist=["NumpyBackend"]).NumpyBackend(w),
-                    __import__("core.model.tokenizer", fromlist=["WhisperTokenizer"]).WhisperTokenizer.from_weights(w))
+    m = load_model_source(tmp_path, "numpy")
     events = list(m.transcribe(np.zeros((1, 80, 3000), np.float32), DecodeOptions(language="en", max_tokens=3)))
     assert events[-1].type == "done" and events[-1].reason in ("eot", "max_tokens")
 

@@ -5,13 +5,14 @@ import json
 
 import pytest
 
-from core.decode.diagnostics import EOT_TOKEN
 from core.decode.events import DoneEvent, EncodedEvent, TokenEvent
 from core.decode.transcript import Transcript
 from core.qa.report import to_csv, write_reports
 from core.qa.run import SuiteResult, run_suite, score
 from core.qa.suite import SuiteError, load_suite
-from tests.conftest import AUDIO
+from tests.conftest import AUDIO, special_tokens
+
+EOT_TOKEN = special_tokens().eot
 
 
 def write(tmp_path, text, name="suite.toml"):

@@ -4,11 +4,11 @@ import threading
 import numpy as np
 import pytest
 
-from core.decode.decoding import DecodeOptions
 from core.decode.events import DoneEvent, EncodedEvent, TokenEvent
+from core.decode.options import DecodeOptions
 from core.errors import FeatureError
 from device import protocol as P
-from device.link.client import BoardClient, LinkTimeout, RunnerError, wire_options
+from device.link.client import BoardClient, LinkTimeout, RunnerError
 from device.link.local import LocalTransport
 from device.link.transport import LinkLost, Stream, Transport
 from device.runner.backends import BACKENDS
@@ -93,11 +93,24 @@ def test_a_wrong_mel_is_refused_on_the_host():
         next(BoardClient(ScriptedTransport([])).transcribe(np.zeros((80, 100), np.float32)))
 
 
-def test_wire_options_from_decode_options():
-    w = wire_options(DecodeOptions(language="zh", cache=False, max_tokens=9))
-    assert w == {"language": "zh", "task": "transcribe", "max_tokens": 9, "top_k": 5, "timestamps": False,
-                 "suppress_eot": False, "cache": "off"}
-    assert wire_options({"cache": True})["cache"] == "on"
+def sent_header(mel, options) -> dict:
+    """The transcribe header the client writes for `options` (a scripted runner answers done at once)."""
+    done = P.encode_frame({"type": "done", "id": "w1", "window": 0, "reason": "eot", "tokens": [], "text": "",
+                           "ms_total": 0.0, "final": True})
+    t = ScriptedTransport([HELLO, done])
+    list(BoardClient(t).transcribe(mel, options, id="w1"))
+    (frame,) = [f for f in P.FrameParser().feed(t.stream.written) if f.header.get("op") == "transcribe"]
+    return frame.header
+
+
+def test_options_travel_in_their_wire_encoding(en_mel):
+    h = sent_header(en_mel, DecodeOptions(language="zh", cache=False, max_tokens=9))
+    fields = {k: v for k, v in h.items() if k not in ("op", "id", "mel", "payload_bytes")}
+    assert fields == {"language": "zh", "task": "transcribe", "max_tokens": 9, "top_k": 5, "timestamps": False,
+                      "suppress_eot": False, "cache": "off"}
+    assert fields == DecodeOptions(language="zh", cache=False, max_tokens=9).to_wire()
+    h = sent_header(en_mel, {"language": "en", "max_tokens": 2})     # header fields as given
+    assert (h["language"], h["max_tokens"]) == ("en", 2) and "cache" not in h
 
 
 # --- scripted streams: failures no real runner produces on demand --------------------------------

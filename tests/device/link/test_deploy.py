@@ -3,6 +3,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -19,7 +20,7 @@ def test_runner_modules_are_the_runner_folders_without_host_only_code():
     assert {"device/runner/agent.py", "device/protocol.py", "core/decode/decoding.py", "core/model/whisper.py",
             "core/model/tokenizer.py", "core/model/weights.py", "core/__init__.py", "device/__init__.py"} <= set(mods)
     # The host side (transports, client, deploy, build tools, QA, the app) never travels to the board.
-    assert not [m for m in mods if m.startswith(("device/link/", "device/build/", "core/qa/", "app/", "cli/"))]
+    assert not [m for m in mods if m.startswith(("device/link/", "device/toolchain/", "core/qa/", "app/", "cli/"))]
     # Whatever travels imports librosa, paramiko or Qt only inside functions the runner never calls
     # (test_deployed_runner_stands_alone proves it by running without them).
     for rel in mods:
@@ -113,3 +114,80 @@ def test_deploy_over_ssh_then_skip(sshd, tmp_path):
         assert deploy(t)["uploaded"] == []
     finally:
         t.close()
+
+
+def test_tflite_deploy_ships_no_onnx_and_a_model_json_listing_what_shipped(tmp_path):
+    from device.runner.bundle import read_bundle, sha256_file
+    from tests.device.toolchain.test_compile import make_bundle
+
+    src = make_bundle(tmp_path / "bundle")             # .tflite, .onnx, .npy, tokenizer.json, model.json
+    (src / "encoder.dla").write_bytes(b"compiled")     # as `whisperkv compile` leaves it
+    doc = json.loads((src / "model.json").read_text())
+    doc["files"]["encoder.dla"] = sha256_file(src / "encoder.dla")
+    (src / "model.json").write_text(json.dumps(doc))
+    target = tmp_path / "board"
+    result = deploy(LocalTransport(), dir=str(target), model=str(src), backend="tflite")
+    shipped = {rel for rel in result["uploaded"] if rel.startswith("model/")}
+    assert shipped == {f"model/{n}" for n in ("encoder.tflite", "decoder_step.tflite", "encoder.dla",
+                                              "token_embedding.npy", "positional_embedding.npy",
+                                              "tokenizer.json", "model.json")}
+    assert not list((target / "model").glob("*.onnx")) and result["backend"] == "tflite"
+    on_board = json.loads((target / "model" / "model.json").read_text())
+    assert set(on_board["files"]) == {rel[len("model/"):] for rel in shipped} - {"model.json"}
+    assert on_board["model_sha256"] == result["model_sha256"] == "cd" * 32
+    read_bundle(target / "model", verify=True)         # the runner's reader accepts the subset
+    manifest = json.loads((target / "manifest.json").read_text())
+    assert manifest["backend"] == "tflite" and "model/encoder.onnx" not in manifest["files"]
+    assert deploy(LocalTransport(), dir=str(target), model=str(src), backend="tflite")["uploaded"] == []
+
+
+def test_tflite_deploy_of_a_bundle_without_tflite_names_the_export(tmp_path):
+    from tests.device.toolchain.test_compile import make_bundle
+
+    with pytest.raises(DeployError, match="whisperkv export --format tflite") as err:
+        deploy(LocalTransport(), dir=str(tmp_path / "board"), model=str(make_bundle(tmp_path / "b", tflite=False)),
+               backend="tflite")
+    assert "no .tflite graphs" in str(err.value)
+    with pytest.raises(DeployError, match="whisperkv export --format tflite"):
+        deploy(LocalTransport(), dir=str(tmp_path / "board"), model=str(tmp_path), backend="tflite")
+
+
+def test_tflite_deploy_without_a_model_exports_once_into_the_cache(tmp_path, monkeypatch):
+    """A STAND-IN export_bundle (it writes a small placeholder bundle): what is tested is how deploy asks
+    for the TFLite export, names the cache entry after the model, and reuses it."""
+    from core.model.weights import find_installed_model, sha256_files
+    from device.link import deploy as D
+    from tests.device.toolchain.test_compile import make_bundle
+
+    calls = []
+
+    def stand_in_export(weights, out, dtype="fp32", formats=("onnx", "tflite")):
+        calls.append(formats)
+        make_bundle(Path(out))
+
+    monkeypatch.setattr("device.toolchain.export.export_bundle", stand_in_export)
+    monkeypatch.setattr("core.model.weights.load_model", lambda path=None: "weights")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    first = D.cached_tflite_bundle()
+    assert first == tmp_path / "cache" / "whisperkv" / "bundles" / f"{sha256_files(find_installed_model())}-tflite"
+    assert D.cached_tflite_bundle() == first and calls == [("tflite",)]
+    result = deploy(LocalTransport(), dir=str(tmp_path / "board"), backend="tflite")
+    assert "model/encoder.tflite" in result["uploaded"] and not list((tmp_path / "board" / "model").glob("*.onnx"))
+
+
+def test_tflite_deploy_says_so_when_export_writes_no_tflite(tmp_path, monkeypatch):
+    from device.link import deploy as D
+
+    monkeypatch.setattr("device.toolchain.export.export_bundle", lambda weights, out, dtype="fp32": None)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    with pytest.raises(DeployError, match="writes no TFLite graphs yet"):
+        D.cached_tflite_bundle()
+
+
+def test_tflite_deploy_refuses_a_bundle_missing_a_file_it_lists(tmp_path):
+    from tests.device.toolchain.test_compile import make_bundle
+
+    src = make_bundle(tmp_path / "bundle")
+    (src / "decoder_step.tflite").unlink()
+    with pytest.raises(DeployError, match="missing decoder_step.tflite, which its model.json lists"):
+        deploy(LocalTransport(), dir=str(tmp_path / "board"), model=str(src), backend="tflite")

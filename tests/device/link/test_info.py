@@ -1,9 +1,39 @@
+"""device-info on this PC (the "local" device) and through the stand-in adb.
+
+This PC has no NPU: no /dev/apusys*, no neuronrt, no Neuron delegate; ai_edge_litert is installed.
+The NPU tools' tests put STAND-IN `neuronrt` and `ncc-tflite` scripts (they only print a version) and a
+stand-in delegate file (an empty file) where the probe looks: MediaTek's real ones need a board and its SDK.
+"""
+import os
 import platform
 import sys
+
+import pytest
 
 from device.link.adb import AdbTransport
 from device.link.info import FIELDS, device_info, format_info
 from device.link.local import LocalTransport
+
+STAND_IN_TOOL = """#!/bin/sh
+# STAND-IN for MediaTek's {name} (test only): prints what the real one prints for its version.
+echo "INFO: stand-in {name}"
+echo "Version: 0.0-standin"
+"""
+
+
+@pytest.fixture
+def stand_in_npu(tmp_path, monkeypatch):
+    """Stand-in neuronrt and ncc-tflite first on PATH, and a stand-in delegate file; returns its glob."""
+    bindir = tmp_path / "npu-bin"
+    bindir.mkdir()
+    for name in ("neuronrt", "ncc-tflite"):
+        (bindir / name).write_text(STAND_IN_TOOL.format(name=name))
+        (bindir / name).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    libdir = tmp_path / "vendor-lib64"
+    libdir.mkdir()
+    (libdir / "libneuron_stable_delegate.so").write_bytes(b"")
+    return (str(libdir / "libneuron*delegate*.so*"),)
 
 
 def test_local_device_info_reports_every_field():
@@ -16,15 +46,46 @@ def test_local_device_info_reports_every_field():
     assert "python" in text and ("absent" in text) == (None in info.values() or not info["npu"])
 
 
+def test_this_pc_is_not_npu_ready_and_says_what_is_missing():
+    info = device_info(LocalTransport())
+    assert info["npu"] == [] and info["neuronrt"] is None and info["neuron_delegates"] == []
+    assert info["tflite"]["ai_edge_litert"]             # installed here: its version
+    assert info["npu_ready"].startswith("no: missing /dev/apusys*") and "neuronrt" in info["npu_ready"]
+    lines = dict(line.split(None, 1) for line in format_info(info).splitlines())
+    assert lines["neuronrt"] == "not found" and lines["neuron_delegates"] == "not found"
+    assert lines["tflite"].startswith(f"ai_edge_litert {info['tflite']['ai_edge_litert']}")
+
+
+def test_npu_tools_and_delegate_are_found_with_their_versions(stand_in_npu):
+    info = device_info(LocalTransport(), delegate_globs=stand_in_npu)
+    assert info["neuronrt"]["path"].endswith("npu-bin/neuronrt")
+    assert info["neuronrt"]["version"] == info["ncc_tflite"]["version"] == "Version: 0.0-standin"
+    assert [os.path.basename(p) for p in info["neuron_delegates"]] == ["libneuron_stable_delegate.so"]
+    # Still no /dev/apusys* on this PC, so not ready, and the report says only that is missing.
+    assert info["npu_ready"] == "no: missing /dev/apusys*"
+    lines = dict(line.split(None, 1) for line in format_info(info).splitlines())
+    assert lines["ncc_tflite"].endswith("npu-bin/ncc-tflite (Version: 0.0-standin)")
+
+
+def test_the_shell_probe_finds_npu_tools_without_python(stand_in_adb, stand_in_npu, tmp_path):
+    info = device_info(AdbTransport("STANDIN01", python="/nonexistent/python3"), dir=str(tmp_path),
+                       delegate_globs=stand_in_npu)
+    assert info["python"] is None and info["tflite"] is None
+    assert info["neuronrt"]["version"] == "Version: 0.0-standin" and info["ncc_tflite"]["path"].endswith("ncc-tflite")
+    assert [os.path.basename(p) for p in info["neuron_delegates"]] == ["libneuron_stable_delegate.so"]
+
+
 def test_device_without_python_still_reports_and_says_absent(stand_in_adb, tmp_path):
     info = device_info(AdbTransport("STANDIN01", python="/nonexistent/python3"), dir=str(tmp_path))
     assert info["python"] is None and info["os"] and info["mem_total_mb"] > 0
     assert info["npu"] == [] and info["runner_version"] is None
+    assert info["neuronrt"] is None and info["neuron_delegates"] == [] and info["tflite"] is None
     lines = dict(line.split(None, 1) for line in format_info(info).splitlines())
     assert lines["python"] == "absent" and lines["npu"] == "absent" and lines["model"] == "absent"
+    assert lines["neuronrt"] == "not found" and lines["tflite"] == "absent"
 
 
 def test_undeployed_directory_reports_runner_and_model_absent(stand_in_adb, tmp_path):
     info = device_info(AdbTransport("STANDIN01", python=sys.executable), dir=str(tmp_path / "empty"))
-    assert info["python"] == platform.python_version()
+    assert info["python"] == platform.python_version() and info["tflite"]["ai_edge_litert"]
     assert info["runner_version"] is None and info["model_sha256"] is None

@@ -4,8 +4,8 @@ import time
 
 import pytest
 
-from core.decode.decoding import DecodeOptions
 from core.decode.events import EncodedEvent, TokenEvent
+from core.decode.options import DecodeOptions
 from device.link.connect import open_client, open_transport
 from device.link.ssh import AuthError, HostKeyError, SshTransport
 from device.link.transport import LinkLost, TransportError

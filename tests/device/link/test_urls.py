@@ -14,6 +14,8 @@ from device.link.urls import DeviceURL, DeviceURLError, parse_device_url
     ("adb://192.168.1.9:5555?backend=onnx", DeviceURL("adb", host="192.168.1.9:5555", backend="onnx")),
     ("local://?dir=~/whisperkv", DeviceURL("local", dir="~/whisperkv")),
     ("local?python=/usr/bin/python3", DeviceURL("local", python="/usr/bin/python3")),
+    ("ssh://root@board?backend=tflite&delegate=/usr/lib/libneuron_stable_delegate.so",
+     DeviceURL("ssh", host="board", user="root", backend="tflite", delegate="/usr/lib/libneuron_stable_delegate.so")),
 ])
 def test_parse(text, expect):
     assert parse_device_url(text) == expect
@@ -34,3 +36,11 @@ def test_bad_urls_name_the_problem_and_the_fix(text, words):
 
 def test_str_is_the_url_without_settings():
     assert str(parse_device_url("ssh://root@h:22?python=/x")) == "ssh://root@h:22"
+
+
+def test_runner_args_carry_backend_model_and_delegate():
+    from device.link.connect import runner_args
+
+    assert runner_args("local") == []
+    assert runner_args("ssh://b?delegate=/usr/lib/libneuron_stable_delegate.so&backend=tflite&model=/opt/m") == [
+        "--backend", "tflite", "--model", "/opt/m", "--delegate", "/usr/lib/libneuron_stable_delegate.so"]

@@ -143,3 +143,31 @@ def test_bye_ends_the_runner(tmp_path):
         assert r.stream.read(5) == b""      # nothing but frames ever reaches stdout
     finally:
         r.close()
+
+
+def test_tflite_runner_reports_its_interpreter_delegate_and_op_placement(en_mel):
+    """`--backend tflite` on this CPU: hello says where the ops run, and a request decodes."""
+    r = RawRunner("--backend", "tflite")
+    try:
+        ev = hello(r)
+        assert ev["backend"] == "tflite"
+        detail = ev["backend_detail"]
+        assert detail["delegate"] is None and detail["interpreter"] in ("ai_edge_litert", "tflite_runtime")
+        assert [g["graph"] for g in detail["ops"]] == ["encoder", "decoder_step"]
+        assert all(g["delegated"] + g["cpu"] == g["ops"] > 0 for g in detail["ops"])
+        transcribe(r, en_mel)
+        done = r.until(lambda e: e["type"] == "done")[-1]
+        assert done["reason"] == "eot" and "ask not what your country" in done["text"]
+    finally:
+        r.close()
+
+
+def test_a_missing_delegate_is_reported_and_the_runner_serves_on(tmp_path):
+    r = RawRunner("--backend", "tflite", "--delegate", str(tmp_path / "libneuron_stable_delegate.so"))
+    try:
+        for _ in range(2):      # every request hears why; the runner does not die or fall back to the CPU
+            r.request({"op": "hello", "protocol": 1})
+            ev = error(r)
+            assert ev["code"] == "model_missing" and "libneuron_stable_delegate.so" in ev["message"]
+    finally:
+        r.close()

@@ -2,7 +2,9 @@
 import numpy as np
 import pytest
 
-from core.decode.decoding import DecodeOptions, decode_windows
+from core.decode.decoding import decode_windows
+from core.decode.options import DecodeOptions
+from core.model.backend import Backend
 from core.model.encoder_cache import EncoderCache, mel_key
 from device.runner.backends import (
     BackendError,
@@ -11,6 +13,7 @@ from device.runner.backends import (
     make_backend,
 )
 from tests.device.bundle_helpers import exported_bundle
+from tests.device.runner.compare_helpers import Compare, tokens
 
 CLIPS = ["test_en.wav", "test_zh.wav"]
 TOL = 1e-3
@@ -19,30 +22,6 @@ TOL = 1e-3
 @pytest.fixture(scope="module")
 def onnx_backend(model):
     return make_backend("onnx", model.weights)
-
-
-class Compare:
-    """Runs both backends on identical inputs each step; decodes along the NumPy results."""
-
-    def __init__(self, ref, other):
-        self.ref, self.other = ref, other
-        self.dims, self.name = ref.dims, "compare"
-        self.token_embedding, self.positional_embedding = ref.token_embedding, ref.positional_embedding
-        self.step_diffs: list[float] = []
-        self.kv_diffs: list[float] = []
-
-    def encode(self, mel):
-        return self.ref.encode(mel)
-
-    def step(self, *args):
-        a, b = self.ref.step(*args), self.other.step(*args)
-        self.step_diffs.append(float(np.abs(a[0] - b[0]).max()))
-        self.kv_diffs.append(max(float(np.abs(a[1] - b[1]).max()), float(np.abs(a[2] - b[2]).max())))
-        return a
-
-
-def tokens(events):
-    return [e.token for e in events if e.type == "token"]
 
 
 @pytest.mark.parametrize("clip", CLIPS)
@@ -84,6 +63,12 @@ def test_bundle_backend_equals_the_in_memory_graphs(onnx_backend, clip_mels):
     mask = np.zeros((1, 1, 1, d.n_text_ctx + 1), np.float32)
     for a, b in zip(from_bundle.step(x, kv, kv, cross, cross, mask), onnx_backend.step(x, kv, kv, cross, cross, mask)):
         assert np.array_equal(a, b)
+
+
+def test_both_backends_satisfy_the_written_interface(model, onnx_backend):
+    assert isinstance(model.backend, Backend) and model.backend.name == "numpy"
+    assert isinstance(onnx_backend, Backend) and onnx_backend.name == "onnx"
+    assert not isinstance(Compare(model.backend, onnx_backend), Backend)     # no full(): not a backend
 
 
 def test_backend_selection():

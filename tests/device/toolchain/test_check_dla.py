@@ -3,12 +3,10 @@ import json
 
 import numpy as np
 import onnx
-import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from cli.main import main
-from device.build.check_dla import check, check_graph, to_json, to_text
-
+from device.toolchain.check_dla import check, check_graph, to_json, to_text
 from tests.device.bundle_helpers import exported_bundle
 
 
@@ -55,7 +53,7 @@ def test_exported_bundle_passes_and_lists_each_lowering(capsys):
     text = capsys.readouterr().out
     assert "MDLA 5.3 check: PASS" in text
     reports = check(bundle)
-    assert [r.graph for r in reports] == ["encoder", "decoder_step"]
+    assert [r.graph for r in reports] == ["encoder", "decoder_step", "encoder_tflite", "decoder_step_tflite"]
     step = to_json(reports)["graphs"][1]
     lowered = {(o["onnx"], o["mdla"]) for o in step["ops"]}
     for pair in [("MatMul", "FULLY_CONNECTED"), ("MatMul", "BATCH_MATMUL"), ("Softmax", "SOFTMAX"),
@@ -69,20 +67,20 @@ def test_exported_bundle_passes_and_lists_each_lowering(capsys):
 
 def test_missing_target_is_a_clear_error(tmp_path, capsys):
     assert main(["check-dla", str(tmp_path)]) == 2
-    assert "no ONNX graphs" in capsys.readouterr().err
+    assert "no ONNX or TFLite graphs" in capsys.readouterr().err
 
 
 def test_int8_dynamic_quantisation_fails_and_fp16_passes(tmp_path):
-    from device.graphs.onnx_graphs import GraphBuilder
+    from device.graphs.ir import Graph
+    from device.graphs.onnx_graphs import to_onnx
     from device.graphs.quantize import quantize_model
 
-    g = GraphBuilder("tiny")
+    g = Graph("tiny")
     x = g.input("x", [4, 64])
-    p = {"fc.weight": np.random.default_rng(0).standard_normal((32, 64)).astype(np.float32),
-         "fc.bias": np.zeros(32, np.float32)}
-    g.output(g.gelu(g.linear(x, p, "fc")), "y", [4, 32])
+    w = g.const("fc.weight", np.random.default_rng(0).standard_normal((32, 64)).astype(np.float32))
+    g.output(g.gelu(g.linear(x, w, g.const("fc.bias", np.zeros(32, np.float32)))), "y")
     for dtype, ok in (("fp32", True), ("fp16", True), ("int8", False)):
-        onnx.save(quantize_model(g.model(), dtype), str(tmp_path / f"{dtype}.onnx"))
+        onnx.save(quantize_model(to_onnx(g), dtype), str(tmp_path / f"{dtype}.onnx"))
         rep = check_graph(tmp_path / f"{dtype}.onnx")
         assert rep.ok is ok, (dtype, rep.violations)
     details = {v.detail for v in check_graph(tmp_path / "int8.onnx").violations}

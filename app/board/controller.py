@@ -1,0 +1,74 @@
+"""The device side of the window: the device panel's connect, test and deploy, run off the UI thread; the
+status bar's device line; and what the connected runner said of itself, which every run records."""
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+
+from app.background import TaskRunner
+from app.board.panel import DevicePanel
+from app.board.profile import DeviceProfile
+from app.board.tasks import deploy, test_connection
+from app.board.worker import TranscribeWorker
+from app.errors import Failure
+from app.views.status_bar import StatusBar
+
+
+class BoardController(QObject):
+    connected = Signal(dict)       # the runner's hello summary
+    failed = Signal(object)        # Failure of a test or a deploy
+
+    def __init__(self, panel: DevicePanel, status: StatusBar, worker: TranscribeWorker, tasks: TaskRunner,
+                 parent=None):
+        super().__init__(parent)
+        self.panel, self.status, self.worker, self.tasks = panel, status, worker, tasks
+        self.runner: dict = {}     # the connected runner's hello summary
+        self.info: dict = {}       # the last device-info of the connected profile
+        panel.connectRequested.connect(self.connect_device)
+        panel.testRequested.connect(self.test_device)
+        panel.deployRequested.connect(self.deploy_device)
+        worker.connected.connect(self._on_connected)
+        worker.failed.connect(self._on_worker_failed)
+
+    def run_info(self) -> dict:
+        """What a run records of its device: the device-info and the runner's hello."""
+        return {**self.info, **self.runner}
+
+    def connect_device(self, profile: DeviceProfile, password: str = "") -> None:
+        self.status.show_device(profile.url(), "connecting…")
+        self.worker.request_connect(profile, password)
+
+    def _on_connected(self, summary: dict) -> None:
+        self.runner = summary
+        profile = self.worker.profile or DeviceProfile()
+        self.status.show_device(profile.url(), "connected", summary)
+        self.connected.emit(summary)
+
+    def _on_worker_failed(self, run_id: int, failure: Failure) -> None:
+        if run_id == 0:  # connecting failed (the run controller shows every worker failure)
+            self.status.show_device((self.worker.profile or DeviceProfile()).url(), "not connected")
+
+    def test_device(self, profile: DeviceProfile, password: str = "") -> None:
+        self.panel.set_busy(True)
+        self.panel.show_info({"testing": profile.url()})
+        self.tasks.start(test_connection, profile, password, on_done=self._on_tested, on_failed=self._on_failed)
+
+    def _on_tested(self, info: dict) -> None:
+        self.panel.set_busy(False)
+        self.info = info
+        self.panel.show_info(info)
+
+    def deploy_device(self, profile: DeviceProfile, password: str = "") -> None:
+        self.panel.set_busy(True)
+        self.panel.show_progress(0, 1)
+        self.tasks.start(deploy, profile, password, on_done=self._on_deployed, on_failed=self._on_failed,
+                         on_progress=self.panel.show_progress)
+
+    def _on_deployed(self, result: dict) -> None:
+        self.panel.set_busy(False)
+        self.panel.show_info(result)
+        self.status.showMessage("Deploy finished", 5000)
+
+    def _on_failed(self, failure: Failure) -> None:
+        self.panel.set_busy(False)
+        self.panel.show_info({"failed": failure.problem})
+        self.failed.emit(failure)

@@ -1,0 +1,66 @@
+"""How the decoder advances one token: through the step graph and the KV cache, or (the uncached
+reference) through the full causal decoder over every token so far. Both give the same logits."""
+from __future__ import annotations
+
+import numpy as np
+
+from core.model.backend import Backend
+from core.model.kv_cache import KVCache
+from core.model.whisper import causal_mask, embed
+
+
+class CachedStepper:
+    """Advances the decoder one token at a time through the step graph and the KV cache."""
+
+    def __init__(self, backend: Backend, cross_k: np.ndarray, cross_v: np.ndarray):
+        d = backend.dims
+        self.backend, self.cross_k, self.cross_v = backend, cross_k, cross_v
+        self.cache = KVCache(d.n_text_layer, d.n_text_ctx, d.n_text_state)
+
+    @property
+    def length(self) -> int:
+        return self.cache.cache_len
+
+    @property
+    def full(self) -> bool:
+        return self.cache.full
+
+    @property
+    def bytes_used(self) -> int:
+        return self.cache.bytes_used
+
+    def advance(self, token: int) -> np.ndarray:
+        x = embed(self.backend, [token], self.cache.cache_len)
+        logits, new_k, new_v = self.backend.step(x, self.cache.k, self.cache.v, self.cross_k, self.cross_v,
+                                                 self.cache.mask())
+        self.cache.write(new_k, new_v)
+        return logits.reshape(-1)
+
+
+class UncachedStepper:
+    """Reference mode: the full causal decoder over all tokens so far, at every step."""
+
+    def __init__(self, backend: Backend, cross_k: np.ndarray, cross_v: np.ndarray):
+        self.backend, self.cross_k, self.cross_v = backend, cross_k, cross_v
+        self.max_len = backend.dims.n_text_ctx
+        self.mask = causal_mask(self.max_len)
+        self.tokens: list[int] = []
+
+    @property
+    def length(self) -> int:
+        return len(self.tokens)
+
+    @property
+    def full(self) -> bool:
+        return len(self.tokens) >= self.max_len
+
+    bytes_used = 0
+
+    def advance(self, token: int) -> np.ndarray:
+        self.tokens.append(token)
+        n = len(self.tokens)
+        x = embed(self.backend, self.tokens, 0)
+        return self.backend.full(x, self.cross_k, self.cross_v, self.mask[None, None, :n, :n]).reshape(-1)
+
+
+Stepper = CachedStepper | UncachedStepper

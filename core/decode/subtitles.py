@@ -1,0 +1,56 @@
+"""Subtitles of a transcript: SRT and WebVTT text.
+
+The cues are the transcript's timed segments (timestamps mode). A window without segments (no
+timestamps asked for, or a window cut off before its done event) is one cue over its 30 s, clamped to
+the end of the audio. Windows under Whisper's no-speech rule get no cue, as they get no text.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.decode.transcript import Transcript
+from core.model.audio import SAMPLE_RATE
+from core.model.mel import WINDOW_SAMPLES
+
+WINDOW_S = WINDOW_SAMPLES / SAMPLE_RATE
+
+
+@dataclass
+class Cue:
+    start: float
+    end: float
+    text: str
+
+
+def cues(transcript: Transcript, duration_s: float = 0.0) -> list[Cue]:
+    """The subtitle cues of a transcript of `duration_s` seconds of audio (0: unknown, nothing clamped)."""
+    out: list[Cue] = []
+    for w in transcript.shown_windows:
+        if w.segments:
+            out += [Cue(float(g["start"]), float(g["end"]), text) for g in w.segments
+                    if (text := str(g["text"]).strip())]
+            continue
+        text = transcript.window_text(w).strip()
+        if text:
+            # Runners that predate offset_s send 0 for every window; without timestamps they are 30 s apart.
+            start = w.offset_s or w.window * WINDOW_S
+            end = min(start + WINDOW_S, duration_s) if duration_s > start else start + WINDOW_S
+            out.append(Cue(start, end, text))
+    return out
+
+
+def clock(seconds: float, sep: str = ",") -> str:
+    """HH:MM:SS,mmm (SRT) or, with sep=".", HH:MM:SS.mmm (WebVTT)."""
+    ms = int(round(seconds * 1000))
+    h, ms = divmod(ms, 3_600_000)
+    m, ms = divmod(ms, 60_000)
+    s, ms = divmod(ms, 1000)
+    return f"{h:02d}:{m:02d}:{s:02d}{sep}{ms:03d}"
+
+
+def srt(cues: list[Cue]) -> str:
+    return "\n".join(f"{i}\n{clock(c.start, ',')} --> {clock(c.end, ',')}\n{c.text}\n" for i, c in enumerate(cues, 1))
+
+
+def vtt(cues: list[Cue]) -> str:
+    return "WEBVTT\n\n" + "\n".join(f"{clock(c.start, '.')} --> {clock(c.end, '.')}\n{c.text}\n" for c in cues)

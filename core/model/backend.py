@@ -1,0 +1,45 @@
+"""What a runner backend provides: the MTK-form graphs behind one interface (docs/architecture.md).
+
+A new backend is one file whose class satisfies `Backend`; NumpyBackend (core/model/whisper.py) is
+the reference and OnnxBackend (device/runner/onnx_backend.py) runs the exported graphs. The decoder
+(core/decode/decoding.py) only ever calls what is written here.
+
+Shapes use L = dims.n_text_layer, d = dims.n_text_state, V = dims.n_vocab, C = dims.n_text_ctx and
+A = dims.n_audio_ctx (Whisper base: 6, 512, 51865, 448, 1500). Every array is float32.
+"""
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from core.model.weights import ModelDims
+
+
+@runtime_checkable
+class Backend(Protocol):
+    name: str
+    """Reported in `hello` and the CLI: "numpy", "onnx", "onnx-fp16", ..."""
+    dims: ModelDims
+    token_embedding: np.ndarray
+    """[V, d]: looked up on the CPU by the caller (`core.model.whisper.embed`), never by a graph (no GATHER)."""
+    positional_embedding: np.ndarray
+    """[C, d]: indexed by the runtime position on the CPU too, since a slice by position is a gather."""
+
+    def encode(self, mel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The encoder graph, once per 30 s window: mel [1, n_mels, 2*A] -> cross_k, cross_v, each [L, 1, A, d]."""
+        ...
+
+    def step(self, x: np.ndarray, self_k: np.ndarray, self_v: np.ndarray, cross_k: np.ndarray,
+             cross_v: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The decoder step graph, one token:
+        x [1, 1, d] (token plus positional embedding), self_k/self_v [L, 1, C, d] (the KV cache),
+        cross_k/cross_v [L, 1, A, d], mask [1, 1, 1, C+1] (additive: 0 visible, -1e9 hidden; the last
+        position is the current token) -> logits [1, 1, V], new_k/new_v [L, 1, 1, d] (the caller writes
+        them into the cache at cache_len)."""
+        ...
+
+    def full(self, x: np.ndarray, cross_k: np.ndarray, cross_v: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The uncached reference: x [1, T, d] (embeddings of all T tokens so far), cross_k/cross_v
+        [L, 1, A, d], mask [1, 1, T, T] (additive causal) -> logits of the last token [1, 1, V]."""
+        ...

@@ -1,0 +1,204 @@
+"""The NumPy layers of Whisper in fp32: weight views built once at load, called like modules.
+
+Each projection keeps its weight pre-transposed (`w_t`), so every linear layer is a plain `x @ w_t`.
+The op order is the one the exported graphs use (device/graphs/onnx_graphs.py), which keeps the
+NumPy reference and the board's tokens identical.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    # Abramowitz-Stegun 7.1.26 (|error| < 1.5e-7): keeps the runner on NumPy alone. In-place
+    # float32 arithmetic because the encoder's GELU runs over 1500 x 2048 values per layer.
+    f = np.float32
+    a = np.abs(x)
+    t = f(1.0) / (f(1.0) + f(0.3275911) * a)
+    p = f(1.061405429) * t
+    for c in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
+        p += f(c)
+        p *= t
+    np.multiply(a, a, out=a)
+    np.negative(a, out=a)
+    np.exp(a, out=a)
+    p *= a
+    np.subtract(f(1.0), p, out=p)
+    p *= np.sign(x)
+    return p
+
+
+def gelu(x: np.ndarray) -> np.ndarray:
+    e = _erf(x * np.float32(0.7071067811865476))
+    e += np.float32(1.0)
+    e *= x
+    e *= np.float32(0.5)
+    return e
+
+
+def layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float = 1e-5) -> np.ndarray:
+    mu = x.mean(-1, keepdims=True)
+    xc = x - mu
+    var = (xc * xc).mean(-1, keepdims=True)
+    return xc / np.sqrt(var + np.float32(eps)) * w + b
+
+
+def softmax(x: np.ndarray) -> np.ndarray:
+    """In place over the last axis."""
+    x -= x.max(-1, keepdims=True)
+    np.exp(x, out=x)
+    x /= x.sum(-1, keepdims=True)
+    return x
+
+
+def _heads(x: np.ndarray, n_head: int) -> np.ndarray:
+    """[T, d] -> [H, T, d/H]: heads are packed along d_model in the 4D cache."""
+    t, d = x.shape
+    return np.ascontiguousarray(x.reshape(t, n_head, d // n_head).transpose(1, 0, 2))
+
+
+def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, n_head: int, mask: np.ndarray | None = None) -> np.ndarray:
+    """q [Tq, d], k/v [Tk, d], mask additive [Tq, Tk] -> [Tq, d]."""
+    scale = np.float32((q.shape[-1] // n_head) ** -0.5)
+    scores = _heads(q * scale, n_head) @ _heads(k, n_head).transpose(0, 2, 1)
+    if mask is not None:
+        scores += mask
+    out = softmax(scores) @ _heads(v, n_head)
+    return out.transpose(1, 0, 2).reshape(q.shape[0], -1)
+
+
+@dataclass(frozen=True)
+class Linear:
+    w_t: np.ndarray               # [in, out]
+    b: np.ndarray | None = None   # Whisper's attention keys have no bias
+
+    @classmethod
+    def from_params(cls, p: dict[str, np.ndarray], name: str) -> "Linear":
+        return cls(np.ascontiguousarray(p[name + ".weight"].T), p.get(name + ".bias"))
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        y = x @ self.w_t
+        return y + self.b if self.b is not None else y
+
+
+@dataclass(frozen=True)
+class LayerNorm:
+    w: np.ndarray
+    b: np.ndarray
+
+    @classmethod
+    def from_params(cls, p: dict[str, np.ndarray], name: str) -> "LayerNorm":
+        return cls(p[name + ".weight"], p[name + ".bias"])
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        return layer_norm(x, self.w, self.b)
+
+
+@dataclass(frozen=True)
+class Conv1d:
+    """Kernel 3, padding 1, as im2col and one matmul: x [in, T] -> [out, T / stride]."""
+    w: np.ndarray                 # [out, in, 3]
+    b: np.ndarray
+    stride: int
+
+    @classmethod
+    def from_params(cls, p: dict[str, np.ndarray], name: str, stride: int) -> "Conv1d":
+        return cls(p[name + ".weight"], p[name + ".bias"], stride)
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        w, s = self.w, self.stride
+        xp = np.pad(x, ((0, 0), (1, 1)))
+        t_out = (xp.shape[1] - 3) // s + 1
+        cols = np.stack([xp[:, k:k + s * (t_out - 1) + 1:s] for k in range(3)], axis=1)  # [in, 3, T]
+        return w.reshape(w.shape[0], -1) @ cols.reshape(-1, t_out) + self.b[:, None]
+
+
+@dataclass(frozen=True)
+class MLP:
+    fc1: Linear
+    fc2: Linear
+
+    @classmethod
+    def from_params(cls, p: dict[str, np.ndarray], name: str) -> "MLP":
+        return cls(Linear.from_params(p, name + ".0"), Linear.from_params(p, name + ".2"))
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        return self.fc2(gelu(self.fc1(x)))
+
+
+@dataclass(frozen=True)
+class Attention:
+    query: Linear
+    key: Linear
+    value: Linear
+    out: Linear
+    n_head: int
+
+    @classmethod
+    def from_params(cls, p: dict[str, np.ndarray], name: str, n_head: int) -> "Attention":
+        q, k, v, o = (Linear.from_params(p, f"{name}.{part}") for part in ("query", "key", "value", "out"))
+        return cls(q, k, v, o, n_head)
+
+    def attend(self, q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+        return self.out(attention(q, k, v, self.n_head, mask))
+
+    def __call__(self, x: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+        """Self-attention over x [T, d]."""
+        return self.attend(self.query(x), self.key(x), self.value(x), mask)
+
+
+@dataclass(frozen=True)
+class EncoderBlock:
+    attn_ln: LayerNorm
+    attn: Attention
+    mlp_ln: LayerNorm
+    mlp: MLP
+
+    @classmethod
+    def from_params(cls, p: dict[str, np.ndarray], name: str, n_head: int) -> "EncoderBlock":
+        return cls(LayerNorm.from_params(p, name + ".attn_ln"), Attention.from_params(p, name + ".attn", n_head),
+                   LayerNorm.from_params(p, name + ".mlp_ln"), MLP.from_params(p, name + ".mlp"))
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        x = x + self.attn(self.attn_ln(x))
+        return x + self.mlp(self.mlp_ln(x))
+
+
+@dataclass(frozen=True)
+class DecoderBlock:
+    """Self-attention (over the KV cache in `step`, over the whole sequence when called), then
+    cross-attention to the window's precomputed cross K/V, then the MLP."""
+    attn_ln: LayerNorm
+    attn: Attention
+    cross_attn_ln: LayerNorm
+    cross_attn: Attention        # its key/value projections run once per window, in the encoder graph
+    mlp_ln: LayerNorm
+    mlp: MLP
+
+    @classmethod
+    def from_params(cls, p: dict[str, np.ndarray], name: str, n_head: int) -> "DecoderBlock":
+        return cls(LayerNorm.from_params(p, name + ".attn_ln"), Attention.from_params(p, name + ".attn", n_head),
+                   LayerNorm.from_params(p, name + ".cross_attn_ln"),
+                   Attention.from_params(p, name + ".cross_attn", n_head),
+                   LayerNorm.from_params(p, name + ".mlp_ln"), MLP.from_params(p, name + ".mlp"))
+
+    def __call__(self, x: np.ndarray, cross_k: np.ndarray, cross_v: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """x [T, d], cross_k/v [A, d], mask [T, T] -> [T, d]."""
+        x = x + self.attn(self.attn_ln(x), mask)
+        return self._cross_and_mlp(x, cross_k, cross_v)
+
+    def step(self, x: np.ndarray, self_k: np.ndarray, self_v: np.ndarray, cross_k: np.ndarray,
+             cross_v: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """x [1, d], self_k/v [C, d] (all cache slots), mask [1, C+1] -> x, and this token's k, v [1, d]."""
+        h = self.attn_ln(x)
+        q, k, v = self.attn.query(h), self.attn.key(h), self.attn.value(h)
+        keys = np.concatenate([self_k, k])  # every cache slot + the current token
+        vals = np.concatenate([self_v, v])
+        x = x + self.attn.attend(q, keys, vals, mask)
+        return self._cross_and_mlp(x, cross_k, cross_v), k, v
+
+    def _cross_and_mlp(self, x: np.ndarray, cross_k: np.ndarray, cross_v: np.ndarray) -> np.ndarray:
+        x = x + self.cross_attn.attend(self.cross_attn.query(self.cross_attn_ln(x)), cross_k, cross_v)
+        return x + self.mlp(self.mlp_ln(x))

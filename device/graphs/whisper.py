@@ -1,0 +1,162 @@
+"""Whisper in MTK form (core/model/whisper.py's math), described once on device/graphs/ir.py.
+
+- `describe_encoder`: mel [1,80,3000] -> cross_k, cross_v [L,1,1500,d] (board graph);
+- `describe_decoder_step`: DESIGN.md §1's step signature (board graph);
+- `describe_decoder_full`: the host-only uncached reference over a symbolic number of tokens T.
+
+Every tensor stays rank <= 4 with static shapes (except decoder_full's T), and there is no
+gather: embeddings are added on the runner CPU. Heads stay packed along d_model in every stored
+tensor; the per-head split is a reshape/transpose to rank 3 inside the graph. Parameters keep
+their canonical names and layouts (linear weights [out, in]), so both emitters and the weight
+read-back agree on them.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from core.model.weights import ModelDims
+from device.graphs.ir import Graph
+
+
+def _param(g: Graph, p: dict, name: str) -> str:
+    return g.const(name, np.asarray(p[name], np.float32))
+
+
+def _linear(g: Graph, x: str, p: dict, name: str) -> str:
+    b = _param(g, p, name + ".bias") if name + ".bias" in p else None
+    return g.linear(x, _param(g, p, name + ".weight"), b)
+
+
+def _ln(g: Graph, x: str, p: dict, name: str) -> str:
+    return g.layer_norm(x, _param(g, p, name + ".weight"), _param(g, p, name + ".bias"))
+
+
+def _mlp(g: Graph, x: str, p: dict, blk: str) -> str:
+    h = _ln(g, x, p, blk + ".mlp_ln")
+    return _linear(g, g.gelu(_linear(g, h, p, blk + ".mlp.0")), p, blk + ".mlp.2")
+
+
+def _heads(g: Graph, x: str, n_head: int, d: int, perm) -> str:
+    """[T, d] -> [H, T, d/H] (perm 1,0,2) or [H, d/H, T] (perm 1,2,0), rank 3."""
+    return g.transpose(g.reshape(x, [-1, n_head, d // n_head]), perm)
+
+
+def _merge_heads(g: Graph, x: str, d: int) -> str:
+    return g.reshape(g.transpose(x, [1, 0, 2]), [-1, d])
+
+
+def _scaled_heads(g: Graph, q: str, n_head: int, d: int) -> str:
+    return _heads(g, g.mul(q, g.scalar((d // n_head) ** -0.5)), n_head, d, (1, 0, 2))
+
+
+def _attention(g: Graph, q: str, k: str, v: str, n_head: int, d: int, mask: str | None = None) -> str:
+    """q [Tq,d], k/v [Tk,d], mask additive broadcastable to [H,Tq,Tk] -> [Tq,d]."""
+    scores = g.matmul(_scaled_heads(g, q, n_head, d), _heads(g, k, n_head, d, (1, 2, 0)))
+    if mask is not None:
+        scores = g.add(scores, mask)
+    return _merge_heads(g, g.matmul(g.softmax(scores), _heads(g, v, n_head, d, (1, 0, 2))), d)
+
+
+def _cached_attention(g: Graph, q: str, k_cache: str, v_cache: str, k: str, v: str, n_head: int, d: int,
+                      n_cache: int, mask: str) -> str:
+    """One query over the N cache slots plus its own key: the N+1 scores are concatenated, not the
+    keys, so the [N, d] cache is never copied (the mask still covers N+1)."""
+    qh = _scaled_heads(g, q, n_head, d)                                                  # [H,1,dh]
+    scores = g.concat([g.matmul(qh, _heads(g, k_cache, n_head, d, (1, 2, 0))),
+                       g.matmul(qh, _heads(g, k, n_head, d, (1, 2, 0)))], axis=-1)      # [H,1,N+1]
+    p_cache, p_new = g.split(g.softmax(g.add(scores, mask)), [n_cache, 1], axis=-1)
+    out = g.add(g.matmul(p_cache, _heads(g, v_cache, n_head, d, (1, 0, 2))),
+                g.matmul(p_new, _heads(g, v, n_head, d, (1, 0, 2))))                    # [H,1,dh]
+    return _merge_heads(g, out, d)
+
+
+def _block_rest(g: Graph, p: dict, dims: ModelDims, i: int, x: str, attn: str, cross_k: str, cross_v: str) -> str:
+    """A decoder block after its self-attention: residual, cross-attention, MLP."""
+    blk, d = f"decoder.blocks.{i}", dims.n_text_state
+    x = g.add(x, _linear(g, attn, p, blk + ".attn.out"))
+    q = _linear(g, _ln(g, x, p, blk + ".cross_attn_ln"), p, blk + ".cross_attn.query")
+    x = g.add(x, _linear(g, _attention(g, q, cross_k, cross_v, dims.n_text_head, d), p, blk + ".cross_attn.out"))
+    return g.add(x, _mlp(g, x, p, blk))
+
+
+def _logits(g: Graph, p: dict, dims: ModelDims, x: str) -> None:
+    # Tied LM head: a fully connected layer with the token embedding [V, d], no gather.
+    logits = g.linear(_ln(g, x, p, "decoder.ln"), _param(g, p, "decoder.token_embedding.weight"))
+    g.output(g.reshape(logits, [1, 1, dims.n_vocab]), "logits")
+
+
+def _split_layers(g: Graph, t: str, n_layer: int, rows: int, d: int) -> list[str]:
+    return [g.reshape(s, [rows, d]) for s in g.split(t, [1] * n_layer, axis=0)]
+
+
+def describe_encoder(p: dict, dims: ModelDims) -> Graph:
+    g = Graph("whisper_encoder", "mel [1,80,3000] -> cross_k, cross_v [L,1,1500,d]")
+    d, n_ctx, L = dims.n_audio_state, dims.n_audio_ctx, dims.n_text_layer
+    mel = g.input("mel", [1, dims.n_mels, 2 * n_ctx])
+    x = g.transpose(g.reshape(mel, [dims.n_mels, 2 * n_ctx]), [1, 0])                   # [3000, 80]
+    x = g.gelu(g.conv1d(x, _param(g, p, "encoder.conv1.weight"), _param(g, p, "encoder.conv1.bias"), 1, 1))
+    x = g.gelu(g.conv1d(x, _param(g, p, "encoder.conv2.weight"), _param(g, p, "encoder.conv2.bias"), 2, 1))
+    x = g.add(x, _param(g, p, "encoder.positional_embedding"))                          # [1500, d]
+    for i in range(dims.n_audio_layer):
+        blk = f"encoder.blocks.{i}"
+        h = _ln(g, x, p, blk + ".attn_ln")
+        a = _attention(g, _linear(g, h, p, blk + ".attn.query"), _linear(g, h, p, blk + ".attn.key"),
+                       _linear(g, h, p, blk + ".attn.value"), dims.n_audio_head, d)
+        x = g.add(x, _linear(g, a, p, blk + ".attn.out"))
+        x = g.add(x, _mlp(g, x, p, blk))
+    feats = _ln(g, x, p, "encoder.ln_post")
+    # Every decoder layer's cross K/V projection as one [L*d, d] fully connected layer.
+    for kind, out in (("key", "cross_k"), ("value", "cross_v")):
+        names = [f"decoder.blocks.{i}.cross_attn.{kind}" for i in range(L)]
+        w = g.const(f"cross_attn.{kind}.all.weight", np.concatenate([p[n + ".weight"] for n in names]))
+        b = (g.const(f"cross_attn.{kind}.all.bias", np.concatenate([p[n + ".bias"] for n in names]))
+             if names[0] + ".bias" in p else None)
+        y = g.transpose(g.reshape(g.linear(feats, w, b), [n_ctx, L, d]), [1, 0, 2])
+        g.output(g.reshape(y, [L, 1, n_ctx, d]), out)
+    return g
+
+
+def describe_decoder_step(p: dict, dims: ModelDims) -> Graph:
+    g = Graph("whisper_decoder_step", "x [1,1,d], self_k/v [L,1,448,d], cross_k/v [L,1,1500,d], "
+              "mask [1,1,1,449] -> logits [1,1,V], new_k/new_v [L,1,1,d]")
+    d, L, n_ctx, n_audio = dims.n_text_state, dims.n_text_layer, dims.n_text_ctx, dims.n_audio_ctx
+    x = g.reshape(g.input("x", [1, 1, d]), [1, d])
+    self_k = _split_layers(g, g.input("self_k", [L, 1, n_ctx, d]), L, n_ctx, d)
+    self_v = _split_layers(g, g.input("self_v", [L, 1, n_ctx, d]), L, n_ctx, d)
+    cross_k = _split_layers(g, g.input("cross_k", [L, 1, n_audio, d]), L, n_audio, d)
+    cross_v = _split_layers(g, g.input("cross_v", [L, 1, n_audio, d]), L, n_audio, d)
+    mask = g.reshape(g.input("mask", [1, 1, 1, n_ctx + 1]), [1, 1, n_ctx + 1])
+    new_k, new_v = [], []
+    for i in range(L):
+        blk = f"decoder.blocks.{i}"
+        h = _ln(g, x, p, blk + ".attn_ln")
+        # The step's own key/value join the cache slots (N+1 positions, the mask hides the unused
+        # ones) and go back out for the runner to store at cache_len.
+        k, v = _linear(g, h, p, blk + ".attn.key"), _linear(g, h, p, blk + ".attn.value")
+        new_k.append(g.reshape(k, [1, 1, 1, d]))
+        new_v.append(g.reshape(v, [1, 1, 1, d]))
+        attn = _cached_attention(g, _linear(g, h, p, blk + ".attn.query"), self_k[i], self_v[i], k, v,
+                                 dims.n_text_head, d, n_ctx, mask)
+        x = _block_rest(g, p, dims, i, x, attn, cross_k[i], cross_v[i])
+    _logits(g, p, dims, x)
+    g.output(g.concat(new_k, axis=0), "new_k")
+    g.output(g.concat(new_v, axis=0), "new_v")
+    return g
+
+
+def describe_decoder_full(p: dict, dims: ModelDims) -> Graph:
+    """Host-only uncached reference: x [1,T,d], cross K/V, mask [1,1,T,T] -> logits of the last token."""
+    g = Graph("whisper_decoder_full", "host-only uncached reference")
+    d, L, n_audio = dims.n_text_state, dims.n_text_layer, dims.n_audio_ctx
+    x = g.reshape(g.input("x", [1, "T", d]), [-1, d])
+    cross_k = _split_layers(g, g.input("cross_k", [L, 1, n_audio, d]), L, n_audio, d)
+    cross_v = _split_layers(g, g.input("cross_v", [L, 1, n_audio, d]), L, n_audio, d)
+    mask = g.squeeze(g.input("mask", [1, 1, "T", "T"]), 0)                              # [1,T,T]
+    for i in range(L):
+        blk = f"decoder.blocks.{i}"
+        h = _ln(g, x, p, blk + ".attn_ln")
+        attn = _attention(g, _linear(g, h, p, blk + ".attn.query"), _linear(g, h, p, blk + ".attn.key"),
+                          _linear(g, h, p, blk + ".attn.value"), dims.n_text_head, d, mask)
+        x = _block_rest(g, p, dims, i, x, attn, cross_k[i], cross_v[i])
+    _logits(g, p, dims, g.slice(x, 0, -1))
+    return g

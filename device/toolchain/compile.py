@@ -1,0 +1,195 @@
+"""Compile a bundle's TFLite graphs to MDLA `.dla` files with MediaTek's `ncc-tflite` (NeuroPilot SDK).
+
+    DIR/encoder.tflite      -> DIR/encoder.dla
+    DIR/decoder_step.tflite -> DIR/decoder_step.dla
+    DIR/model.json          gains "dla" (compiler, version, SoC, flags, sha256 of each .dla) and the
+                            .dla files in "files"
+
+The compiler needs MediaTek's SDK download, so nothing here runs it unless it is installed.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from core.errors import WhisperKVError
+from device.runner.bundle import sha256_file
+
+COMPILER = "ncc-tflite"
+# SoC -> ncc-tflite target flags. Source: the public Whisper-base KV-cache port for MT8371,
+# superLin006/MTK_model_zoo whisper/mtk/python/step3_tflite_to_dla.py (platform_configs and its cmd),
+# the command that produced its 88 ms encoder and 44 ms/token. Option names as `ncc-tflite --help`
+# spells them: --l1-size-kb (L1 size hint) and --num-mdla (MDLA cores).
+SOC_FLAGS = {
+    "mt8371": ["--arch=mdla5.3,edma3.6", "--l1-size-kb=256", "--num-mdla=1"],
+}
+# Same source. --relax-fp32 computes fp32 graphs in fp16; MediaTek advises pairing it with --opt-accuracy.
+COMMON_FLAGS = ["--relax-fp32", "--opt-accuracy", "--opt-footprint"]
+# The public MT8371 port (step3_tflite_to_dla.py above) names the output DLA with -o; this was
+# not checked against a real compiler here (none is installed).
+OUTPUT_FLAG = "-o"
+SDK_FIX = ("install MediaTek's NeuroPilot SDK so `ncc-tflite` is on PATH, or name it with "
+           "--ncc PATH (e.g. neuron_sdk/host/bin/ncc-tflite)")
+EXPORT_FIX = "write the TFLite graphs first: `whisperkv export --format tflite --out DIR`"
+STDERR_LINES = 20
+
+
+class CompilerMissing(WhisperKVError):
+    code = "sdk_missing"
+
+
+class NoTFLite(WhisperKVError):
+    code = "no_tflite"
+
+
+class CompileFailed(WhisperKVError):
+    """ncc-tflite ran and failed; `tail` holds the end of what it printed."""
+
+    code = "compile_failed"
+
+    def __init__(self, problem: str, fix: str = "", tail: str = ""):
+        super().__init__(problem, fix)
+        self.tail = tail
+
+
+@dataclass
+class CompiledGraph:
+    source: str          # encoder.tflite
+    file: str            # encoder.dla
+    sha256: str
+    size: int
+    seconds: float
+
+
+@dataclass
+class CompileResult:
+    dir: Path
+    compiler: str
+    version: str
+    soc: str
+    flags: list[str]
+    graphs: list[CompiledGraph] = field(default_factory=list)
+
+
+def flags_for(soc: str) -> list[str]:
+    key = soc.lower()
+    if key not in SOC_FLAGS:
+        raise WhisperKVError(f"no compile flags for SoC {soc!r}", f"use one of: {', '.join(SOC_FLAGS)}")
+    return SOC_FLAGS[key] + COMMON_FLAGS
+
+
+def find_compiler(ncc: str | Path | None = None) -> Path:
+    """--ncc PATH, else `ncc-tflite` on PATH; CompilerMissing names the SDK and --ncc."""
+    if ncc is not None:
+        path = Path(ncc).expanduser()
+        if path.is_dir():
+            path = path / COMPILER
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            raise CompilerMissing(f"--ncc {ncc} is not an executable {COMPILER}", SDK_FIX)
+        return path
+    found = shutil.which(COMPILER)
+    if not found:
+        raise CompilerMissing(f"{COMPILER} (MediaTek NeuroPilot SDK) is not installed: it is not on PATH", SDK_FIX)
+    return Path(found)
+
+
+def compiler_env(compiler: Path) -> dict:
+    # The SDK's host/bin tools load their own libraries from host/lib, which is not on the loader path
+    # unless the SDK's setup script ran; the public port sets LD_LIBRARY_PATH the same way.
+    env = dict(os.environ)
+    lib = compiler.resolve().parent.parent / "lib"
+    if lib.is_dir():
+        env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(lib), env.get("LD_LIBRARY_PATH")]))
+    return env
+
+
+def compiler_version(compiler: Path) -> str:
+    """The first line of `ncc-tflite --version` naming a version, or "unknown"."""
+    try:
+        p = subprocess.run([str(compiler), "--version"], capture_output=True, text=True, timeout=60,
+                           env=compiler_env(compiler), stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    lines = [ln.strip() for ln in (p.stdout + "\n" + p.stderr).splitlines() if ln.strip()]
+    if p.returncode != 0 or not lines:
+        return "unknown"
+    return next((ln for ln in lines if "version" in ln.lower()), lines[0])
+
+
+def tflite_graphs(bundle: Path) -> list[Path]:
+    if not (bundle / "model.json").is_file():
+        raise NoTFLite(f"{bundle} is not a model bundle (no model.json)", EXPORT_FIX)
+    graphs = sorted(bundle.glob("*.tflite"))
+    if not graphs:
+        raise NoTFLite(f"{bundle} has no .tflite graphs to compile", EXPORT_FIX)
+    return graphs
+
+
+def _tail(text: str) -> str:
+    return "\n".join([ln for ln in text.splitlines() if ln.strip()][-STDERR_LINES:])
+
+
+def compile_graph(compiler: Path, tflite: Path, flags: list[str], dla: Path,
+                  timeout: float = 3600) -> float:
+    """Run the compiler on one graph, writing `dla`; returns the seconds it took."""
+    argv = [str(compiler), str(tflite), *flags, OUTPUT_FLAG, str(dla)]
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=compiler_env(compiler),
+                           stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as exc:
+        err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else exc.stderr or ""
+        raise CompileFailed(f"{COMPILER} took over {timeout:.0f} s on {tflite.name}", "check the machine's load",
+                            _tail(err)) from exc
+    except OSError as exc:
+        raise CompilerMissing(f"cannot run {compiler}: {exc}", SDK_FIX) from exc
+    if p.returncode != 0:
+        raise CompileFailed(f"{COMPILER} failed on {tflite.name} (exit {p.returncode})",
+                            "see the compiler's messages above; `whisperkv check-dla DIR` lists unsupported ops",
+                            _tail(p.stderr or p.stdout))
+    if not dla.is_file():
+        raise CompileFailed(f"{COMPILER} exited 0 but wrote no {dla.name}", "run it by hand: " + " ".join(argv),
+                            _tail(p.stderr or p.stdout))
+    return time.perf_counter() - t0
+
+
+def record(bundle: Path, result: CompileResult) -> dict:
+    """Add the compiled graphs to model.json: the "dla" section and their sha256 in "files"."""
+    path = bundle / "model.json"
+    doc = json.loads(path.read_text())
+    doc["dla"] = {"compiler": COMPILER, "version": result.version, "soc": result.soc, "flags": result.flags,
+                  "graphs": {g.file.rsplit(".", 1)[0]: {"file": g.file, "from": g.source, "sha256": g.sha256}
+                             for g in result.graphs}}
+    doc["files"] = dict(sorted({**doc.get("files", {}), **{g.file: g.sha256 for g in result.graphs}}.items()))
+    path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+    return doc
+
+
+def compile_bundle(bundle: str | Path, soc: str = "mt8371", ncc: str | Path | None = None,
+                   log=lambda line: None) -> CompileResult:
+    """Compile every .tflite in the bundle to a .dla beside it and record them in model.json."""
+    bundle = Path(bundle)
+    flags = flags_for(soc)
+    graphs = tflite_graphs(bundle)
+    compiler = find_compiler(ncc)
+    result = CompileResult(bundle, str(compiler), compiler_version(compiler), soc.lower(), flags)
+    log(f"{compiler} ({result.version}), {result.soc}: {' '.join(flags)}")
+    # All or nothing: the .dla files land in the bundle only once every graph compiled, so a failed
+    # run leaves the bundle (and what model.json lists) as it was.
+    with tempfile.TemporaryDirectory(prefix=".compile-", dir=bundle) as tmp:
+        for tflite in graphs:
+            dla = Path(tmp) / tflite.with_suffix(".dla").name
+            log(f"  {tflite.name} -> {dla.name}")
+            seconds = compile_graph(compiler, tflite, flags, dla)
+            result.graphs.append(CompiledGraph(tflite.name, dla.name, sha256_file(dla), dla.stat().st_size,
+                                               round(seconds, 2)))
+        for g in result.graphs:
+            os.replace(Path(tmp) / g.file, bundle / g.file)
+    record(bundle, result)
+    return result

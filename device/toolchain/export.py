@@ -1,0 +1,181 @@
+"""The board bundle: MTK-form graphs (ONNX and/or TFLite), CPU-side embedding tables, tokenizer, manifest.
+
+    DIR/encoder.onnx             mel [1,80,3000] -> cross_k, cross_v [L,1,1500,d]      (format onnx)
+    DIR/decoder_step.onnx        DESIGN.md §1 step signature                           (format onnx)
+    DIR/encoder.tflite           the same encoder, builtin MDLA 5.3 ops only           (format tflite)
+    DIR/decoder_step.tflite      the same step, tensors named as in docs/protocol.md   (format tflite)
+    DIR/token_embedding.npy      [n_vocab, d]   looked up on the runner CPU (no GATHER on MDLA)
+    DIR/positional_embedding.npy [n_text_ctx, d]
+    DIR/tokenizer.json
+    DIR/model.json               dims, special tokens, dtype, opset, graphs, sha256 of every file
+
+model.json "graphs" maps a key to {file, format, role, inputs, outputs, …}: `encoder` and
+`decoder_step` are the ONNX graphs (as before), `encoder_tflite` and `decoder_step_tflite` the
+TFLite ones. A bundle holds the formats it was exported with.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+
+from core.errors import ModelError
+from core.model.weights import ModelDims, WhisperWeights
+from device.runner.bundle import (
+    FORMAT,
+    GRAPHS,
+    TABLES,
+    VERSION,
+    read_bundle,
+    sha256_file,
+)
+
+DTYPES = ("fp32", "fp16", "int8")
+FORMATS = ("onnx", "tflite")
+TFLITE_GRAPHS = {"encoder_tflite": "encoder.tflite", "decoder_step_tflite": "decoder_step.tflite"}
+TFLITE_DTYPES = ("fp32", "fp16")
+_ROLES = {"encoder": "encoder", "decoder_step": "decoder_step", "encoder_tflite": "encoder",
+          "decoder_step_tflite": "decoder_step"}
+
+
+def _io(model) -> dict:
+    def shapes(values):
+        return {v.name: [d.dim_value or d.dim_param for d in v.type.tensor_type.shape.dim] for v in values}
+    return {"inputs": shapes(model.graph.input), "outputs": shapes(model.graph.output)}
+
+
+def write_manifest(out: Path, dims: ModelDims, dtype: str, special: dict, model_sha256: str, source: str,
+                   graphs: dict, extra: dict | None = None) -> dict:
+    files = sorted(p.name for p in out.iterdir() if p.is_file() and p.name != "model.json")
+    onnx_step = out / GRAPHS["decoder_step"]
+    doc = {"format": FORMAT, "version": VERSION, "dtype": dtype,
+           "opset": _opset(onnx_step) if "decoder_step" in graphs else None,
+           "dims": asdict(dims), "special_tokens": special, "model_sha256": model_sha256, "source": source,
+           "graphs": graphs, "tables": TABLES, "tokenizer": "tokenizer.json",
+           "files": {name: sha256_file(out / name) for name in files}, **(extra or {})}
+    (out / "model.json").write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+    return doc
+
+
+def _opset(path: Path) -> int:
+    import onnx
+
+    m = onnx.load(str(path), load_external_data=False)
+    return max(o.version for o in m.opset_import if o.domain in ("", "ai.onnx"))
+
+
+def special_tokens(weights: WhisperWeights) -> dict:
+    from core.model.tokenizer import WhisperTokenizer
+
+    tok = WhisperTokenizer.from_weights(weights)
+    return asdict(tok.special) | {"languages": tok.languages}
+
+
+def check_request(dtype: str, formats) -> tuple[str, ...]:
+    """The formats to write, in order; a ModelError for a dtype or format that cannot be built."""
+    formats = tuple(f for f in FORMATS if f in formats)
+    if dtype not in DTYPES:
+        raise ModelError(f"unknown dtype {dtype!r}", f"use one of: {', '.join(DTYPES)}")
+    if not formats:
+        raise ModelError("no graph format asked for", f"use one or more of: {', '.join(FORMATS)}")
+    if "tflite" in formats and dtype not in TFLITE_DTYPES:
+        raise ModelError(f"TFLite graphs are not built in {dtype}",
+                         "use --dtype fp16 (what ncc-tflite --relax-fp32 computes) or --format onnx")
+    return formats
+
+
+def _write_onnx(p: dict, dims: ModelDims, dtype: str, out: Path) -> dict:
+    import onnx
+
+    from device.graphs import onnx_graphs as G
+    from device.graphs.quantize import quantize_model
+
+    graphs = {}
+    for key, build in (("encoder", G.build_encoder), ("decoder_step", G.build_decoder_step)):
+        model = build(p, dims)
+        entry = {"file": GRAPHS[key], "format": "onnx", "role": _ROLES[key], **_io(model)}
+        if dtype != "fp32":
+            model = quantize_model(model, dtype)
+            entry["io_dtype"] = "float16" if dtype == "fp16" else "float32"
+        onnx.save(model, str(out / GRAPHS[key]))
+        graphs[key] = entry
+        del model
+    return graphs
+
+
+def _write_tflite(p: dict, dims: ModelDims, dtype: str, out: Path) -> dict:
+    from device.graphs import tflite_read
+    from device.graphs.tflite_graphs import (
+        build_decoder_step_tflite,
+        build_encoder_tflite,
+    )
+
+    graphs = {}
+    for key, build in (("encoder_tflite", build_encoder_tflite), ("decoder_step_tflite", build_decoder_step_tflite)):
+        data = build(p, dims, dtype)
+        (out / TFLITE_GRAPHS[key]).write_bytes(data)
+        # Weights fp16 + DEQUANTIZE when dtype is fp16; inputs and outputs are float32 either way.
+        graphs[key] = {"file": TFLITE_GRAPHS[key], "format": "tflite", "role": _ROLES[key], "weights": dtype,
+                       "io_dtype": "float32", **tflite_read.io(data)}
+        del data
+    return graphs
+
+
+def _remove_stale_graphs(out: Path, graphs: dict) -> None:
+    """A graph file from an earlier export of another format would be hashed as if it belonged."""
+    for name in (*GRAPHS.values(), *TFLITE_GRAPHS.values()):
+        if name not in {g["file"] for g in graphs.values()}:
+            (out / name).unlink(missing_ok=True)
+
+
+def export_bundle(weights: WhisperWeights, out: str | Path, dtype: str = "fp32", formats=FORMATS) -> dict:
+    """Write the bundle with the graphs of `formats` at `dtype`, and return its manifest.
+    ONNX fp16/int8 graphs are quantised from fp32 (device/graphs/quantize.py); TFLite fp16 keeps
+    fp16 weights behind DEQUANTIZE ops (device/graphs/tflite_graphs.py)."""
+    formats = check_request(dtype, formats)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    p, dims = weights.params, weights.dims
+    graphs = {}
+    if "onnx" in formats:
+        graphs |= _write_onnx(p, dims, dtype, out)
+    if "tflite" in formats:
+        graphs |= _write_tflite(p, dims, dtype, out)
+    _remove_stale_graphs(out, graphs)
+    np.save(out / TABLES["token_embedding"], p["decoder.token_embedding.weight"].astype(np.float32))
+    np.save(out / TABLES["positional_embedding"], p["decoder.positional_embedding"].astype(np.float32))
+    shutil.copyfile(weights.tokenizer_path, out / "tokenizer.json")
+    extra = {"formats": list(formats)} | ({"quantized_from": "fp32"} if dtype != "fp32" else {})
+    return write_manifest(out, dims, dtype, special_tokens(weights), weights.sha256, weights.source, graphs, extra)
+
+
+def quantize_bundle(src: str | Path, out: str | Path, dtype: str) -> dict:
+    """fp16 or int8 ONNX graphs (device/graphs/quantize.py) from an fp32 bundle: read the fp32 bundle
+    at `src`, write the `dtype` bundle to `out` (may be the same directory). Only the ONNX graphs
+    are carried over: TFLite graphs come at their dtype from `export_bundle`."""
+    import onnx
+
+    from device.graphs.quantize import quantize_model
+
+    b = read_bundle(src)
+    if b.dtype != "fp32":
+        raise ModelError(f"{src} is already a {b.dtype} bundle", "quantise from an fp32 bundle")
+    if "decoder_step" not in b.manifest["graphs"]:
+        raise ModelError(f"{src} holds no ONNX graphs to quantise", "export with --format onnx, or "
+                         "export the TFLite graphs at the dtype you want with --dtype")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    graphs = {}
+    for key, name in GRAPHS.items():
+        q = quantize_model(onnx.load(str(b.path / name)), dtype)
+        onnx.save(q, str(out / name))
+        graphs[key] = b.manifest["graphs"][key] | {"io_dtype": "float16" if dtype == "fp16" else "float32"}
+    if out.resolve() != b.path.resolve():
+        for name in (*TABLES.values(), "tokenizer.json"):
+            shutil.copyfile(b.path / name, out / name)
+    _remove_stale_graphs(out, graphs)
+    return write_manifest(out, b.dims, dtype, b.manifest["special_tokens"], b.model_sha256,
+                          b.manifest["source"], graphs, {"formats": ["onnx"], "quantized_from": "fp32"})
