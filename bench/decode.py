@@ -117,7 +117,8 @@ class FasterWhisper:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--backends", default="onnx,onnx-int8", help="comma-separated: onnx, onnx-int8, onnx-fp16, numpy")
+    ap.add_argument("--backends", default="onnx,onnx-int8", help="comma-separated: onnx, onnx-int8, onnx-fp16, numpy, "
+                    "tflite")
     ap.add_argument("--clips", default=",".join(CLIPS))
     ap.add_argument("--long-clip", default="test_en.wav", help="clip for the forced long decode")
     ap.add_argument("--steps", type=int, default=100, help="measure the long decode around this step")
@@ -139,6 +140,10 @@ def main(argv=None) -> int:
                                         config=SessionConfig(threads=args.threads))
         elif name == "numpy":
             systems[name] = reference.backend
+        elif name == "tflite":          # XNNPACK on this CPU; its uncached reference re-runs the step graph
+            from device.runner.tflite_backend import TfliteBackend
+
+            systems[name] = TfliteBackend.from_weights(reference.weights, threads=args.threads)
         else:
             raise SystemExit(f"unknown backend {name!r}")
     if not args.no_fw:
@@ -189,7 +194,8 @@ def main(argv=None) -> int:
         for name, s in systems.items():
             cached[name].append(s.long(mel, language, args.steps) if isinstance(s, FasterWhisper)
                                 else ours_long(s, tokenizer, mel, language, args.steps, True))
-    long = {name: (min(v), None if isinstance(systems[name], FasterWhisper)
+    # tflite's uncached reference replays the step graph from an empty cache: O(n^2) step calls, minutes.
+    long = {name: (min(v), None if isinstance(systems[name], FasterWhisper) or name == "tflite"
                    else ours_long(systems[name], tokenizer, mel, language, args.steps, False))
             for name, v in cached.items()}
     ref = long.get("faster-whisper int8", (None,))[0]

@@ -128,13 +128,13 @@ class TfliteBackend:
         self._cross = None      # the cross K/V last fed: the step graph keeps its inputs between calls
 
     @classmethod
-    def from_weights(cls, weights: WhisperWeights, delegate: str | None = None) -> "TfliteBackend":
+    def from_weights(cls, weights: WhisperWeights, delegate: str | None = None, threads: int = 2) -> "TfliteBackend":
         """Graphs built in memory (fp32), as `whisperkv export --format tflite` would write them."""
         from device.graphs.tflite_graphs import build_decoder_step_tflite, build_encoder_tflite
 
         p, dims = weights.params, weights.dims
         return cls(dims, weights.sha256, build_encoder_tflite(p, dims), build_decoder_step_tflite(p, dims),
-                   p["decoder.token_embedding.weight"], p["decoder.positional_embedding"], delegate)
+                   p["decoder.token_embedding.weight"], p["decoder.positional_embedding"], delegate, threads)
 
     @classmethod
     def from_bundle(cls, path: str | Path, delegate: str | None = None) -> "TfliteBackend":
