@@ -2,14 +2,14 @@
 
 Board graphs (static shapes, rank <= 4, no Gather/Trilu):
 - `encoder.onnx`: mel [1,80,3000] -> cross_k, cross_v [L,1,1500,d];
-- `decoder_step.onnx`: DESIGN.md §1's step signature.
+- `decoder_step.onnx`: the step signature in docs/protocol.md.
 Host-only graph (never deployed, not checked): `decoder_full`, the uncached reference over a
 dynamic number of tokens.
 
 Lowering choices, all for MDLA 5.3:
 - conv1d is a 2D Conv over [1,C,1,T] (MDLA has CONV_2D, not CONV_1D), its padding on the node.
 - LayerNorm is decomposed into ReduceMean/Sub/Mul/Add/Sqrt/Div (MEAN, SUB, MUL, ADD, SQRT, DIV),
-  the form the porting analysis lists; ONNX Runtime re-fuses exactly this pattern on the host.
+  the MDLA form (docs/architecture.md); ONNX Runtime re-fuses exactly this pattern on the host.
 - GELU is the opset-20 `Gelu` op (exact erf form), one MDLA GELU.
 - Linear layers are MatMul with a constant [in, out] weight plus Add: FULLY_CONNECTED.
 Weight initializers keep their canonical names (`<param>` or `<param>_t` when transposed), so

@@ -1,7 +1,7 @@
 """Whisper in MTK form (core/model/whisper.py's math), described once on device/graphs/ir.py.
 
 - `describe_encoder`: mel [1,80,3000] -> cross_k, cross_v [L,1,1500,d] (board graph);
-- `describe_decoder_step`: DESIGN.md §1's step signature (board graph);
+- `describe_decoder_step`: the step signature in docs/protocol.md (board graph);
 - `describe_decoder_full`: the host-only uncached reference over a symbolic number of tokens T.
 
 Every tensor stays rank <= 4 with static shapes (except decoder_full's T), and there is no

@@ -1,7 +1,7 @@
 """The board bundle: MTK-form graphs (ONNX and/or TFLite), CPU-side embedding tables, tokenizer, manifest.
 
     DIR/encoder.onnx             mel [1,80,3000] -> cross_k, cross_v [L,1,1500,d]      (format onnx)
-    DIR/decoder_step.onnx        DESIGN.md §1 step signature                           (format onnx)
+    DIR/decoder_step.onnx        the step signature in docs/protocol.md             (format onnx)
     DIR/encoder.tflite           the same encoder, builtin MDLA 5.3 ops only           (format tflite)
     DIR/decoder_step.tflite      the same step, tensors named as in docs/protocol.md   (format tflite)
     DIR/token_embedding.npy      [n_vocab, d]   looked up on the runner CPU (no GATHER on MDLA)

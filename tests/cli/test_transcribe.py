@@ -58,3 +58,18 @@ def test_silence_ends_and_says_how(tmp_path):
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["stop_reason"] in ("eot", "max_tokens") and doc["no_speech"] is True and doc["text"] == ""
+
+
+def test_tflite_bundle_on_the_local_runner_prints_the_numpy_tokens(tmp_path):
+    """The issue's check: `export --format tflite`, then transcribe with --backend tflite vs --backend numpy."""
+    bundle = tmp_path / "b"
+    r = whisperkv("export", "--out", str(bundle), "--format", "tflite")
+    assert r.returncode == 0, r.stderr
+    assert not list(bundle.glob("*.onnx")) and (bundle / "decoder_step.tflite").is_file()
+    docs = {}
+    for backend in ("tflite", "numpy"):
+        r = whisperkv("transcribe", str(AUDIO / "test_zh.wav"), "--backend", backend, "--model", str(bundle), "--json")
+        assert r.returncode == 0, r.stderr
+        docs[backend] = json.loads(r.stdout)
+    assert docs["tflite"]["backend"] == "tflite" and docs["numpy"]["backend"] == "numpy"
+    assert docs["tflite"]["tokens"] == docs["numpy"]["tokens"] and len(docs["numpy"]["tokens"]) > 5
