@@ -1,10 +1,12 @@
 """`whisperkv deploy` and `whisperkv device-info`: put the runner on a board, and see what the board has."""
 from __future__ import annotations
 
+import contextlib
 import getpass
 import json
 import os
 import sys
+import threading
 import time
 
 
@@ -74,7 +76,8 @@ def transcribe_on_device(args, options, mels, audio_s: float, report) -> int:
         client.runner_args += ["--delegate", args.delegate]   # a path on the device
     link: dict = {"device": transport.label, "upload_ms": None, "host_ms": []}
     try:
-        info = client.connect()
+        with _loading_line():
+            info = client.connect()
         t0 = time.perf_counter() - audio_s
 
         def events():
@@ -88,6 +91,31 @@ def transcribe_on_device(args, options, mels, audio_s: float, report) -> int:
     finally:
         client.close()
         transport.close()
+
+
+@contextlib.contextmanager
+def _loading_line(after_s: float = 1.0):
+    """The runner loads its model inside connect(): on a terminal, say so when that is not instant, and
+    wipe the line once it is done (scripts reading stderr keep their one line per error)."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    shown = threading.Event()
+
+    def show():
+        print("loading model…", end="", file=sys.stderr, flush=True)
+        shown.set()
+
+    timer = threading.Timer(after_s, show)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        timer.join()
+        if shown.is_set():
+            print("\r\033[K", end="", file=sys.stderr, flush=True)
 
 
 def register(subs) -> None:

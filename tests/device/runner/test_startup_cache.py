@@ -1,0 +1,109 @@
+"""The start-up cache: the first load writes it, later loads (other processes too) come from it with the
+same numbers, and a partial or corrupt cache is rebuilt."""
+import json
+
+import numpy as np
+import pytest
+
+from core.decode.decoding import decode_windows
+from core.decode.options import DecodeOptions
+from device import protocol as P
+from device.runner import startup_cache
+from device.runner.load import load_model_source
+from tests.device.link_helpers import RawRunner
+
+
+def cache_dir(root, model):
+    return root / model.sha256[:16] / "onnx"
+
+
+def decode(model, mels):
+    return list(decode_windows(model.backend, model.tokenizer, mels, DecodeOptions()))[-1]
+
+
+@pytest.fixture(scope="module")
+def cache_root(tmp_path_factory):
+    return tmp_path_factory.mktemp("startup-cache")
+
+
+@pytest.fixture(scope="module")
+def first(cache_root):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("WHISPERKV_CACHE", str(cache_root))
+        return load_model_source(None, "onnx")
+
+
+@pytest.fixture
+def no_weights(monkeypatch, cache_root):
+    """The cache's environment, with the weights loader refusing to run: a load must come from the cache."""
+    monkeypatch.setenv("WHISPERKV_CACHE", str(cache_root))
+
+    def refuse(path=None):
+        raise AssertionError("the weights were loaded")
+
+    monkeypatch.setattr(startup_cache, "load_model", refuse)
+
+
+def test_the_first_load_writes_the_cache(first, cache_root):
+    d = cache_dir(cache_root, first)
+    meta = json.loads((d / "meta.json").read_text())
+    assert meta["sha256"] == first.sha256 and meta["dims"]["n_text_layer"] == 6
+    for name in ("encoder.onnx", "decoder_step.onnx", "token_embedding.npy", "positional_embedding.npy",
+                 "tokenizer.json"):
+        assert (d / name).is_file()
+    assert isinstance(first.backend.token_embedding, np.memmap)     # no second fp32 copy beside the sessions
+
+
+def test_a_cached_load_skips_the_weights_and_gives_the_same_numbers(first, no_weights, en_mel):
+    again = load_model_source(None, "onnx")
+    assert again.sha256 == first.sha256 and again.backend.name == "onnx"
+    a, b = decode(first, en_mel), decode(again, en_mel)
+    assert a.tokens == b.tokens and a.text == b.text and len(a.tokens) > 10
+    k, v = first.backend.encode(en_mel[0])
+    k2, v2 = again.backend.encode(en_mel[0])
+    assert np.array_equal(k, k2) and np.array_equal(v, v2)
+
+
+def test_full_still_runs_from_a_cached_start(first, cache_root, monkeypatch, en_mel):
+    monkeypatch.setenv("WHISPERKV_CACHE", str(cache_root))
+    again = load_model_source(None, "onnx")
+    k, v = again.backend.encode(en_mel[0])
+    d = again.backend.dims
+    x = np.random.default_rng(0).standard_normal((1, 3, d.n_text_state)).astype(np.float32)
+    mask = np.triu(np.full((3, 3), -1e9, np.float32), 1)[None, None]
+    assert np.array_equal(again.backend.full(x, k, v, mask), first.backend.full(x, k, v, mask))
+
+
+def test_a_new_runner_process_starts_from_the_cache(first, cache_root, monkeypatch, en_mel):
+    monkeypatch.setenv("WHISPERKV_CACHE", str(cache_root))
+    r = RawRunner("--backend", "onnx")
+    try:
+        r.request({"op": "hello", "protocol": P.PROTOCOL})
+        hello = r.event()
+        assert hello["type"] == "hello" and hello["model"]["sha256"] == first.sha256
+        assert "from the start-up cache" in r.stream.stderr_tail()
+        desc, payload = P.mel_to_payload(en_mel, "float32")
+        r.request({"op": "transcribe", "id": "c1", "mel": desc}, payload)
+        done = r.until(lambda ev: ev.get("final") or ev["type"] == "error")[-1]
+        assert done["type"] == "done" and done["tokens"] == decode(first, en_mel).tokens
+    finally:
+        r.close()
+
+
+@pytest.mark.parametrize("damage", ["no_meta", "truncated", "garbage"])
+def test_a_partial_or_corrupt_cache_is_rebuilt(first, cache_root, monkeypatch, en_mel, damage):
+    monkeypatch.setenv("WHISPERKV_CACHE", str(cache_root))
+    d = cache_dir(cache_root, first)
+    if damage == "no_meta":
+        (d / "meta.json").unlink()
+    elif damage == "truncated":
+        with open(d / "decoder_step.onnx.data", "r+b") as f:
+            f.truncate(1000)
+    else:       # same size, so only opening it can tell
+        f = d / "encoder.onnx"
+        f.write_bytes(b"\xff" * f.stat().st_size)
+    rebuilt = load_model_source(None, "onnx")
+    assert decode(rebuilt, en_mel).tokens == decode(first, en_mel).tokens
+    assert (d / "meta.json").is_file()
+    monkeypatch.setattr(startup_cache, "load_model", lambda path=None: pytest.fail("not cached again"))
+    load_model_source(None, "onnx")
