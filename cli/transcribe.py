@@ -56,10 +56,6 @@ def run(args) -> int:
 
     options = options_from_args(args)
     resolve(args.backend)      # an unknown or missing backend fails before the slow audio and model loads
-    # A one-off import cost, start-up like the model load. librosa imports lazily, so name the
-    # modules librosa.load really pulls in (scipy.signal, numba-cached utils: seconds on 2 cores).
-    import librosa.core.audio  # noqa: F401
-    import librosa.util.utils  # noqa: F401
 
     # Bad audio fails before the slow model load; its load time still counts in total_ms.
     t_audio = time.perf_counter()

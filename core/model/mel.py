@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
@@ -14,8 +15,16 @@ N_FRAMES = 3000  # 30 s window
 WINDOW_SAMPLES = N_FRAMES * HOP
 
 
+FILTERS_FILE = Path(__file__).with_name("mel_filters.npz")
+
+
 @lru_cache(maxsize=4)
 def mel_filters(n_mels: int = N_MELS) -> np.ndarray:
+    """librosa's Slaney mel filterbank [n_mels, 201]. Stored for 80 and 128 bins, as openai-whisper does,
+    because importing librosa.filters costs about a second at every CLI start; a test checks the copy."""
+    with np.load(FILTERS_FILE) as f:
+        if f"mel_{n_mels}" in f:
+            return f[f"mel_{n_mels}"]
     import librosa
 
     return librosa.filters.mel(sr=SAMPLE_RATE, n_fft=N_FFT, n_mels=n_mels).astype(np.float32)

@@ -38,3 +38,23 @@ def test_zero_length_audio(tmp_path):
     sf.write(tmp_path / "zero.wav", np.zeros(0, np.float32), 16000)
     with pytest.raises(AudioError, match="no samples|empty|corrupt"):
         load_audio(tmp_path / "zero.wav")
+
+
+def test_the_soundfile_path_equals_librosa_load_on_stereo_44k(tmp_path):
+    """The fast path (libsndfile + soxr, no librosa import) must give librosa.load's samples exactly."""
+    import warnings
+
+    import librosa
+    import soundfile as sf
+
+    from core.model.audio import load_audio
+    from tests.conftest import AUDIO
+
+    mono, sr = sf.read(str(AUDIO / "en_asterisk_hello-world.wav"), dtype="float32")
+    stereo = librosa.resample(mono, orig_sr=sr, target_sr=44100)
+    path = tmp_path / "stereo44k.wav"
+    sf.write(str(path), np.stack([stereo, 0.5 * stereo], axis=1), 44100, subtype="FLOAT")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want, _ = librosa.load(str(path), sr=16000, mono=True, dtype=np.float32)
+    np.testing.assert_array_equal(load_audio(path), want)

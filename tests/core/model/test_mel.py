@@ -52,3 +52,13 @@ def test_long_audio_is_cut_into_windows():
 
 def test_pad_or_trim_trims():
     assert pad_or_trim(np.ones((80, 3500), np.float32)).shape == (80, 3000)
+
+
+def test_the_stored_filterbank_is_librosas():
+    import librosa
+
+    from core.model.mel import mel_filters
+
+    for n in (80, 128):
+        want = librosa.filters.mel(sr=16000, n_fft=400, n_mels=n).astype(np.float32)
+        np.testing.assert_array_equal(mel_filters(n), want)
