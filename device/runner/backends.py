@@ -8,6 +8,7 @@
 """
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 from core.errors import WhisperKVError
@@ -24,20 +25,15 @@ class BackendError(WhisperKVError):
     code = "model_missing"
 
 
-def _onnx_available() -> bool:
-    try:
-        import onnx  # noqa: F401  (graph building and bundle loading)
-        import onnxruntime  # noqa: F401
-    except ImportError:
-        return False
-    return True
+def _installed(*modules: str) -> bool:
+    """Found on the path, without importing: ai_edge_litert alone takes ~1.2 s to import, and every CLI
+    and runner start asks which backends exist. The backend that is chosen imports for real."""
+    return all(importlib.util.find_spec(m) is not None for m in modules)
 
 
 def available_backends() -> list[str]:
-    from device.runner.tflite_backend import interpreter_available
-
-    return (["numpy"] + (list(ONNX_DTYPES) if _onnx_available() else [])
-            + (["tflite"] if interpreter_available() else []))
+    return (["numpy"] + (list(ONNX_DTYPES) if _installed("onnx", "onnxruntime") else [])
+            + (["tflite"] if _installed("ai_edge_litert") or _installed("tflite_runtime") else []))
 
 
 def best_backend() -> str:

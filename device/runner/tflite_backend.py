@@ -37,14 +37,6 @@ def _litert():
     return m.Interpreter, m.load_delegate, getattr(m, "OpResolverType", None), "tflite_runtime"
 
 
-def interpreter_available() -> bool:
-    try:
-        _litert()
-    except WhisperKVError:
-        return False
-    return True
-
-
 @dataclass
 class OpPlacement:
     """How many of a graph's ops the delegate took, and how many stay on the CPU."""
