@@ -248,7 +248,7 @@ class MainWindow(QMainWindow):
 
     def show_failure(self, failure: Failure) -> None:
         self.failureShown.emit(failure)
-        show_failure(self, failure)
+        show_failure(self, failure, on_action=self.board.act)
 
     def closeEvent(self, event) -> None:
         self.save_settings()

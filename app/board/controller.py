@@ -1,5 +1,6 @@
 """The device side of the window: the device panel's connect, test and deploy, run off the UI thread; the
-status bar's device line; and what the connected runner said of itself, which every run records."""
+status bar's device line; Restart runner, the action the error dialog offers when the runner died or the
+link dropped; and what the connected runner said of itself, which every run records."""
 from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
@@ -9,7 +10,7 @@ from app.board.panel import DevicePanel
 from app.board.profile import DeviceProfile
 from app.board.tasks import deploy, test_connection
 from app.board.worker import TranscribeWorker
-from app.errors import Failure
+from app.errors import RESTART_RUNNER, Failure
 from app.views.status_bar import StatusBar
 
 
@@ -44,8 +45,23 @@ class BoardController(QObject):
         self.connected.emit(summary)
 
     def _on_worker_failed(self, run_id: int, failure: Failure) -> None:
+        url = (self.worker.profile or DeviceProfile()).url()
         if run_id == 0:  # connecting failed (the run controller shows every worker failure)
-            self.status.show_device((self.worker.profile or DeviceProfile()).url(), "not connected")
+            self.status.show_device(url, "not connected")
+        elif failure.action == RESTART_RUNNER:
+            self.runner = {}
+            self.status.show_device(url, "runner lost: the next run reconnects")
+
+    def act(self, action: str) -> None:
+        """An action button of the error dialog."""
+        if action == RESTART_RUNNER:
+            self.restart_runner()
+
+    def restart_runner(self) -> None:
+        """Start the runner of the panel's device again, off the UI thread; the runs so far stay as they are."""
+        profile = self.panel.profile()
+        self.status.show_device(profile.url(), "restarting the runner…")
+        self.worker.request_restart(profile, self.panel.password.text())
 
     def test_device(self, profile: DeviceProfile, password: str = "") -> None:
         self.panel.set_busy(True)

@@ -1,5 +1,8 @@
 """The decode worker: lives on its own QThread, keeps one BoardClient (one runner) per device, and turns
-the runner's events into Qt signals. The UI thread only ever sends it requests and calls cancel()."""
+the runner's events into Qt signals. The UI thread only ever sends it requests and calls cancel().
+
+After the runner died or the link dropped, the next connect (the next run, or Restart runner) retries with
+a short backoff (app/board/reconnect.py), here on the worker's thread, so the window never waits."""
 from __future__ import annotations
 
 import threading
@@ -11,7 +14,8 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from app.board.link import make_client
 from app.board.profile import DeviceProfile
-from app.errors import failure_of
+from app.board.reconnect import reconnect
+from app.errors import RESTARTABLE, failure_of
 from core.decode.events import TokenEvent
 from core.decode.options import DecodeOptions
 
@@ -48,6 +52,7 @@ class Batcher:
 
 class TranscribeWorker(QObject):
     connected = Signal(dict)               # runner summary (hello)
+    loading = Signal(int)                  # run id: the runner is starting and loading its model for this run
     events = Signal(int, list)             # run id, [(core event, host ms since the request was sent)]
     finished = Signal(int)                 # run id; the run ended with a done event
     failed = Signal(int, object)           # run id (0 when connecting), Failure
@@ -55,6 +60,7 @@ class TranscribeWorker(QObject):
     # Requests from the UI thread arrive through these queued signals.
     _connect_requested = Signal(object, str)
     _transcribe_requested = Signal(int, object, object, object, str, object)
+    _restart_requested = Signal(object, str)
 
     def __init__(self, client_factory: Callable = make_client):
         super().__init__()
@@ -62,8 +68,10 @@ class TranscribeWorker(QObject):
         self.client = None
         self.profile: DeviceProfile | None = None
         self._cancel = threading.Event()
+        self._lost = False      # the runner died or the link dropped: the next connect retries with a backoff
         self._connect_requested.connect(self._connect)
         self._transcribe_requested.connect(self._transcribe)
+        self._restart_requested.connect(self._restart)
 
     # --- called from the UI thread --------------------------------------------------------------
 
@@ -74,6 +82,11 @@ class TranscribeWorker(QObject):
                            password: str = "", n_frames: int | None = None) -> None:
         self._cancel.clear()
         self._transcribe_requested.emit(run_id, mels, options, profile, password, n_frames)
+
+    def request_restart(self, profile: DeviceProfile, password: str = "") -> None:
+        """Start the runner again; `connected` or `failed` (run id 0) answers."""
+        self._cancel.clear()
+        self._restart_requested.emit(profile, password)
 
     def cancel(self) -> None:
         """Thread-safe: the runner stops between steps and answers done(cancelled)."""
@@ -94,15 +107,41 @@ class TranscribeWorker(QObject):
         except Exception as exc:
             self.failed.emit(0, failure_of(exc))
 
-    def _ensure_client(self, profile: DeviceProfile, password: str = ""):
-        same = self.profile is not None and (self.profile.url(), self.profile.trust_host_key) == \
-            (profile.url(), profile.trust_host_key)
-        if self.client is not None and same and self.client.info is not None:
+    @Slot(object, str)
+    def _restart(self, profile: DeviceProfile, password: str) -> None:
+        self._lost = True
+        self.close()
+        self._connect(profile, password)
+
+    def is_connected(self, profile: DeviceProfile) -> bool:
+        """A runner for `profile` is up and said hello (read from any thread; a stale answer only
+        mislabels the first moment of a run)."""
+        client, current = self.client, self.profile
+        return (client is not None and client.info is not None and current is not None
+                and (current.url(), current.trust_host_key) == (profile.url(), profile.trust_host_key))
+
+    def _ensure_client(self, profile: DeviceProfile, password: str = "", run_id: int = 0):
+        if self.is_connected(profile):
             return self.client
+        if run_id:
+            self.loading.emit(run_id)
+        if self._lost:
+            where = profile.url().split("?")[0]
+            client = reconnect(lambda: self._open(profile, password), self._cancel.wait, where)
+        else:
+            client = self._open(profile, password)
+        self._lost = False
+        return client
+
+    def _open(self, profile: DeviceProfile, password: str):
         self.close()
         self.profile = profile
-        self.client = self.client_factory(profile, password)
-        info = self.client.connect()
+        self.client = self.client_factory(profile, password)  # set first: close() from the UI thread ends a hang
+        try:
+            info = self.client.connect()
+        except Exception:
+            self.close()
+            raise
         self.connected.emit(runner_summary(info))
         return self.client
 
@@ -111,7 +150,7 @@ class TranscribeWorker(QObject):
                     password: str, n_frames: int | None) -> None:
         batch = Batcher(lambda items: self.events.emit(run_id, items))
         try:
-            client = self._ensure_client(profile, password)
+            client = self._ensure_client(profile, password, run_id)
             cancel_sent = False
             for arrival in client.transcribe(mels, options, n_frames=n_frames):
                 batch.add((arrival.event, arrival.host_ms), urgent=not isinstance(arrival.event, TokenEvent))
@@ -120,7 +159,11 @@ class TranscribeWorker(QObject):
                     cancel_sent = True
         except Exception as exc:
             batch.flush()
-            self.failed.emit(run_id, failure_of(exc))
+            failure = failure_of(exc)
+            if failure.code in RESTARTABLE:
+                self._lost = True
+                self.close()
+            self.failed.emit(run_id, failure)
             return
         batch.flush()
         self.finished.emit(run_id)
@@ -129,10 +172,13 @@ class TranscribeWorker(QObject):
     def close(self) -> None:
         client, self.client = self.client, None
         if client is not None:
-            try:
-                client.close()
-            except Exception:  # closing a dead link is not worth a dialog
-                pass
+            transport = getattr(client, "transport", None)   # closed too: each SSH transport holds a login
+            for close in (client.close, getattr(transport, "close", None)):
+                try:
+                    if close is not None:
+                        close()
+                except Exception:  # closing a dead link is not worth a dialog
+                    pass
 
 
 class WorkerThread:

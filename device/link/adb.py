@@ -56,6 +56,8 @@ def list_devices(timeout: float = 30.0) -> list[AdbDevice]:
 
 
 class AdbTransport(Transport):
+    upload_method = "with adb push"
+
     def __init__(self, serial: str, python: str | None = None, dir: str | None = None):
         self.serial = serial
         self.label = f"adb://{serial}"

@@ -5,6 +5,8 @@ Layout on the device:  DIR/device/{runner,graphs}/  DIR/core/{model,decode}/  (R
                        DIR/manifest.json  (sha256 of every file, the model's sha256, the runner version,
                                            the backend the runner should use there)
 Files whose sha256 already matches are skipped; every uploaded file is hashed again on the device.
+The transport says how it copied (`upload` in the result): over SSH that is sftp, or an exec channel
+streaming into `cat` when the board's sshd has no sftp subsystem.
 
 `backend="tflite"` ships an exported bundle's TFLite graphs (.tflite, and .dla if compiled), its
 embedding tables (.npy), tokenizer.json and model.json (listing only those files): no ONNX, no weights.
@@ -245,7 +247,7 @@ def _deploy(transport, dir, model, progress, say, backend: str, tmp: Path) -> di
     transport.put([path], f"{root}/manifest.json")
     if progress:
         progress(total, total)
-    say(f"verified {len(todo)} uploaded files by sha256; model {model_hash[:16]}…")
+    say(f"uploaded {len(todo)} files {transport.upload_method}, verified by sha256; model {model_hash[:16]}…")
     return {"device": transport.label, "dir": root, "uploaded": [f.rel for f in todo], "skipped": skipped,
             "bytes": total, "model_sha256": model_hash, "runner_version": protocol.RUNNER_VERSION,
-            "backend": backend}
+            "backend": backend, "upload": transport.upload_method}

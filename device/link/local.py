@@ -20,6 +20,7 @@ from device.runner.agent import ROOT
 
 class LocalTransport(Transport):
     label = "local"
+    upload_method = "by a local file copy"
 
     def __init__(self, python: str | None = None, dir: str | None = None):
         self.python = python or sys.executable

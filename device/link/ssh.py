@@ -2,13 +2,13 @@
 
 Honours ~/.ssh/config (HostName, User, Port, IdentityFile, UserKnownHostsFile), the default
 identity files, the agent and known_hosts (including [host]:port entries). An unknown host key is
-refused unless its SHA256 fingerprint is trusted explicitly.
+refused unless its SHA256 fingerprint is trusted explicitly; a key that differs from the recorded one is
+always refused (device/link/host_keys.py). Files go over SFTP, or over an exec channel when the board's sshd
+has no sftp subsystem (device/link/ssh_upload.py).
 """
 from __future__ import annotations
 
-import base64
 import getpass
-import hashlib
 import os
 import socket
 import threading
@@ -18,6 +18,9 @@ from pathlib import Path
 
 import paramiko
 
+from device.link.host_keys import HostKeyError, TrustPolicy, changed_key_error
+from device.link.host_keys import add_known_host as add_known_host  # re-exported for cli/device_cmds
+from device.link.ssh_upload import OVER_EXEC, command_result, upload
 from device.link.transport import (
     CommandResult,
     LinkLost,
@@ -26,26 +29,14 @@ from device.link.transport import (
     Transport,
     TransportError,
     _StderrTail,
-    copy_concatenated,
     shell_line,
 )
 
 DEFAULT_IDENTITIES = ("~/.ssh/id_ed25519", "~/.ssh/id_ecdsa", "~/.ssh/id_rsa")
 
 
-class HostKeyError(TransportError):
-    code = "host_key"
-    known_hosts_line: str | None = None    # set for an unknown key: the line that would trust it
-
-
 class AuthError(TransportError):
     code = "ssh_auth"
-
-
-def fingerprint(key: paramiko.PKey) -> str:
-    """OpenSSH's `SHA256:...` fingerprint of a public key."""
-    digest = hashlib.sha256(key.asbytes()).digest()
-    return "SHA256:" + base64.b64encode(digest).decode().rstrip("=")
 
 
 @dataclass
@@ -79,34 +70,6 @@ def resolve_target(host: str, user: str | None = None, port: int | None = None, 
                      user=user or o.get("user") or getpass.getuser(),
                      identities=[os.path.expanduser(p) for p in identities],
                      known_hosts=[os.path.expanduser(p) for p in known])
-
-
-class _TrustPolicy(paramiko.MissingHostKeyPolicy):
-    def __init__(self, trusted: str | None):
-        self.trusted = trusted.strip() if trusted else None
-
-    def missing_host_key(self, client, hostname, key):
-        fp = fingerprint(key)
-        if self.trusted and fp == self.trusted:
-            return
-        if self.trusted:
-            raise HostKeyError(f"the host key of {hostname} is {key.get_name()} {fp}, not the trusted {self.trusted}",
-                               "check that you reach the right board; trust only the fingerprint it shows")
-        host, _, port = hostname.strip("[").partition("]:")
-        scan = f"ssh-keyscan {'-p ' + port + ' ' if port else ''}{host} >> ~/.ssh/known_hosts"
-        err = HostKeyError(f"the host key of {hostname} is unknown ({key.get_name()} {fp})",
-                           f"if that is the board's key, add it with `{scan}` or pass --trust-host-key {fp}")
-        err.known_hosts_line = f"{hostname} {key.get_name()} {key.get_base64()}"
-        raise err
-
-
-def add_known_host(line: str, path: str = "~/.ssh/known_hosts") -> Path:
-    """Append a host key line, as OpenSSH does when the user accepts a new host."""
-    p = Path(path).expanduser()
-    p.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    with open(p, "a") as f:
-        f.write(line.rstrip("\n") + "\n")
-    return p
 
 
 class SshStream(Stream):
@@ -196,7 +159,7 @@ class SshTransport(Transport):
                     c.load_system_host_keys(f)
                 except (OSError, paramiko.SSHException) as exc:
                     raise HostKeyError(f"cannot read {f}: {exc}", "fix or remove the broken line") from exc
-        c.set_missing_host_key_policy(_TrustPolicy(self.trust_host_key))
+        c.set_missing_host_key_policy(TrustPolicy(self.trust_host_key))
         keys = [k for k in t.identities if os.path.isfile(k)]
         agent = self.allow_agent and bool(os.environ.get("SSH_AUTH_SOCK"))
         tried = ", ".join(keys + (["the agent"] if agent else []) + (["a password"] if self.password else []))
@@ -213,10 +176,7 @@ class SshTransport(Transport):
             raise
         except paramiko.BadHostKeyException as exc:
             c.close()
-            raise HostKeyError(
-                f"the host key of {t.host_id} CHANGED: it is now {fingerprint(exc.key)}, known_hosts says "
-                f"{fingerprint(exc.expected_key)} (someone may be intercepting, or the board was reinstalled)",
-                f"if the board was reinstalled, run `ssh-keygen -R '{t.host_id}'` and connect again") from None
+            raise changed_key_error(t.host_id, exc.key, exc.expected_key, t.known_hosts) from None
         except paramiko.PasswordRequiredException as exc:
             c.close()
             raise AuthError(f"an identity file for {self.label} is encrypted ({exc})",
@@ -259,36 +219,12 @@ class SshTransport(Transport):
 
     def run(self, argv: list[str], timeout: float = 60.0, cwd: str | None = None) -> CommandResult:
         chan = self._exec(shell_line(argv, cwd))
-        chan.settimeout(timeout)
-        out, err = bytearray(), bytearray()
-        deadline = time.monotonic() + timeout
         try:
-            while not (chan.exit_status_ready() and not chan.recv_ready() and not chan.recv_stderr_ready()):
-                if time.monotonic() > deadline:
-                    raise TransportError(f"`{argv[0]}` on {self.label} took over {timeout:.0f} s",
-                                         "check the board's load")
-                if chan.recv_ready():
-                    out += chan.recv(1 << 16)
-                elif chan.recv_stderr_ready():
-                    err += chan.recv_stderr(1 << 16)
-                else:
-                    time.sleep(0.005)
-            return CommandResult(chan.recv_exit_status(), bytes(out), bytes(err))
+            return command_result(chan, timeout, TransportError(f"`{argv[0]}` on {self.label} took over "
+                                                                f"{timeout:.0f} s", "check the board's load"))
         finally:
             chan.close()
 
     def put(self, sources: list[Path], remote: str, progress: Progress | None = None) -> None:
-        tmp = remote + ".part"
-        try:
-            sftp = self.client().open_sftp()
-            try:
-                with sftp.open(tmp, "wb") as out:
-                    out.set_pipelined(True)
-                    copy_concatenated(sources, out, progress)
-                sftp.chmod(tmp, os.stat(sources[0]).st_mode & 0o777)
-                sftp.posix_rename(tmp, remote)
-            finally:
-                sftp.close()
-        except (OSError, EOFError, paramiko.SSHException) as exc:
-            raise TransportError(f"upload of {remote} to {self.label} failed: {exc}",
-                                 "check free space and permissions on the board") from exc
+        self.upload_method = upload(self.client(), self._exec, sources, remote, progress, self.label,
+                                    try_sftp=self.upload_method != OVER_EXEC)

@@ -2,6 +2,8 @@
 
 Generated host and user keys, a random free port, key-only login; `stop()` tears it down and
 `kill_all()` kills it together with its session processes, which is how a link drop is simulated.
+`sftp=False` leaves out the `Subsystem sftp` line, as on embedded images without sftp-server;
+`restart(new_host_key=True)` brings it back on the same port with a freshly generated host key.
 """
 from __future__ import annotations
 
@@ -59,6 +61,7 @@ class LocalSshd:
     user_key: Path           # private key authorised to log in
     host_pub: str            # "ssh-ed25519 AAAA..." of the server
     proc: subprocess.Popen
+    sftp: bool = True
 
     @property
     def known_hosts_line(self) -> str:
@@ -84,8 +87,41 @@ class LocalSshd:
         if self.proc.poll() is None:
             self.kill_all()
 
+    def restart(self, new_host_key: bool = False, timeout: float = 10.0) -> None:
+        """Stop and start again on the same port; with new_host_key, as a reflashed board would come back."""
+        self.stop()
+        if new_host_key:
+            for f in ("host_key", "host_key.pub"):
+                (self.workdir / f).unlink()
+            _keygen(self.workdir / "host_key")
+            self.host_pub = _host_pub(self.workdir)
+        self.proc = _launch(self.workdir, self.port, timeout)
 
-def start_sshd(workdir: str | Path, timeout: float = 10.0) -> LocalSshd:
+
+def _host_pub(work: Path) -> str:
+    return " ".join((work / "host_key.pub").read_text().split()[:2])
+
+
+def _launch(work: Path, port: int, timeout: float) -> subprocess.Popen:
+    log = open(work / "sshd.log", "ab")
+    proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(work / "sshd_config")], stdout=log,
+                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    log.close()
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError("sshd exited at start:\n" + (work / "sshd.log").read_text(errors="replace"))
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return proc
+        except OSError:
+            if time.monotonic() > deadline:
+                proc.kill()
+                raise RuntimeError(f"sshd did not listen on port {port} within {timeout} s")
+            time.sleep(0.05)
+
+
+def start_sshd(workdir: str | Path, timeout: float = 10.0, sftp: bool = True) -> LocalSshd:
     work = Path(workdir)
     work.mkdir(parents=True, exist_ok=True)
     if os.geteuid() == 0:
@@ -98,23 +134,7 @@ def start_sshd(workdir: str | Path, timeout: float = 10.0) -> LocalSshd:
         f"Port {port}", "ListenAddress 127.0.0.1", f"HostKey {work / 'host_key'}",
         f"AuthorizedKeysFile {work / 'authorized_keys'}", "PubkeyAuthentication yes",
         "PasswordAuthentication no", "KbdInteractiveAuthentication no", f"PidFile {work / 'sshd.pid'}",
-        "StrictModes no", "UsePAM no", "PermitRootLogin prohibit-password", "Subsystem sftp internal-sftp",
-        "LogLevel VERBOSE", ""]))
-    log = open(work / "sshd.log", "wb")
-    proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(work / "sshd_config")], stdout=log,
-                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
-    log.close()
-    deadline = time.monotonic() + timeout
-    while True:
-        if proc.poll() is not None:
-            raise RuntimeError("sshd exited at start:\n" + (work / "sshd.log").read_text(errors="replace"))
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
-        except OSError:
-            if time.monotonic() > deadline:
-                proc.kill()
-                raise RuntimeError(f"sshd did not listen on port {port} within {timeout} s")
-            time.sleep(0.05)
-    host_pub = " ".join((work / "host_key.pub").read_text().split()[:2])
-    return LocalSshd(work, port, getpass.getuser(), work / "user_key", host_pub, proc)
+        "StrictModes no", "UsePAM no", "PermitRootLogin prohibit-password",
+        *(["Subsystem sftp internal-sftp"] if sftp else []), "LogLevel VERBOSE", ""]))
+    proc = _launch(work, port, timeout)
+    return LocalSshd(work, port, getpass.getuser(), work / "user_key", _host_pub(work), proc, sftp)

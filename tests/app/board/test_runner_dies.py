@@ -2,13 +2,9 @@
 exports stay."""
 from __future__ import annotations
 
-from PySide6.QtWidgets import QMessageBox
-
 from app.board.worker import TranscribeWorker
-from app.views.error_dialog import OBJECT_NAME
-from core.decode.events import TokenEvent
-from device.link.client import BoardClient
-from device.link.local import LocalTransport
+from tests.app.board.dialogs import open_error_dialog
+from tests.app.board.dying import KILL_AFTER_STEP, DiesOnce, KeepStreamTransport, kill_local_runner
 from tests.app.conftest import (
     make_window,
     open_and_wait,
@@ -16,29 +12,9 @@ from tests.app.conftest import (
     transcribe_and_wait,
 )
 
-KILL_AFTER_STEP = 2
-
-
-class KeepStreamTransport(LocalTransport):
-    """The real local transport, keeping hold of the runner process so the test can kill it."""
-
-    def start_runner(self, args):
-        self.stream = super().start_runner(args)
-        return self.stream
-
-
-class RunnerKilledMidStream(BoardClient):
-    """The real client; right after handing over the step-2 token it kills the runner (SIGKILL)."""
-
-    def transcribe(self, mel, options=None, **kw):
-        for arrival in super().transcribe(mel, options, **kw):
-            yield arrival
-            if isinstance(arrival.event, TokenEvent) and arrival.event.step == KILL_AFTER_STEP:
-                self.transport.stream.proc.kill()
-
 
 def test_runner_death_shows_dialog_and_keeps_partial(qtbot, tmp_path):
-    worker = TranscribeWorker(client_factory=lambda profile, password: RunnerKilledMidStream(KeepStreamTransport()))
+    worker = TranscribeWorker(client_factory=DiesOnce(lambda profile: KeepStreamTransport(), kill_local_runner))
     window = make_window(settings_file(tmp_path / "app.ini"), worker=worker)
     qtbot.addWidget(window)
     shown = []
@@ -47,8 +23,7 @@ def test_runner_death_shows_dialog_and_keeps_partial(qtbot, tmp_path):
     run = transcribe_and_wait(window, language="en")
 
     assert shown and shown[0].code == "link_lost"
-    dialog = window.findChild(QMessageBox, OBJECT_NAME)
-    assert dialog is not None and dialog.isVisible()
+    dialog = open_error_dialog(window)
     assert "Problem:" in dialog.text() and "Fix:" in dialog.informativeText()
     assert "Traceback" not in dialog.text() + dialog.informativeText()
     dialog.close()

@@ -70,3 +70,18 @@ def test_runner_over_adb_shell_is_binary_safe(stand_in_adb, en_mel):
         got = list(client.transcribe(en_mel, {"language": "en", "max_tokens": 2}))
     assert got[-1].event.reason == "max_tokens" and len(got[-1].event.tokens) == 2
     assert any(c[2:4] == ["shell", "-T"] and "device.runner" in c[-1] for c in calls(stand_in_adb))
+
+
+def test_a_runner_dir_named_like_a_command_stays_one_path(stand_in_adb, tmp_path):
+    """Deploy to, and run the runner from, `run dir;touch PWNED`: the `;` must never reach a shell unquoted."""
+    from pathlib import Path
+    from urllib.parse import quote
+
+    from device.link.deploy import deploy
+
+    target = tmp_path / "run dir;touch PWNED"
+    result = deploy(AdbTransport("STANDIN01", python=sys.executable), dir=str(target))
+    assert (target / "model" / "model.bin").is_file() and result["upload"] == "with adb push"
+    with open_client(f"adb://STANDIN01?python={sys.executable}&dir={quote(str(target))}") as client:
+        assert client.info.raw["model"]["source"] == f"ctranslate2:{target / 'model'}"
+    assert not [p for p in (tmp_path, Path.home(), Path.cwd()) if (p / "PWNED").exists()]
