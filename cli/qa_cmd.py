@@ -1,18 +1,24 @@
-"""`whisperkv qa SUITE`: decode every clip of a suite, score it, and say why each decode stopped.
+"""`whisperkv qa SUITE`: decode every clip of a suite on one or several devices, score it, say why each
+decode stopped and, with --baseline, what got worse since an earlier report.
 
-Exit status: 0 when every clip passes, 1 when any fails, 2 on a setup error (bad suite, missing
-audio, unreachable device, unknown language)."""
+Exit status: 0 when every clip passes on every device and no clip has a --fail-on mark; 1 when a clip
+fails, a device fails (the others' results are kept) or a clip regressed; 2 on a setup error (bad suite
+or baseline, missing audio, unknown language; with one device, an unreachable device)."""
 from __future__ import annotations
 
+import argparse
 import json
 import sys
+import threading
 import time
-from contextlib import ExitStack
 
-from cli.device_cmds import add_device_args, open_device
-from cli.transcribe import check_language
+from cli.device_cmds import add_device_args
+from cli.qa_devices import check_languages, device_urls, starter
+from core.qa.baseline import MARKS, SlowerRule, compare, describe, load_baseline, settings
+from core.qa.farm import QAReport
+from core.qa.parallel import run_on_device, run_on_devices
 from core.qa.report import write_reports
-from core.qa.run import SUMMARY_COLUMNS, ClipResult, SuiteResult, run_suite
+from core.qa.run import SUMMARY_COLUMNS, ClipResult
 from core.qa.suite import load_suite
 
 # Alignment and width of each SUMMARY_COLUMNS column; the clip column fits the suite's longest name.
@@ -20,7 +26,8 @@ ALIGN = ("<{w}", "<6", ">11", ">5", "<10", ">6", ">10", ">12", ">6", ">5", "<")
 
 
 def register(subs) -> None:
-    p = subs.add_parser("qa", help="run a QA suite: WER/CER per clip, stop diagnostics, JSON/CSV/HTML report")
+    p = subs.add_parser("qa", help="run a QA suite on one or more devices: WER/CER per clip, stop diagnostics, "
+                        "cross-device view, regressions against a baseline, JSON/CSV/HTML report")
     p.add_argument("suite", help="a suite TOML file, e.g. resources/audio/suite.toml")
     p.add_argument("--out", default="qa-report", metavar="DIR",
                    help="where qa.json, qa.csv and qa.html go (default: ./qa-report)")
@@ -32,8 +39,35 @@ def register(subs) -> None:
     p.add_argument("--json", action="store_true", help="print the JSON report instead of the table")
     p.add_argument("--backend", default="auto", help="with --device inprocess: auto (the fastest exact one), onnx, "
                    "numpy, onnx-fp16 or onnx-int8")
-    add_device_args(p)
+    p.add_argument("--baseline", default=None, metavar="QA_JSON",
+                   help="an earlier report's qa.json (or its directory): mark each clip regressed, slower or changed")
+    p.add_argument("--slower-pct", type=_non_negative, default=SlowerRule.pct, metavar="PCT",
+                   help=f"`slower` needs p50 ms/token up by more than PCT %% (default {SlowerRule.pct:g}) ...")
+    p.add_argument("--slower-ms", type=_non_negative, default=SlowerRule.ms, metavar="MS",
+                   help=f"... and by more than MS milliseconds (default {SlowerRule.ms:g})")
+    p.add_argument("--fail-on", type=_marks, default=("regressed",), metavar="MARKS",
+                   help="baseline marks that exit 1, comma-separated from regressed, slower, changed "
+                        "(default: regressed; 'none' for none)")
+    add_device_args(p, repeatable=True)
     p.set_defaults(run=run)
+
+
+def _non_negative(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number ≥ 0")
+    return value
+
+
+def _marks(text: str) -> tuple[str, ...]:
+    marks = tuple(m.strip() for m in text.split(",") if m.strip() and m.strip() != "none")
+    bad = [m for m in marks if m not in MARKS]
+    if bad:
+        raise argparse.ArgumentTypeError(f"unknown mark {bad[0]!r}: use {', '.join(MARKS)} or none")
+    return marks
 
 
 def line(cells, width: int) -> str:
@@ -46,35 +80,74 @@ def row(r: ClipResult, width: int) -> str:
 
 def run(args) -> int:
     suite = load_suite(args.suite)
+    urls = device_urls(args)
+    old = load_baseline(args.baseline) if args.baseline else None
+    check_languages(suite, urls)
     cache = args.cache == "on"
     timestamps = True if args.timestamps else None
     out = sys.stderr if args.json else sys.stdout
-    print(f"suite {suite.name}: {len(suite.clips)} clips, device {args.device}, cache {args.cache}", file=out)
-    with ExitStack() as stack:
-        decode, clip_errors, meta = _decoder(args, suite, stack)
-        width = max(len(c.name) for c in suite.clips)
-        print(line(SUMMARY_COLUMNS, width), file=out)
-        t0 = time.perf_counter()
-        ticker = _Ticker(suite, out)
+    where = f"device {urls[0]}" if len(urls) == 1 else f"{len(urls)} devices ({', '.join(urls)})"
+    print(f"suite {suite.name}: {len(suite.clips)} clips, {where}, cache {args.cache}", file=out)
+    width = max(len(c.name) for c in suite.clips)
+    device_width = max(map(len, urls))
+    prefix = (lambda url: "") if len(urls) == 1 else (lambda url: f"{url:<{device_width}}  ")
+    print(prefix("device") + line(SUMMARY_COLUMNS, width), file=out)
+    printing = threading.Lock()
+    ticker = _Ticker(suite, out)
 
-        def on_result(index: int, r: ClipResult) -> None:
+    def on_result(url: str, index: int, r: ClipResult) -> None:
+        with printing:
             ticker.clear()
-            print(row(r, width), file=out, flush=True)
+            print(prefix(url) + row(r, width).replace("\n", "\n" + prefix("")), file=out, flush=True)
 
-        result: SuiteResult = run_suite(suite, decode, cache, timestamps, on_event=ticker.event,
-                                        on_result=on_result, clip_errors=clip_errors,
-                                        meta=meta | {"cache": args.cache, "date": time.strftime("%Y-%m-%d %H:%M")})
-    result.meta["total_s"] = round(time.perf_counter() - t0, 1)
-    paths = write_reports(result, args.out)
+    t0, date = time.perf_counter(), time.strftime("%Y-%m-%d %H:%M")
+    if len(urls) == 1:   # in this thread: its failure is a setup error (exit 2), as it always was
+        runs = [run_on_device(urls[0], starter(args, urls[0], suite), suite, cache, timestamps,
+                              on_result=lambda i, r: on_result(urls[0], i, r), on_event=ticker.event)]
+    else:
+        runs = run_on_devices(suite, {u: starter(args, u, suite) for u in urls}, cache, timestamps, on_result)
+    report = QAReport(suite.name, str(suite.path), runs, meta={
+        "cache": args.cache, "date": date, "total_s": round(time.perf_counter() - t0, 1)})
+    if old is not None:
+        rule = SlowerRule(args.slower_pct, args.slower_ms)
+        report.baseline = settings(args.baseline, rule, args.fail_on)
+        report.comparisons = compare(old, runs, rule)
+    paths = write_reports(report, args.out)
     if args.json:
-        print(json.dumps(result.to_dict(), ensure_ascii=False, indent=1))
-    print(f"{result.n_passed}/{len(result.results)} passed — {'PASS' if result.passed else 'FAIL'}; "
-          f"report: {paths['html']}", file=out)
-    return 0 if result.passed else 1
+        print(json.dumps(report.to_dict(), ensure_ascii=False, indent=1))
+    _summary(report, out)
+    verdict = f"{'PASS' if report.passed else 'FAIL'}; report: {paths['html']}"
+    if report.multi:
+        print(verdict, file=out)
+    else:
+        result = report.runs[0].result
+        print(f"{result.n_passed}/{len(result.results)} passed — {verdict}", file=out)
+    return 0 if report.passed else 1
+
+
+def _summary(report: QAReport, out) -> None:
+    """Per device (with several): clips passed or why it failed; the cross-device view; the baseline's marks."""
+    for run in report.runs if report.multi else ():
+        r = run.result
+        print(f"{run.device}: {r.n_passed}/{len(r.results)} passed"
+              + (f"; device FAILED: {run.error}" if run.error else ""), file=out)
+    for x in report.cross:
+        same, delta, ratio = x.cells()
+        said = ("not compared: one of them has no result" if x.tokens_identical is None else
+                f"tokens {same}, Δ error {delta}, latency ×{ratio}")
+        print(f"  {x.name}: {x.device} vs {x.reference_device}: {said}", file=out)
+    if report.baseline:
+        n = {m: sum(m in c.marks for c in report.comparisons.values()) for m in MARKS}
+        print(f"against {report.baseline['path']}: " + ", ".join(f"{v} {k}" for k, v in n.items())
+              + f" (exit 1 on: {', '.join(report.baseline['fail_on']) or 'none'})", file=out)
+        for run, r in report.clips():
+            c = report.comparison(run.device, r.name)
+            for phrase in describe(c, r) if c else ["not in the baseline"]:
+                print(f"  {run.device + ' ' if report.multi else ''}{r.name}: {phrase}", file=out)
 
 
 class _Ticker:
-    """On a terminal, one redrawn line saying which clip is decoding and how far it got."""
+    """On a terminal, one redrawn line saying which clip is decoding and how far it got (one device only)."""
 
     def __init__(self, suite, out):
         self.suite, self.out, self.steps, self.shown = suite, out, 0, False
@@ -93,50 +166,3 @@ class _Ticker:
         if self.shown:
             print("\r\033[K", end="", file=self.out)
             self.shown = False
-
-
-def _decoder(args, suite, stack: ExitStack):
-    """(decode(mels, options, n_frames) → events, exceptions that fail one clip only, report metadata)."""
-    if args.device == "inprocess":
-        from device.runner.backends import resolve
-        from device.runner.load import load_model_source
-
-        backend = resolve(args.backend)      # an unknown name fails before the model load
-        model = load_model_source(args.model, backend)   # weights, or an exported bundle, as the runner takes them
-        for clip in suite.clips:
-            check_language(clip.language, model.tokenizer.languages)
-        meta = {"device": "in-process", "backend": model.backend.name, "model_sha256": model.sha256}
-        return (lambda mels, options, n: model.transcribe(mels, options, n_frames=n)), (), meta
-
-    from device.link.client import RunnerError
-    from device.link.connect import open_client
-
-    known = _installed_languages()
-    for clip in suite.clips:
-        if known:   # a typo in the suite is a setup error here, not one runner error per clip
-            check_language(clip.language, known)
-    transport = stack.enter_context(open_device(args))
-    client = open_client(args.device, transport=transport)
-    if args.model:
-        client.runner_args += ["--model", args.model]      # a path on the device
-    stack.callback(client.close)
-    info = client.connect()
-    meta = {"device": transport.label, "backend": info.backend, "model_sha256": info.model_sha256,
-            "runner_version": info.runner_version}
-
-    def decode(mels, options, n_frames):
-        return (arrival.event for arrival in client.transcribe(mels, options, n_frames=n_frames))
-
-    return decode, (RunnerError,), meta
-
-
-def _installed_languages() -> dict | None:
-    """Whisper's language codes from the tokenizer installed here, or None when there is none."""
-    from core.errors import ModelError
-    from core.model.tokenizer import WhisperTokenizer
-    from core.model.weights import find_tokenizer
-
-    try:
-        return WhisperTokenizer.from_file(find_tokenizer()).languages
-    except ModelError:
-        return None

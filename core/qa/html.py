@@ -1,47 +1,33 @@
-"""One self-contained HTML page for a QA run: the summary table, then each clip with its verdict,
-a reference/hypothesis diff and inline-SVG graphs of p(EOT), per-token latency, cache fill and
-timestamped segments."""
+"""One self-contained HTML page for a QA run on one or several devices: the summary table (a column
+group per device, and the cross-device view), then each clip on each device with its verdict, its marks
+against a baseline, a word-level diff against the reference and inline-SVG graphs of p(EOT), per-token
+latency, cache fill and timestamped segments."""
 from __future__ import annotations
 
-import difflib
 from html import escape
 
 from core.model.weights import ModelDims
+from core.qa import html_tables as tables
+from core.qa.baseline import describe
 from core.qa.chart import Chart
-from core.qa.run import SUMMARY_COLUMNS, ClipResult, SuiteResult
-from core.qa.scoring import normalize
+from core.qa.farm import QAReport
+from core.qa.run import ClipResult, SuiteResult
+from core.qa.word_diff import LEGEND, diff_html
 
 STYLE = """
 body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #222; max-width: 1200px; }
 table { border-collapse: collapse; } td, th { padding: 3px 8px; border-bottom: 1px solid #ddd; text-align: right; }
 td:first-child, th:first-child, td:last-child, th:last-child, td.text { text-align: left; }
+th.group { text-align: center; background: #eceff1; } colgroup.device { border-left: 2px solid #999; }
 .pass { color: #1b5e20; font-weight: bold; } .fail { color: #b71c1c; font-weight: bold; }
 section { border-top: 2px solid #ccc; margin-top: 24px; padding-top: 8px; }
 .verdict { background: #eceff1; padding: 4px 8px; border-radius: 4px; display: inline-block; }
 del { background: #ffcdd2; text-decoration: line-through; } ins { background: #c8e6c9; text-decoration: none; }
+.sub { outline: 1px solid #ef6c00; background: #fff3e0; } .legend { font-size: 12px; margin-left: 8px; }
+.mark { padding: 0 4px; border-radius: 3px; color: #fff; background: #6d4c41; }
+.mark.regressed { background: #b71c1c; } .mark.slower { background: #ef6c00; } .mark.changed { background: #1565c0; }
 .charts { display: flex; flex-wrap: wrap; gap: 8px; } .muted { color: #666; }
 """
-
-
-def _badge(r: ClipResult) -> str:
-    return '<span class="pass">PASS</span>' if r.passed else '<span class="fail">FAIL</span>'
-
-
-def diff_html(reference: str, hypothesis: str, by_char: bool) -> str:
-    """Normalised reference against hypothesis: deletions struck through, insertions highlighted."""
-    ref, hyp = normalize(reference), normalize(hypothesis)
-    a, b = (list(ref.replace(" ", "")), list(hyp.replace(" ", ""))) if by_char else (ref.split(), hyp.split())
-    sep = "" if by_char else " "
-    out = []
-    for op, i0, i1, j0, j1 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if op == "equal":
-            out.append(escape(sep.join(a[i0:i1])))
-            continue
-        if i1 > i0:
-            out.append(f"<del>{escape(sep.join(a[i0:i1]))}</del>")
-        if j1 > j0:
-            out.append(f"<ins>{escape(sep.join(b[j0:j1]))}</ins>")
-    return sep.join(out)
 
 
 def charts(r: ClipResult) -> list[str]:
@@ -82,39 +68,69 @@ def _run_index(series: dict, window: int) -> int:
     return next((i for i, w in enumerate(series["window"]) if w == window), 0)
 
 
-def summary_table(result: SuiteResult) -> str:
-    rows = []
-    for k, r in enumerate(result.results):
-        name, _, *rest = (escape(c) for c in r.summary_cells())
-        cells = [f'<a href="#clip{k}">{name}</a>', _badge(r), *rest]
-        rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    return "<table><tr>" + "".join(f"<th>{h}</th>" for h in SUMMARY_COLUMNS) + "</tr>" + "".join(rows) + "</table>"
-
-
-def clip_section(k: int, r: ClipResult) -> str:
+def clip_section(anchor: str, r: ClipResult, title: str, against: list[str] | None = None) -> str:
+    """One clip on one device; `against`: its marks against the baseline, as phrases (None: no baseline)."""
     failures = "".join(f"<li>{escape(f)}</li>" for f in r.failures)
     segments = "".join(f"<tr><td>{s['start']:.2f}</td><td>{s['end']:.2f}</td><td class='text'>"
                        f"{escape(s['text'].strip())}</td></tr>" for s in r.segments)
-    return (f'<section id="clip{k}"><h2>{escape(r.name)} {_badge(r)}</h2>'
+    baseline = "" if against is None else (
+        "<p>Against the baseline: " + ("; ".join(f"<b>{escape(a)}</b>" for a in against) or "no change") + "</p>")
+    return (f'<section id="{anchor}"><h2>{escape(title)} {tables.badge(r)}</h2>'
             f'<p class="muted">{escape(r.audio)} · {escape(r.language)} · {r.duration_s:.2f} s audio · '
             f'{r.summary_cells()[2]} (limit {r.max_error:.2f})</p>'
-            f'<p>Why it stopped: <span class="verdict">{escape(r.verdict)}</span></p>'
+            f'<p>Why it stopped: <span class="verdict">{escape(r.verdict)}</span></p>' + baseline
             + (f"<ul class='fail'>{failures}</ul>" if failures else "")
             + f"<p><b>Transcript</b>: {escape(r.text)}</p>"
-            f"<p><b>Against the reference</b> (normalised): {diff_html(r.reference, r.text, r.metric == 'cer')}</p>"
+            f"<p><b>Against the reference</b> (normalised, by {'character' if r.metric == 'cer' else 'word'}) "
+            f"{LEGEND}:<br>{diff_html(r.reference, r.text, r.metric == 'cer')}</p>"
             + (f"<table><tr><th>start s</th><th>end s</th><th>text</th></tr>{segments}</table>" if segments else "")
             + f'<div class="charts">{"".join(charts(r))}</div></section>')
 
 
-def render(result: SuiteResult) -> str:
-    verdict = "PASS" if result.passed else "FAIL"
-    meta = " · ".join(f"{escape(str(k))} {escape(str(v))}" for k, v in result.meta.items())
+def _against(report: QAReport, device: str, r: ClipResult) -> list[str] | None:
+    if not report.baseline:
+        return None
+    c = report.comparison(device, r.name)
+    return ["not in the baseline"] if c is None else describe(c, r)
+
+
+def _sections(report: QAReport) -> str:
+    if not report.multi:
+        run = report.runs[0]
+        return "".join(clip_section(tables.anchor(report, run.device, k), r, r.name, _against(report, run.device, r))
+                       for k, r in enumerate(run.result.results))
+    return "".join(clip_section(tables.anchor(report, run.device, k), r, f"{r.name} on {run.device}",
+                                _against(report, run.device, r))
+                   for name in report.clip_names() for run in report.runs
+                   for k, r in enumerate(run.result.results) if r.name == name)
+
+
+def _baseline_line(report: QAReport) -> str:
+    b = report.baseline
+    if not b:
+        return ""
+    n = {m: sum(m in c.marks for c in report.comparisons.values()) for m in ("regressed", "slower", "changed")}
+    return (f"<p>Against the baseline {escape(b['path'])}: " + ", ".join(f"{v} {k}" for k, v in n.items())
+            + f" (slower: {escape(b['slower'])}; these fail the run: {escape(', '.join(b['fail_on']) or 'none')})</p>")
+
+
+def render(report: QAReport | SuiteResult) -> str:
+    if isinstance(report, SuiteResult):
+        report = QAReport.single(report)
+    verdict = "PASS" if report.passed else "FAIL"
+    doc = report.to_dict()
+    meta = " · ".join(f"{escape(str(k))} {escape(', '.join(v) if isinstance(v, list) else str(v))}"
+                      for k, v in doc["meta"].items())
+    where = f" on {len(report.runs)} devices" if report.multi else ""
     return ("<!DOCTYPE html><html><head><meta charset='utf-8'>"
-            f"<title>QA {escape(result.suite)}: {verdict}</title><style>{STYLE}</style></head><body>"
-            f"<h1>QA: {escape(result.suite)} — <span class='{verdict.lower()}'>{verdict}</span> "
-            f"({result.n_passed}/{len(result.results)} clips)</h1>"
-            f"<p class='muted'>{escape(result.path)}<br>{meta}</p>"
+            f"<title>QA {escape(report.suite)}: {verdict}</title><style>{STYLE}</style></head><body>"
+            f"<h1>QA: {escape(report.suite)} — <span class='{verdict.lower()}'>{verdict}</span> "
+            f"({doc['n_passed']}/{doc['n_clips']} clips{where})</h1>"
+            f"<p class='muted'>{escape(report.path)}<br>{meta}</p>"
             f"<p class='muted'>RTF is host wall time from sending the audio to the last event, over the "
-            f"audio's duration; per-token ms leaves out each window's first step, which carries the prompt.</p>"
-            + summary_table(result) + "".join(clip_section(k, r) for k, r in enumerate(result.results))
-            + "</body></html>")
+            f"audio's duration; per-token ms leaves out each window's first step, which carries the prompt."
+            + (" Each device after the first is compared with the first: tokens identical or not, the WER/CER "
+               "difference, and the ratio of p50 ms/token." if report.multi else "") + "</p>"
+            + tables.devices(report) + _baseline_line(report)
+            + (tables.multi_table(report) if report.multi else tables.single_table(report))
+            + _sections(report) + "</body></html>")

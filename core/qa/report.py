@@ -1,4 +1,5 @@
-"""QA run reports: JSON (everything), CSV (one row per clip) and one self-contained HTML page."""
+"""QA run reports: JSON (everything), CSV (one row per clip; with several devices, a column group
+per device and the cross-device columns) and one self-contained HTML page."""
 from __future__ import annotations
 
 import csv
@@ -8,36 +9,72 @@ from pathlib import Path
 
 from core.errors import WhisperKVError
 from core.qa import html as qa_html
+from core.qa.farm import QAReport
 from core.qa.run import SuiteResult
 
 CSV_COLUMNS = ("name", "language", "metric", "error_rate", "max_error", "passed", "stop_reason", "verdict",
                "tokens", "encoder_ms", "per_token_ms_p50", "per_token_ms_p95", "rtf", "duration_s", "wall_ms",
-               "failures", "text", "reference", "audio")
+               "failures", "text", "reference", "audio", "marks")
+CLIP_COLUMNS = ("name", "language", "metric", "max_error", "reference", "audio")   # shared by every device
+CROSS_CSV = ("tokens_identical", "error_delta", "latency_ratio")
 
 
-def to_json(result: SuiteResult) -> str:
-    return json.dumps(result.to_dict(), ensure_ascii=False, indent=1)
+def _report(report: QAReport | SuiteResult) -> QAReport:
+    return QAReport.single(report) if isinstance(report, SuiteResult) else report
 
 
-def to_csv(result: SuiteResult) -> str:
+def to_json(report: QAReport | SuiteResult) -> str:
+    return json.dumps(_report(report).to_dict(), ensure_ascii=False, indent=1)
+
+
+def _marks(report: QAReport, device: str, name: str) -> str:
+    if not report.baseline:
+        return ""
+    c = report.comparison(device, name)
+    return "new" if c is None else " ".join(c.marks)
+
+
+def _cells(report: QAReport, device: str, r) -> dict:
+    return r.to_dict() | {"failures": "; ".join(r.failures), "marks": _marks(report, device, r.name)}
+
+
+def to_csv(report: QAReport | SuiteResult) -> str:
+    report = _report(report)
     buf = io.StringIO()
     writer = csv.writer(buf)
-    writer.writerow(CSV_COLUMNS)
-    for r in result.results:
-        row = r.to_dict() | {"failures": "; ".join(r.failures)}
-        writer.writerow(["" if row[c] is None else row[c] for c in CSV_COLUMNS])
+    if not report.multi:
+        writer.writerow(CSV_COLUMNS)
+        run = report.runs[0]
+        for r in run.result.results:
+            row = _cells(report, run.device, r)
+            writer.writerow(["" if row[c] is None else row[c] for c in CSV_COLUMNS])
+        return buf.getvalue()
+    per_device = [c for c in CSV_COLUMNS if c not in CLIP_COLUMNS]
+    first, others = report.runs[0].device, report.runs[1:]
+    writer.writerow(list(CLIP_COLUMNS) + [f"{run.device} {c}" for run in report.runs for c in per_device]
+                    + [f"{run.device} vs {first} {c}" for run in others for c in CROSS_CSV])
+    by_device = [{r.name: r for r in run.result.results} for run in report.runs]
+    cross = {(row.device, row.name): row for row in report.cross}
+    for name in report.clip_names():
+        rows = [_cells(report, run.device, clips[name]) if name in clips else {}
+                for run, clips in zip(report.runs, by_device)]
+        shared = next(row for row in rows if row)
+        cells = [shared[c] for c in CLIP_COLUMNS] + [row.get(c) for row in rows for c in per_device]
+        cells += [getattr(cross.get((run.device, name)), c, None) for run in others for c in CROSS_CSV]
+        writer.writerow(["" if c is None else c for c in cells])
     return buf.getvalue()
 
 
-def write_reports(result: SuiteResult, out: str | Path) -> dict[str, Path]:
+def write_reports(report: QAReport | SuiteResult, out: str | Path) -> dict[str, Path]:
     """qa.json, qa.csv and qa.html in `out` (created if needed); returns the paths by format."""
+    report = _report(report)
     out = Path(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
         paths = {"json": out / "qa.json", "csv": out / "qa.csv", "html": out / "qa.html"}
-        paths["json"].write_text(to_json(result), encoding="utf-8")
-        paths["csv"].write_text(to_csv(result), encoding="utf-8", newline="")
-        paths["html"].write_text(qa_html.render(result), encoding="utf-8")
+        paths["json"].write_text(to_json(report), encoding="utf-8")
+        paths["csv"].write_text(to_csv(report), encoding="utf-8", newline="")
+        paths["html"].write_text(qa_html.render(report), encoding="utf-8")
     except OSError as exc:
         raise WhisperKVError(f"cannot write the QA report to {out}: {exc.strerror or exc}",
                              "pass a writable directory with --out") from exc

@@ -43,6 +43,7 @@ class ClipResult:
     verdict: str = ""
     detected_language: str = ""
     tokens: int = 0
+    token_ids: list[int] = field(default_factory=list)   # what devices are compared by
     steps: int = 0
     encoder_ms: float = 0.0
     decode_ms: float = 0.0
@@ -112,7 +113,8 @@ def score(clip: Clip, transcript: Transcript, wall_ms: float, duration_s: float)
         name=clip.name, audio=str(clip.audio), language=clip.language, metric=clip.metric,
         max_error=clip.max_error, reference=clip.reference, text=transcript.text, error_rate=round(rate, 4),
         passed=not failures, failures=failures, stop_reason=transcript.stop_reason, verdict=diagnosis.verdict,
-        detected_language=s["language"], tokens=len(transcript.tokens), steps=len(transcript.steps),
+        detected_language=s["language"], tokens=len(transcript.tokens),
+        token_ids=list(transcript.tokens), steps=len(transcript.steps),
         encoder_ms=_ms(transcript.encoder_ms), decode_ms=s["decode_ms"],
         per_token_ms_p50=_ms(np.percentile(ms, 50)) if ms else None,
         per_token_ms_p95=_ms(np.percentile(ms, 95)) if ms else None,

@@ -9,6 +9,7 @@ import pytest
 from cli.main import main
 from core.decode.events import DoneEvent, EncodedEvent, TokenEvent
 from tests.conftest import AUDIO, ROOT, special_tokens
+from tests.device.link_helpers import ssh_url, sshd  # noqa: F401  (sshd: the real OpenSSH server fixture)
 
 HELLO = AUDIO / "en_asterisk_hello-world.wav"
 EOT_TOKEN = special_tokens().eot
@@ -114,3 +115,93 @@ def test_transcribe_reports_the_verdict(capsys):
     assert json.loads(capsys.readouterr().out)["verdict"] == "EOT at step 2 (p=0.93)"
     report(events, argparse.Namespace(json=False, cache="on"), 0.0)
     assert "stop: eot — EOT at step 2 (p=0.93)" in capsys.readouterr().err
+
+
+def report(out) -> dict:
+    return json.loads((out / "qa.json").read_text())
+
+
+def test_two_devices_write_one_report_and_a_rerun_against_it_exits_0(tmp_path, capsys, in_process):
+    """The issue's `--device local --device inprocess`, then `--baseline r/qa.json` on the same build."""
+    path = suite(tmp_path)
+    assert main(["qa", str(path), "--device", "local", "--device", "inprocess", "--out", str(tmp_path / "r")]) == 0
+    out = capsys.readouterr().out
+    assert "local: 1/1 passed" in out and "inprocess: 1/1 passed" in out and "inprocess vs local: tokens" in out
+    doc = report(tmp_path / "r")
+    assert [d["device"] for d in doc["devices"]] == ["local", "inprocess"] and doc["passed"]
+    assert [(c["device"], c["passed"]) for c in doc["clips"]] == [("local", True), ("inprocess", True)]
+    (cross,) = doc["cross"]
+    assert cross["tokens_identical"] is (doc["clips"][0]["token_ids"] == doc["clips"][1]["token_ids"])
+    assert cross["error_delta"] == 0.0 and cross["latency_ratio"] > 0
+    html = (tmp_path / "r" / "qa.html").read_text()
+    assert 'class="group">local<' in html and 'class="group">inprocess vs local<' in html
+    assert (tmp_path / "r" / "qa.csv").read_text().splitlines()[0].count("error_rate") == 2
+
+    code = main(["qa", str(path), "--device", "local", "--device", "inprocess", "--out", str(tmp_path / "r2"),
+                 "--baseline", str(tmp_path / "r" / "qa.json")])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "0 regressed" in out
+    assert all(c["baseline"] is not None and "regressed" not in c["baseline"]["marks"]
+               for c in report(tmp_path / "r2")["clips"])
+
+
+def test_a_regression_against_the_baseline_exits_1(tmp_path, capsys, in_process):
+    path = suite(tmp_path, reference="Hello there world.", extra="")   # WER 1/3 today, under its limit
+    path.write_text(path.read_text().replace("max_wer = 0.10", "max_wer = 0.5"))
+    argv = ["qa", str(path), "--device", "inprocess", "--out", str(tmp_path / "r")]
+    assert main(argv) == 0
+    old = report(tmp_path / "r")
+    old["clips"][0] |= {"error_rate": 0.0, "stop_reason": "max_tokens"}       # it used to be right
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    capsys.readouterr()
+    assert main(argv + ["--baseline", str(tmp_path / "old.json")]) == 1
+    out = capsys.readouterr().out
+    assert "1 regressed, 0 slower, 1 changed" in out and "regressed: WER 0.000 → 0.333" in out
+    assert "changed: stop max_tokens → eot" in out and "FAIL" in out
+    (clip,) = report(tmp_path / "r")["clips"]
+    assert clip["passed"] and clip["baseline"]["marks"] == ["regressed", "changed"]
+    assert main(argv + ["--baseline", str(tmp_path / "old.json"), "--fail-on", "none"]) == 0
+    assert main(argv + ["--baseline", str(tmp_path / "old.json"), "--fail-on", "changed"]) == 1
+
+
+def test_bad_baseline_and_devices_exit_2_before_decoding(tmp_path, capsys):
+    out = ["--out", str(tmp_path / "r"), "--device", "inprocess"]
+    err = setup_error(capsys, ["qa", str(suite(tmp_path)), *out, "--baseline", str(tmp_path / "old" / "qa.json")])
+    assert "baseline not found" in err and "--baseline DIR/qa.json" in err
+    (tmp_path / "notes.json").write_text('{"hello": 1}')
+    err = setup_error(capsys, ["qa", str(suite(tmp_path)), *out, "--baseline", str(tmp_path / "notes.json")])
+    assert "is not a qa.json report" in err
+    err = setup_error(capsys, ["qa", str(suite(tmp_path)), *out, "--device", "inprocess"])
+    assert "--device inprocess is given twice" in err
+    assert not (tmp_path / "r").exists()
+    with pytest.raises(SystemExit) as exit_:
+        main(["qa", str(suite(tmp_path)), *out, "--fail-on", "faster"])
+    assert exit_.value.code == 2 and "unknown mark 'faster'" in capsys.readouterr().err
+
+
+def test_an_unreachable_device_among_several_fails_the_run_and_keeps_the_others(tmp_path, capsys, in_process):
+    code = main(["qa", str(suite(tmp_path)), "--device", "ssh://nobody@127.0.0.1:1", "--device", "inprocess",
+                 "--out", str(tmp_path / "r")])
+    out = capsys.readouterr().out
+    assert code == 1 and "device FAILED" in out and "inprocess: 1/1 passed" in out
+    doc = report(tmp_path / "r")
+    assert "127.0.0.1" in doc["devices"][0]["error"] and not doc["devices"][1]["error"]
+    assert [c["device"] for c in doc["clips"]] == ["inprocess"] and not doc["passed"]
+
+
+def test_two_devices_over_a_real_sshd(tmp_path, capsys, monkeypatch, in_process, sshd):  # noqa: F811
+    """One board over SSH on loopback (the runner in this checkout) and the in-process model, in parallel."""
+    monkeypatch.setenv("HOME", str(tmp_path))           # no known_hosts: the key is trusted by its fingerprint
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    fp = subprocess.run(["ssh-keygen", "-lf", str(sshd.workdir / "host_key.pub")], capture_output=True, text=True,
+                        check=True).stdout.split()[1]
+    url = ssh_url(sshd)
+    code = main(["qa", str(suite(tmp_path)), "--device", url, "--device", "inprocess", "--trust-host-key", fp,
+                 "--out", str(tmp_path / "r")])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    doc = report(tmp_path / "r")
+    assert [d["device"] for d in doc["devices"]] == [url, "inprocess"]
+    assert doc["devices"][0]["meta"]["device"] == f"ssh://{sshd.user}@127.0.0.1:{sshd.port}"
+    assert [c["passed"] for c in doc["clips"]] == [True, True] and doc["cross"][0]["error_delta"] == 0.0

@@ -5,22 +5,11 @@ import json
 
 import pytest
 
-from core.decode.events import DoneEvent, EncodedEvent, TokenEvent
-from core.decode.transcript import Transcript
 from core.qa.report import to_csv, write_reports
 from core.qa.run import SuiteResult, run_suite, score
 from core.qa.suite import SuiteError, load_suite
-from tests.conftest import AUDIO, special_tokens
-
-EOT_TOKEN = special_tokens().eot
-
-
-def write(tmp_path, text, name="suite.toml"):
-    (tmp_path / name).write_text(text, encoding="utf-8")
-    return tmp_path / name
-
-
-CLIP = f'[[clip]]\naudio = "{AUDIO / "test_en.wav"}"\nlanguage = "en"\nreference = "ask not"\n'
+from tests.conftest import AUDIO
+from tests.core.qa.qa_helpers import CLIP, fake_transcript, write
 
 
 def test_default_suite_covers_every_bundled_clip(references):
@@ -70,17 +59,6 @@ def test_bad_suites_name_the_problem_and_the_fix(tmp_path, text, problem, fix):
 def test_missing_suite_file(tmp_path):
     with pytest.raises(SuiteError, match="suite file not found"):
         load_suite(tmp_path / "none.toml")
-
-
-def fake_transcript(tokens, text, reason, eot_p=0.9):
-    t = Transcript()
-    t.add(EncodedEvent(window=0, ms=100.0, language="en"))
-    for i, tok in enumerate(tokens + ([EOT_TOKEN] if reason == "eot" else [])):
-        t.add(TokenEvent(window=0, step=i, token=tok, text="", logprob=-0.1,
-                         eot_prob=eot_p if tok == EOT_TOKEN else 0.01, top=[(tok, -0.1)], cache_len=4 + i,
-                         cache_bytes=0, ms=10.0 + i))
-    t.add(DoneEvent(window=0, reason=reason, tokens=tokens, text=text, ms_total=500.0, language="en"))
-    return t
 
 
 def test_score_passes_fails_and_says_why(tmp_path):

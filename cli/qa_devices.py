@@ -1,0 +1,80 @@
+"""`whisperkv qa`'s devices: each --device URL becomes a decode function (core.qa.parallel.Start)."""
+from __future__ import annotations
+
+import argparse
+import threading
+from contextlib import ExitStack
+from functools import partial
+
+from cli.device_cmds import open_device
+from cli.transcribe import check_language
+from core.errors import ModelError, WhisperKVError
+
+_ASKING = threading.Lock()    # on a terminal, open_device may ask about a host key or a password: one at a time
+
+
+def device_urls(args) -> list[str]:
+    """The --device URLs in the order given (default: local); each at most once, since a report's
+    clips are told apart, and matched against a baseline, by device."""
+    urls = args.device or ["local"]
+    twice = sorted({u for u in urls if urls.count(u) > 1})
+    if twice:
+        raise WhisperKVError(f"--device {twice[0]} is given twice", "give each device once")
+    return urls
+
+
+def check_languages(suite, urls: list[str]) -> None:
+    """A typo in the suite is a setup error here, not one runner error per clip per device
+    (in-process decodes check against their own model's tokenizer when it loads)."""
+    known = _installed_languages() if any(u != "inprocess" for u in urls) else None
+    for clip in suite.clips:
+        if known:
+            check_language(clip.language, known)
+
+
+def starter(args, url: str, suite):
+    """start(stack) → (decode, clip_errors, meta) for one device."""
+    return partial(open_decoder, args, url, suite)
+
+
+def open_decoder(args, url: str, suite, stack: ExitStack):
+    """(decode(mels, options, n_frames) → events, exceptions that fail one clip only, report metadata)."""
+    if url == "inprocess":
+        from device.runner.backends import resolve
+        from device.runner.load import load_model_source
+
+        backend = resolve(args.backend)      # an unknown name fails before the model load
+        model = load_model_source(args.model, backend)   # weights, or an exported bundle, as the runner takes them
+        for clip in suite.clips:
+            check_language(clip.language, model.tokenizer.languages)
+        meta = {"device": "in-process", "backend": model.backend.name, "model_sha256": model.sha256}
+        return (lambda mels, options, n: model.transcribe(mels, options, n_frames=n)), (), meta
+
+    from device.link.client import RunnerError
+    from device.link.connect import open_client
+
+    with _ASKING:
+        transport = stack.enter_context(open_device(argparse.Namespace(**{**vars(args), "device": url})))
+    client = open_client(url, transport=transport)
+    if args.model:
+        client.runner_args += ["--model", args.model]      # a path on the device
+    stack.callback(client.close)
+    info = client.connect()
+    meta = {"device": transport.label, "backend": info.backend, "model_sha256": info.model_sha256,
+            "runner_version": info.runner_version}
+
+    def decode(mels, options, n_frames):
+        return (arrival.event for arrival in client.transcribe(mels, options, n_frames=n_frames))
+
+    return decode, (RunnerError,), meta
+
+
+def _installed_languages() -> dict | None:
+    """Whisper's language codes from the tokenizer installed here, or None when there is none."""
+    from core.model.tokenizer import WhisperTokenizer
+    from core.model.weights import find_tokenizer
+
+    try:
+        return WhisperTokenizer.from_file(find_tokenizer()).languages
+    except ModelError:
+        return None

@@ -1,0 +1,97 @@
+"""The HTML report's summary tables: one device as the CLI prints it; several devices as a column group
+each, then the cross-device group (each device against the first). With a baseline, a column of marks."""
+from __future__ import annotations
+
+from html import escape
+
+from core.qa.cross import CROSS_COLUMNS
+from core.qa.farm import QAReport
+from core.qa.run import SUMMARY_COLUMNS, ClipResult
+
+# The columns each device's group shows, picked from SUMMARY_COLUMNS.
+DEVICE_COLUMNS = ("result", "error rate", "stop", "tokens", "ms/token p50", "RTF")
+
+
+def badge(r: ClipResult) -> str:
+    return '<span class="pass">PASS</span>' if r.passed else '<span class="fail">FAIL</span>'
+
+
+def marks_cell(report: QAReport, device: str, name: str) -> str:
+    c = report.comparison(device, name)
+    if c is None:
+        return '<span class="muted">new</span>'
+    return " ".join(f'<span class="mark {m}">{m}</span>' for m in c.marks) or '<span class="muted">same</span>'
+
+
+def anchor(report: QAReport, device: str, k: int) -> str:
+    if not report.multi:
+        return f"clip{k}"
+    return f"clip{k}-{[run.device for run in report.runs].index(device)}"
+
+
+def _row(cells) -> str:
+    return "<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
+
+
+def single_table(report: QAReport) -> str:
+    run = report.runs[0]
+    head = list(SUMMARY_COLUMNS) + (["vs baseline"] if report.baseline else [])
+    rows = []
+    for k, r in enumerate(run.result.results):
+        name, _, *rest = (escape(c) for c in r.summary_cells())
+        cells = [f'<a href="#{anchor(report, run.device, k)}">{name}</a>', badge(r), *rest]
+        rows.append(_row(cells + ([marks_cell(report, run.device, r.name)] if report.baseline else [])))
+    return "<table><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>" + "".join(rows) + "</table>"
+
+
+def _device_cells(report: QAReport, device: str, r: ClipResult | None, k: int) -> list[str]:
+    width = len(DEVICE_COLUMNS) + bool(report.baseline)
+    if r is None:
+        return ['<span class="muted">not run</span>'] + [""] * (width - 1)
+    by_column = dict(zip(SUMMARY_COLUMNS, (escape(c) for c in r.summary_cells())))
+    cells = [f'<a href="#{anchor(report, device, k)}">{badge(r)}</a>']
+    cells += [by_column[c] for c in DEVICE_COLUMNS[1:]]
+    return cells + ([marks_cell(report, device, r.name)] if report.baseline else [])
+
+
+def multi_table(report: QAReport) -> str:
+    """Clip, then a column group per device, then a group per device after the first against it."""
+    others = report.runs[1:]
+    per_device = list(DEVICE_COLUMNS) + (["vs baseline"] if report.baseline else [])
+    top = ['<th rowspan="2">clip</th>']
+    top += [f'<th colspan="{len(per_device)}" class="group">{escape(run.device)}</th>' for run in report.runs]
+    top += [f'<th colspan="{len(CROSS_COLUMNS)}" class="group">{escape(run.device)} vs '
+            f'{escape(report.runs[0].device)}</th>' for run in others]
+    sub = [f"<th>{h}</th>" for _ in report.runs for h in per_device]
+    sub += [f"<th>{h}</th>" for _ in others for h in CROSS_COLUMNS]
+    cross = {(row.device, row.name): row for row in report.cross}
+    by_device = [{r.name: (k, r) for k, r in enumerate(run.result.results)} for run in report.runs]
+    rows = []
+    for name in report.clip_names():
+        cells = [escape(name)]
+        for run, clips in zip(report.runs, by_device):
+            k, r = clips.get(name, (0, None))
+            cells += _device_cells(report, run.device, r, k)
+        for run in others:
+            row = cross.get((run.device, name))
+            cells += [escape(c) for c in (row.cells() if row else ("-",) * len(CROSS_COLUMNS))]
+        rows.append(_row(cells))
+    groups = "<colgroup></colgroup>" + "".join(f'<colgroup span="{len(per_device)}" class="device"></colgroup>'
+                                               for _ in report.runs)
+    groups += "".join(f'<colgroup span="{len(CROSS_COLUMNS)}" class="device"></colgroup>' for _ in others)
+    return ("<table>" + groups + "<tr>" + "".join(top) + "</tr><tr>" + "".join(sub) + "</tr>" + "".join(rows)
+            + "</table>")
+
+
+def devices(report: QAReport) -> str:
+    """With several devices, one line each: what it reported about itself, or why it failed."""
+    if not report.multi:
+        failed = report.runs[0].error
+        return f"<ul class='fail'><li>{escape(failed)}</li></ul>" if failed else ""
+    items = []
+    for run in report.runs:
+        meta = " · ".join(f"{escape(str(k))} {escape(str(v))}" for k, v in run.result.meta.items())
+        failed = (f" <span class='fail'>FAILED ({len(run.result.results)} clips done): {escape(run.error)}</span>"
+                  if run.error else "")
+        items.append(f"<li><b>{escape(run.device)}</b> <span class='muted'>{meta}</span>{failed}</li>")
+    return f"<ul>{''.join(items)}</ul>"
