@@ -1,6 +1,7 @@
 """`whisperkv deploy` and `whisperkv device-info`: put the runner on a board, and see what the board has."""
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import getpass
 import json
@@ -10,12 +11,15 @@ import threading
 import time
 
 
-def add_device_args(p) -> None:
-    """--device, --trust-host-key and the SSH password source, shared with `transcribe`."""
-    p.add_argument("--device", default="local", metavar="URL",
+def add_device_args(p, repeatable: bool = False) -> None:
+    """--device, --trust-host-key and the SSH password source, shared with `transcribe`. With
+    `repeatable` (qa), --device may be given several times: args.device is then a list, or None."""
+    p.add_argument("--device", default=None if repeatable else "local", metavar="URL",
+                   action="append" if repeatable else "store",
                    help="local (default: the runner as a subprocess on this PC), ssh://user@host[:port] or "
                         "adb://SERIAL; settings such as ?python=/usr/bin/python3&dir=~/whisperkv may follow. "
-                        "`inprocess` decodes inside this process, with no runner")
+                        "`inprocess` decodes inside this process, with no runner"
+                        + ("; repeat it to run on several devices in parallel" if repeatable else ""))
     p.add_argument("--trust-host-key", default=None, metavar="SHA256:...",
                    help="accept this SSH host key fingerprint although known_hosts lacks it")
 
@@ -61,9 +65,11 @@ def _confirm(question: str) -> bool:
         return False
 
 
-def transcribe_on_device(args, options, mels, audio_s: float, report) -> int:
-    """`whisperkv transcribe --device URL`: stream through a BoardClient; --json gains a `link` section.
-    total_ms counts `audio_s` (loading the audio and its mel) plus the request, not the runner's start-up."""
+def transcribe_on_device(args, open_audio, report) -> int:
+    """`whisperkv transcribe --device URL`: stream through a BoardClient, one request per 30 s window
+    (`open_audio()` -> (feed, seconds): core.decode.window_feed); --json gains a `link` section. The runner
+    starts, and loads its model, while the audio is read. total_ms counts reading the audio plus the
+    requests, not the runner's start-up."""
     from device.link.connect import open_client
 
     transport = open_device(args)
@@ -74,23 +80,48 @@ def transcribe_on_device(args, options, mels, audio_s: float, report) -> int:
         client.runner_args += ["--backend", args.backend]  # resolved by the runner, on the device
     if getattr(args, "delegate", None) and "--delegate" not in client.runner_args:
         client.runner_args += ["--delegate", args.delegate]   # a path on the device
-    link: dict = {"device": transport.label, "upload_ms": None, "host_ms": []}
+    link: dict = {"device": transport.label, "upload_ms": 0.0, "host_ms": []}
     try:
+        connecting = _in_background(client.connect)
+        feed, audio_s = open_audio()        # bad audio: the finally below stops the runner
         with _loading_line():
-            info = client.connect()
+            info = connecting.result()
         t0 = time.perf_counter() - audio_s
+        t_link = time.monotonic()
 
-        def events():
-            for arrival in client.transcribe(mels, options, n_frames=getattr(args, "n_frames", None)):
-                link["upload_ms"] = round(client.upload_ms, 3)
-                link["host_ms"].append(round(arrival.host_ms, 3))   # one per event, in order
-                yield arrival.event
+        def decode_one(mel, options, n_frames):
+            # max_windows: the runner ends the request at this window's done (a runner that does not
+            # know the field decodes on, and closing the stream cancels it)
+            stream = client.transcribe(mel, {**options.to_wire(), "max_windows": 1}, n_frames=n_frames)
+            try:
+                for i, arrival in enumerate(stream):
+                    if i == 0:
+                        link["upload_ms"] = round(link["upload_ms"] + client.upload_ms, 3)
+                    # ms since the first request went out: one per event, in order, across the windows
+                    link["host_ms"].append(round((arrival.host_t - t_link) * 1e3, 3))
+                    yield arrival.event
+            finally:
+                stream.close()
 
-        return report(events(), args, t0, backend=info.backend, model_sha256=info.model_sha256,
+        return report(feed(decode_one), args, t0, backend=info.backend, model_sha256=info.model_sha256,
                       runner_version=info.runner_version, link=link)
     finally:
         client.close()
         transport.close()
+
+
+def _in_background(fn) -> concurrent.futures.Future:
+    """fn() on a daemon thread (a hung connect must not hold the process at exit; close() ends it)."""
+    future: concurrent.futures.Future = concurrent.futures.Future()
+
+    def run():
+        try:
+            future.set_result(fn())
+        except BaseException as exc:
+            future.set_exception(exc)
+
+    threading.Thread(target=run, daemon=True, name="connect").start()
+    return future
 
 
 @contextlib.contextmanager

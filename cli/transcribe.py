@@ -10,9 +10,9 @@ from cli.text_stream import TextStream
 from core.decode.diagnostics import diagnose_transcript
 from core.decode.options import DecodeOptions
 from core.decode.transcript import Transcript
+from core.decode.window_feed import decode_source
 from core.errors import WhisperKVError
-from core.model.audio import load_audio
-from core.model.mel import content_frames, mel_windows
+from core.model.mel_file import MelSource
 
 
 def register(subs) -> None:
@@ -57,18 +57,21 @@ def run(args) -> int:
     options = options_from_args(args)
     resolve(args.backend)      # an unknown or missing backend fails before the slow audio and model loads
 
-    # Bad audio fails before the slow model load; its load time still counts in total_ms.
-    t_audio = time.perf_counter()
-    audio = load_audio(args.audio)
-    mels, args.n_frames = mel_windows(audio), content_frames(audio)
-    audio_s = time.perf_counter() - t_audio
+    def open_audio():
+        """(feed, seconds it took). The scan reads the whole file, so bad audio fails here; the mel is then
+        computed, sent and decoded a window at a time: memory does not grow with the duration."""
+        t_audio = time.perf_counter()
+        source = MelSource.of_file(args.audio)
+        return (lambda decode_one: decode_source(source, options, decode_one)), time.perf_counter() - t_audio
+
     if args.device != "inprocess":   # the runner (a local subprocess by default, or a board): the wire protocol
-        return transcribe_on_device(args, options, mels, audio_s, report)
+        return transcribe_on_device(args, open_audio, report)
+    feed, audio_s = open_audio()     # bad audio fails before the slow model load
     # Weights, or an exported bundle, as the runner takes them.
     model = load_model_source(args.model, args.backend, delegate=args.delegate)
     check_language(options.language, model.tokenizer.languages)
     t0 = time.perf_counter() - audio_s
-    events = model.transcribe(mels, options, n_frames=args.n_frames)
+    events = feed(lambda mel, opts, n_frames: model.transcribe(mel, opts, n_frames=n_frames))
     return report(events, args, t0, backend=model.backend.name, model_sha256=model.sha256)
 
 
@@ -95,5 +98,5 @@ def report(events, args, t0: float, **meta) -> int:
             print("[no speech detected: every window fell under Whisper's no-speech rule]", file=sys.stderr)
         print(f"[stop: {s['stop_reason']} — {verdict} | language {s['language']} | {s['n_steps']} steps | "
               f"encoder {s['encoder_ms']:.0f} ms | per token {s['per_token_ms_median'] or 0:.1f} ms median | "
-              f"total {total_ms:.0f} ms | cache {args.cache}]", file=sys.stderr)
+              f"total {total_ms:.0f} ms | cache {args.cache} | backend {meta.get('backend') or '?'}]", file=sys.stderr)
     return 0

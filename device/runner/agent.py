@@ -3,10 +3,13 @@
 Serves docs/protocol.md on stdin/stdout. The model loads once; requests run one after another
 on the main thread while a reader thread parses frames, so `cancel` lands between decode steps.
 Logs go to stderr; fd 1 is re-pointed at stderr so nothing but frames can reach the host.
+One runner serves one connection: at bye, EOF or a broken stdout it cancels what runs and exits, so a
+client that vanished leaves the board idle for the next one, which starts its own runner.
 """
 from __future__ import annotations
 
 import argparse
+import ctypes
 import logging
 import os
 import queue
@@ -33,6 +36,7 @@ class Job:
     mel: np.ndarray      # [W, 80, 3000] float32
     options: DecodeOptions
     n_frames: int | None = None   # mel frames holding audio; the rest of the last window is padding
+    max_windows: int | None = None   # end the request at this window's done (a host sending long audio by windows)
 
 
 class Agent:
@@ -40,7 +44,8 @@ class Agent:
                  max_payload: int = P.MAX_PAYLOAD):
         self.host = host
         self.limits = {"max_header": max_header, "max_payload": max_payload}
-        self.out = Writer(out_fd)
+        # A broken stdout means the host is gone: stop decoding for nobody, as at EOF, and end the runner.
+        self.out = Writer(out_fd, on_broken=self.shutdown)
         self.jobs: queue.Queue[Job | None] = queue.Queue()
         self.lock = threading.Lock()
         self.pending: set[str] = set()       # ids queued or running
@@ -117,14 +122,17 @@ class Agent:
         if n_frames is not None and (type(n_frames) is not int or not 1 <= n_frames <= mel.shape[0] * P.N_FRAMES):
             raise P.ProtocolError(P.BAD_REQUEST, f"n_frames {n_frames!r} is not an integer in "
                                   f"1..{mel.shape[0] * P.N_FRAMES}", rid)
+        max_windows = h.get("max_windows")
+        if max_windows is not None and (type(max_windows) is not int or max_windows < 1):
+            raise P.ProtocolError(P.BAD_REQUEST, f"max_windows {max_windows!r} is not a positive integer", rid)
         with self.lock:
             if rid in self.pending:
                 raise P.ProtocolError(P.BUSY, f"request {rid!r} is still running; use a new id", rid)
             self.pending.add(rid)
-        self.jobs.put(Job(rid, mel, options, n_frames))
+        self.jobs.put(Job(rid, mel, options, n_frames, max_windows))
 
     def shutdown(self) -> None:
-        """bye or EOF: nobody is listening any more, so stop the decode at its next step."""
+        """bye, EOF or a broken stdout: nobody is listening any more, so stop the decode at its next step."""
         with self.lock:
             self.cancelled |= self.pending
         self.jobs.put(None)
@@ -144,15 +152,19 @@ class Agent:
 
         should_cancel = lambda: job.id in self.cancelled  # noqa: E731
         held = None    # a window's done waits for the next event: only then is it known whether it is final
+        windows, events = 0, None
         try:
-            for ev in self.host.model.transcribe(job.mel, job.options, should_cancel, self.host.encoder_cache,
-                                                 job.n_frames):
+            events = self.host.model.transcribe(job.mel, job.options, should_cancel, self.host.encoder_cache,
+                                                job.n_frames)
+            for ev in events:
                 if held is not None:
                     self.out.send({**held, "final": False})
                     held = None
                 d = {**event_to_dict(ev), "id": job.id}
                 if d["type"] == "done":
-                    held = d
+                    held, windows = d, windows + 1
+                    if windows == job.max_windows:
+                        break      # before the generator encodes the next window
                 else:
                     self.out.send(d)
             if held is not None:
@@ -165,6 +177,8 @@ class Agent:
             if held is not None:
                 self.out.send({**held, "final": False})
             self.out.send(P.error_event(P.INTERNAL, f"{type(exc).__name__}: {exc}", job.id))
+        finally:
+            getattr(events, "close", lambda: None)()    # a generator left at max_windows computes no more
 
 
 def default_model() -> str | None:
@@ -173,6 +187,19 @@ def default_model() -> str | None:
     if env:
         return env
     return str(ROOT / "model") if (ROOT / "model").is_dir() else None
+
+
+def steady_heap(threshold: int = 1 << 20) -> None:
+    """glibc raises its mmap threshold each time a large block is freed, so later cross K/V arrays (3 MB
+    a layer) come from the heap, and evicted ones linger there: a long-running runner's RSS then wanders
+    by a hundred MB from request to request. A fixed threshold keeps large arrays mmapped and returned to
+    the system when freed (tests/device/runner/test_soak.py). Not glibc: nothing to do."""
+    try:
+        libc = ctypes.CDLL(None)
+    except (OSError, TypeError):
+        return
+    if hasattr(libc, "mallopt"):
+        libc.mallopt(-3, threshold)      # M_MMAP_THRESHOLD (also ends the dynamic adjustment)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -191,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
                         format="agent %(levelname)s %(message)s")
 
+    steady_heap()
     out_fd = os.dup(1)
     os.dup2(2, 1)          # stray prints, from us or a library, now land in the log
     sys.stdout = sys.stderr

@@ -6,6 +6,7 @@ import math
 import os
 import threading
 import time
+from typing import Callable
 
 from device import protocol as P
 
@@ -39,10 +40,12 @@ def dumps(header: dict) -> bytes:
 
 
 class Writer:
-    """Whole frames only, from any thread."""
+    """Whole frames only, from any thread. Once a write fails the host is gone (stdout is this runner's
+    only way to answer it): `on_broken` runs once, and later frames are dropped."""
 
-    def __init__(self, fd: int):
+    def __init__(self, fd: int, on_broken: Callable[[], None] = lambda: None):
         self.fd = fd
+        self.on_broken = on_broken
         self.lock = threading.Lock()
         self.broken = False
 
@@ -58,5 +61,7 @@ class Writer:
                 view = memoryview(data)
                 while view:
                     view = view[os.write(self.fd, view):]
-            except OSError:          # host went away; the reader sees EOF and shuts us down
+                return
+            except OSError:
                 self.broken = True
+        self.on_broken()

@@ -73,3 +73,23 @@ def test_tflite_bundle_on_the_local_runner_prints_the_numpy_tokens(tmp_path):
         docs[backend] = json.loads(r.stdout)
     assert docs["tflite"]["backend"] == "tflite" and docs["numpy"]["backend"] == "numpy"
     assert docs["tflite"]["tokens"] == docs["numpy"]["tokens"] and len(docs["numpy"]["tokens"]) > 5
+
+
+def test_hostile_audio_gets_one_line_naming_it_and_exit_2(tmp_path):
+    (tmp_path / "clips").mkdir()
+    r = whisperkv("transcribe", str(tmp_path / "clips"))
+    assert "is a directory, not an audio file" in one_clear_line(r) and r.returncode == 2
+    for bad in (np.nan, np.inf):
+        audio = np.zeros(22050, np.float32)
+        audio[777] = bad
+        sf.write(tmp_path / "bad.wav", audio, 22050, subtype="FLOAT")
+        r = whisperkv("transcribe", str(tmp_path / "bad.wav"))
+        assert "contains NaN/Inf samples" in one_clear_line(r) and r.returncode == 2
+
+
+def test_a_clip_shorter_than_one_mel_frame_is_transcribed_as_a_padded_clip(tmp_path):
+    sf.write(tmp_path / "ten.wav", np.full(10, 0.1, np.float32), 16000)
+    r = whisperkv("transcribe", str(tmp_path / "ten.wav"), "--json", "--max-tokens", "4")
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["stop_reason"] in ("eot", "max_tokens") and doc["language"]

@@ -58,3 +58,43 @@ def test_the_soundfile_path_equals_librosa_load_on_stereo_44k(tmp_path):
         warnings.simplefilter("ignore")
         want, _ = librosa.load(str(path), sr=16000, mono=True, dtype=np.float32)
     np.testing.assert_array_equal(load_audio(path), want)
+
+
+def test_a_directory_is_named_as_one(tmp_path):
+    with pytest.raises(AudioError, match="is a directory, not an audio file"):
+        load_audio(tmp_path)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_nan_and_inf_samples_are_named(tmp_path, bad):
+    audio = np.zeros(44100, np.float32)
+    audio[12345] = bad
+    sf.write(tmp_path / "bad.wav", audio, 44100, subtype="FLOAT")
+    with pytest.raises(AudioError, match="contains NaN/Inf samples"):
+        load_audio(tmp_path / "bad.wav")
+
+
+def test_nan_samples_are_named_when_librosa_reads_the_file(tmp_path, monkeypatch):
+    """Formats libsndfile cannot open go to librosa, which refuses NaN with its own ParameterError."""
+    import core.model.audio as audio_mod
+
+    audio = np.zeros(16000, np.float32)
+    audio[5] = np.nan
+    sf.write(tmp_path / "bad.wav", audio, 16000, subtype="FLOAT")
+    monkeypatch.setattr(audio_mod, "_open_soundfile", lambda path: None)
+    with pytest.raises(AudioError, match="contains NaN/Inf samples"):
+        load_audio(tmp_path / "bad.wav")
+
+
+def test_blocks_are_the_whole_file_sample_for_sample(tmp_path):
+    """Read and resampled as a stream in small blocks: exactly what one read and one resample give."""
+    from core.model.audio import audio_blocks
+
+    rng = np.random.default_rng(2)
+    stereo = (0.2 * rng.standard_normal((44100 * 7 + 11, 2))).astype(np.float32)
+    path = tmp_path / "s.wav"
+    sf.write(path, stereo, 44100, subtype="FLOAT")
+    whole = load_audio(path)
+    assert len(whole) == int(np.ceil(len(stereo) * 16000 / 44100))
+    for block in (4096, 44100 * 3):
+        np.testing.assert_array_equal(np.concatenate(list(audio_blocks(path, block))), whole)

@@ -62,3 +62,44 @@ def test_the_stored_filterbank_is_librosas():
     for n in (80, 128):
         want = librosa.filters.mel(sr=16000, n_fft=400, n_mels=n).astype(np.float32)
         np.testing.assert_array_equal(mel_filters(n), want)
+
+
+def one_shot_log_mel(audio: np.ndarray) -> np.ndarray:
+    """log_mel as it was before it went window by window: all frames in one STFT and one matmul."""
+    from core.model.mel import _hann_periodic
+
+    padded = np.pad(audio, 200, mode="reflect") if len(audio) > 200 else np.pad(audio, 200)
+    frames = np.lib.stride_tricks.sliding_window_view(padded, 400)[::160][:1 + (len(padded) - 400) // 160]
+    power = (np.abs(np.fft.rfft(frames * _hann_periodic(400), axis=-1)) ** 2).T[:, :-1]
+    logs = np.log10(np.maximum(mel_filters() @ power.astype(np.float32), 1e-10))
+    return ((np.maximum(logs, logs.max() - 8.0) + 4.0) / 4.0).astype(np.float32)
+
+
+def test_windowed_log_mel_is_bit_identical_to_the_one_shot_computation():
+    """Clips, window edges, and long audio whose last window holds 1 frame or a few (the case where
+    OpenBLAS would round a tiny matrix product differently)."""
+    rng = np.random.default_rng(7)
+    audio = (0.2 * rng.standard_normal(3 * 480000 + 9000)).astype(np.float32)
+    for n in (160, 200, 201, 1000, 36800, 479999, 480000, 480040, 480041, 480200, 480401, 960000 + 31 * 160,
+              1440000 + 160, len(audio)):
+        np.testing.assert_array_equal(log_mel(audio[:n]), one_shot_log_mel(audio[:n]), err_msg=f"{n} samples")
+
+
+def test_a_clip_shorter_than_one_mel_frame_is_padded_like_any_short_clip():
+    from core.model.mel import content_frames
+
+    audio = np.full(10, 0.1, np.float32)
+    assert log_mel(audio).shape == (80, 1) and content_frames(audio) == 1
+    mel = mel_windows(audio)
+    assert mel.shape == (1, 80, N_FRAMES) and np.isfinite(mel).all() and np.all(mel[0, :, 1:] == 0.0)
+
+
+def test_raw_windows_do_not_depend_on_how_the_audio_is_cut_into_blocks():
+    from core.model.mel import raw_windows
+
+    audio = (0.2 * np.random.default_rng(8).standard_normal(2 * 480000 + 5000)).astype(np.float32)
+    want = list(raw_windows([audio]))
+    assert [w.shape[-1] for w in want] == [3000, 3000, 31]
+    for size in (999, 160, 480000, 700001):
+        got = list(raw_windows(audio[i:i + size] for i in range(0, len(audio), size)))
+        assert len(got) == len(want) and all(np.array_equal(a, b) for a, b in zip(got, want)), size

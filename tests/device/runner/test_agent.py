@@ -97,7 +97,7 @@ def test_non_finite_mel(runner, bad):
 
 
 @pytest.mark.parametrize("fields", [{"language": "klingon"}, {"max_tokens": 0}, {"cache": "maybe"},
-                                    {"top_k": "5"}, {"task": "summarise"}])
+                                    {"top_k": "5"}, {"task": "summarise"}, {"max_windows": 0}])
 def test_bad_options(runner, fields):
     transcribe(runner, np.zeros((1, 80, 3000), np.float32), "o1", **fields)
     ev = error(runner)
@@ -120,6 +120,15 @@ def test_cancel_stops_between_steps_and_the_runner_serves_on(runner, en_mel):
     assert done["type"] == "done" and done["reason"] == "cancelled" and done["id"] == "c1"
     assert len([e for e in seen if e["type"] == "token"]) < 20       # test_en has 27 tokens
     runner.request({"op": "cancel", "id": "c1"})                       # late cancel: ignored
+    hello(runner)
+
+
+def test_max_windows_ends_the_request_at_that_windows_done(runner, en_mel):
+    """A host sending long audio a window per request: the done is final, the next window never encoded."""
+    transcribe(runner, np.concatenate([en_mel, en_mel]), "w1", max_windows=1, max_tokens=3)
+    seen = runner.until(lambda ev: ev.get("final") or ev["type"] == "error")
+    assert [ev["type"] for ev in seen].count("encoded") == 1 and seen[-1]["type"] == "done"
+    assert seen[-1]["window"] == 0 and seen[-1]["reason"] == "max_tokens"
     hello(runner)
 
 

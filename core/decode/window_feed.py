@@ -1,0 +1,57 @@
+"""Long audio as one request per 30 s window: the mel is computed, sent and decoded window by window,
+so neither the host nor the runner holds more than a window or two of it, however long the audio.
+
+The events are those `decode_windows` yields for the whole mel at once: the same windows (consecutive
+30 s, or Whisper's seek in timestamps mode), the language detected in the first window kept for the
+rest, and each window's events placed at its index and its offset in the audio."""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable, Iterator
+
+import numpy as np
+
+from core.decode.decoding import FRAMES_PER_SECOND
+from core.decode.events import DoneEvent, EncodedEvent, Event
+from core.decode.options import DecodeOptions
+from core.model.mel import N_FRAMES
+from core.model.mel_file import MelSource
+
+# One window's decode: (mel [1, 80, 3000], options, frames holding audio) → that window's events, its done
+# last (a runner request, or the in-process model); it is closed once the done arrived.
+DecodeOne = Callable[[np.ndarray, DecodeOptions, int], Iterator[Event]]
+
+
+def decode_source(source: MelSource, options: DecodeOptions, decode_one: DecodeOne,
+                  should_cancel: Callable[[], bool] = lambda: False) -> Iterator[Event]:
+    cursor = source.cursor()
+    language, seek, window = options.language, 0, 0
+    while seek < source.n_frames and not should_cancel():
+        size = min(N_FRAMES, source.n_frames - seek)
+        events = decode_one(cursor.at(seek)[None], replace(options, language=language), size)
+        done = None
+        try:
+            for ev in events:
+                ev = placed(ev, window, seek / FRAMES_PER_SECOND)
+                language = ev.language if isinstance(ev, EncodedEvent) else language
+                yield ev
+                if isinstance(ev, DoneEvent):
+                    done = ev
+                    break
+        finally:
+            getattr(events, "close", lambda: None)()
+        if done is None or done.reason == "cancelled":
+            return
+        seek += done.seek_frames if options.timestamps else N_FRAMES
+        window += 1
+
+
+def placed(ev: Event, window: int, offset_s: float) -> Event:
+    """A window's event, decoded as window 0 at 0 s, moved to `window` at `offset_s` seconds."""
+    if isinstance(ev, EncodedEvent):
+        return replace(ev, window=window, offset_s=ev.offset_s + offset_s)
+    if isinstance(ev, DoneEvent):
+        segments = [{**g, "start": round(g["start"] + offset_s, 3), "end": round(g["end"] + offset_s, 3)}
+                    for g in ev.segments]
+        return replace(ev, window=window, offset_s=ev.offset_s + offset_s, segments=segments)
+    return replace(ev, window=window)
