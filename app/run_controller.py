@@ -27,6 +27,7 @@ class RunController(QObject):
         worker.events.connect(self._on_events)
         worker.finished.connect(self._on_finished)
         worker.failed.connect(self._on_failed)
+        worker.loading.connect(self._on_loading)
 
     def start(self, clip: AudioClip, options: DecodeOptions, profile: DeviceProfile, password: str,
               device_info: dict) -> RunRecord | None:
@@ -35,6 +36,7 @@ class RunController(QObject):
             return None
         run = self.session.new_run(clip.name, options, profile.url(), device_info, clip.duration_s)
         self.active = run
+        run.runner_loading = not self.worker.is_connected(profile)
         self.worker.request_transcribe(run.id, clip.mels, options, profile, password, n_frames=clip.n_frames)
         return run
 
@@ -47,6 +49,12 @@ class RunController(QObject):
 
     def close(self) -> None:
         self.worker_thread.stop()
+
+    def _on_loading(self, run_id: int) -> None:
+        run = self.session.by_id(run_id)
+        if run is not None:
+            run.runner_loading = True
+            self.updated.emit(run)
 
     def _on_events(self, run_id: int, batch: list) -> None:
         run = self.session.by_id(run_id)

@@ -47,6 +47,7 @@ class RunRecord:
     rows: list = field(default_factory=list)         # TokenRow per TokenEvent
     transcript: Transcript = field(default_factory=Transcript)
     error: dict | None = None                        # {"problem", "fix", "code"} when the run failed
+    runner_loading: bool = False                     # the runner was starting for this run (until its first event)
 
     def add(self, event, arrival_ms: float) -> TokenRow | None:
         previous = self.arrivals_ms[-1] if self.arrivals_ms else 0.0
@@ -60,6 +61,13 @@ class RunRecord:
         return None
 
     # --- what the views and exports read -------------------------------------------------
+
+    @property
+    def phase(self) -> str:
+        """loading (the runner starts and loads its model), decoding, or the stop reason."""
+        if self.stop_reason is not None:
+            return self.stop_reason
+        return "loading" if self.runner_loading and not self.events else "decoding"
 
     @property
     def stop_reason(self) -> str | None:

@@ -13,6 +13,7 @@ STYLES = {
     "cancelled": ("#37474f", "#cfd8dc", "Cancelled"),
     "error": ("#b71c1c", "#ffcdd2", "Error"),
     "running": ("#0d47a1", "#bbdefb", "Decoding…"),
+    "loading": ("#4a148c", "#e1bee7", "Starting the runner and loading the model…"),
 }
 
 
@@ -50,8 +51,9 @@ class StopBanner(QLabel):
         reason = run.stop_reason
         if reason is None:
             # No live count here: a banner whose text changes every frame relays out the whole window.
-            if self.reason != "running":
-                self.show_reason("running")
+            phase = "loading" if run.phase == "loading" else "running"
+            if self.reason != phase:
+                self.show_reason(phase)
             return
         detail = verdict(run)
         if reason == "error" and run.error:

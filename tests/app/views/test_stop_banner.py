@@ -55,3 +55,15 @@ def test_running_banner_text_is_stable(qtbot):
     run.add(TokenEvent(0, 5, 7, " more", -0.1, 1e-4, [], 9, 9 * 24576, 20.0), 300.0)
     banner.show_run(run)
     assert banner.reason == "running" and banner.text() == first
+
+
+def test_the_runner_load_is_a_phase_of_its_own(qtbot):
+    banner = StopBanner()
+    qtbot.addWidget(banner)
+    run = Session().new_run("clip.wav", DecodeOptions(), "local", {})
+    run.runner_loading = True
+    banner.show_run(run)
+    assert banner.reason == "loading" and "loading the model" in banner.text()
+    run.add(EncodedEvent(0, 10.0, "en"), 10.0)
+    banner.show_run(run)
+    assert banner.reason == "running" and "Decoding" in banner.text()
