@@ -144,7 +144,8 @@ class WindowDecoder:
         (cross_k, cross_v), cache_hit = encoder_features(self.backend, mel, encoder_cache)
         enc_ms = (time.perf_counter() - t0) * 1e3
         self.t_step = time.perf_counter()
-        stepper = (CachedStepper if self.options.cache else UncachedStepper)(self.backend, cross_k, cross_v)
+        stepper = (CachedStepper(self.backend, cross_k, cross_v, self.options.wants_attention) if self.options.cache
+                   else UncachedStepper(self.backend, cross_k, cross_v))
         language, probs, sot_logits = self.language(stepper, language)
         yield EncodedEvent(window=self.window, ms=enc_ms, language=language, language_probs=probs,
                            cache_hit=cache_hit, offset_s=offset_s)
@@ -186,7 +187,8 @@ class WindowDecoder:
                              logprob=logprob, eot_prob=float(np.exp(p.eot_logprob)),
                              top=list(zip(p.top.tolist(), p.logprobs.tolist())), cache_len=stepper.length,
                              cache_bytes=stepper.bytes_used, ms=(time.perf_counter() - self.t_step) * 1e3,
-                             text_bytes=piece.hex(), is_special=tokenizer.is_special(tok))
+                             text_bytes=piece.hex(), is_special=tokenizer.is_special(tok),
+                             attention=stepper.attention)
             if tok == eot:
                 out.reason = "eot"
                 return out

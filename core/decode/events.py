@@ -5,7 +5,10 @@ wire (see docs/protocol.md), and what the CLI's --json and the GUI consume.
 """
 from __future__ import annotations
 
+import base64
 from dataclasses import asdict, dataclass, field, fields
+
+import numpy as np
 
 STOP_REASONS = ("eot", "max_tokens", "cache_full", "cancelled", "error")
 
@@ -35,6 +38,9 @@ class TokenEvent:
     ms: float                 # runner compute for this step (the first step includes the SOT prefix)
     text_bytes: str = ""      # hex of this token's raw bytes (byte-level BPE)
     is_special: bool = False
+    # The alignment heads' cross-attention of the step that chose this token, float16 [heads, 1500]
+    # (only when DecodeOptions.attention); in dicts, {"shape", "fp16"} with the bytes in base64.
+    attention: np.ndarray | None = None
     type: str = "token"
 
 
@@ -63,8 +69,20 @@ Event = EncodedEvent | TokenEvent | DoneEvent
 _BY_TYPE = {"encoded": EncodedEvent, "token": TokenEvent, "done": DoneEvent}
 
 
+def attention_to_dict(a: np.ndarray) -> dict:
+    a = np.ascontiguousarray(a, "<f2")
+    return {"shape": list(a.shape), "fp16": base64.b64encode(a.tobytes()).decode("ascii")}
+
+
+def attention_from_dict(d: dict) -> np.ndarray:
+    return np.frombuffer(base64.b64decode(d["fp16"]), "<f2").reshape(d["shape"])
+
+
 def event_to_dict(ev: Event) -> dict:
-    return asdict(ev)
+    d = asdict(ev)
+    if d.get("attention") is not None:
+        d["attention"] = attention_to_dict(d["attention"])
+    return d
 
 
 def event_from_dict(d: dict) -> Event:
@@ -73,4 +91,6 @@ def event_from_dict(d: dict) -> Event:
     kw = {k: v for k, v in d.items() if k in names}
     if cls is TokenEvent:
         kw["top"] = [(int(t), float(lp)) for t, lp in kw.get("top", [])]
+        if isinstance(kw.get("attention"), dict):
+            kw["attention"] = attention_from_dict(kw["attention"])
     return cls(**kw)

@@ -26,6 +26,8 @@ class DecodeOptions:
     top_k: int = 5
     timestamps: bool = False
     suppress_eot: bool = False    # diagnostics: forbid EOT to provoke a run into the cache ceiling
+    attention: bool = False       # each token event carries the alignment heads' cross-attention
+    word_timestamps: bool = False  # words with times (core/decode/word_timing.py); needs the attention
 
     def __post_init__(self):
         if self.language in ("", "auto"):
@@ -34,6 +36,10 @@ class DecodeOptions:
             raise OptionsError(f"task must be transcribe or translate, not {self.task!r}")
         if self.max_tokens < 1:
             raise OptionsError("max_tokens must be at least 1")
+
+    @property
+    def wants_attention(self) -> bool:
+        return self.attention or self.word_timestamps
 
     @property
     def language_label(self) -> str:
@@ -58,7 +64,8 @@ class DecodeOptions:
         """The `transcribe` header fields (cache travels as "on"/"off", auto language as null)."""
         return {"language": self.language, "task": self.task, "cache": "on" if self.cache else "off",
                 "max_tokens": self.max_tokens, "top_k": self.top_k, "timestamps": self.timestamps,
-                "suppress_eot": self.suppress_eot}
+                "suppress_eot": self.suppress_eot} | {name: True for name in ("attention", "word_timestamps")
+                                                      if getattr(self, name)}
 
     @classmethod
     def from_wire(cls, h: dict, languages=None, max_len: int = ModelDims().n_text_ctx) -> "DecodeOptions":
@@ -83,7 +90,7 @@ class DecodeOptions:
         if type(top_k) is not int or not 1 <= top_k <= MAX_TOP_K:
             raise OptionsError(f"top_k {top_k!r} is not an integer in 1..{MAX_TOP_K}")
         flags = {}
-        for name in ("timestamps", "suppress_eot"):
+        for name in ("timestamps", "suppress_eot", "attention", "word_timestamps"):
             flags[name] = h.get(name, False)
             if type(flags[name]) is not bool:
                 raise OptionsError(f"{name} {flags[name]!r} is not true or false")

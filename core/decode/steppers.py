@@ -12,10 +12,13 @@ from core.model.whisper import causal_mask, embed
 class CachedStepper:
     """Advances the decoder one token at a time through the step graph and the KV cache."""
 
-    def __init__(self, backend: Backend, cross_k: np.ndarray, cross_v: np.ndarray):
+    def __init__(self, backend: Backend, cross_k: np.ndarray, cross_v: np.ndarray, attention: bool = False):
+        """`attention`: step through `backend.step_with_attention` (core.model.backend.AttentionBackend)
+        and keep the last step's alignment-head weights in `attention`, float16 [heads, A]."""
         d = backend.dims
         self.backend, self.cross_k, self.cross_v = backend, cross_k, cross_v
         self.cache = KVCache(d.n_text_layer, d.n_text_ctx, d.n_text_state)
+        self.want_attention, self.attention = attention, None
 
     @property
     def length(self) -> int:
@@ -31,8 +34,12 @@ class CachedStepper:
 
     def advance(self, token: int) -> np.ndarray:
         x = embed(self.backend, [token], self.cache.cache_len)
-        logits, new_k, new_v = self.backend.step(x, self.cache.k, self.cache.v, self.cross_k, self.cross_v,
-                                                 self.cache.mask())
+        args = (x, self.cache.k, self.cache.v, self.cross_k, self.cross_v, self.cache.mask())
+        if self.want_attention:
+            logits, new_k, new_v, attn = self.backend.step_with_attention(*args)
+            self.attention = np.asarray(attn, np.float16).reshape(attn.shape[0], -1)
+        else:
+            logits, new_k, new_v = self.backend.step(*args)
         self.cache.write(new_k, new_v)
         return logits.reshape(-1)
 
@@ -55,6 +62,7 @@ class UncachedStepper:
         return len(self.tokens) >= self.max_len
 
     bytes_used = 0
+    attention = None          # the full decoder graph has no attention output
 
     def advance(self, token: int) -> np.ndarray:
         self.tokens.append(token)

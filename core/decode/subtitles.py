@@ -39,6 +39,16 @@ def cues(transcript: Transcript, duration_s: float = 0.0) -> list[Cue]:
     return out
 
 
+def word_cues(words) -> list[Cue]:
+    """One cue per word (core/decode/word_timing.py's Word, or dicts with word/start/end), for per-word SRT/VTT."""
+    out = []
+    for w in words:
+        w = w if isinstance(w, dict) else w.to_dict()
+        if text := str(w["word"]).strip():
+            out.append(Cue(float(w["start"]), max(float(w["end"]), float(w["start"])), text))
+    return out
+
+
 def clock(seconds: float, sep: str = ",") -> str:
     """HH:MM:SS,mmm (SRT) or, with sep=".", HH:MM:SS.mmm (WebVTT)."""
     ms = int(round(seconds * 1000))

@@ -43,3 +43,18 @@ class Backend(Protocol):
         """The uncached reference: x [1, T, d] (embeddings of all T tokens so far), cross_k/cross_v
         [L, 1, A, d], mask [1, 1, T, T] (additive causal) -> logits of the last token [1, 1, V]."""
         ...
+
+
+@runtime_checkable
+class AttentionBackend(Protocol):
+    """A backend that can also report where the decoder looks (word timings, the studio's heatmap).
+    Kept apart from `Backend` so that a backend without it still runs every ordinary decode."""
+    alignment_heads: tuple[tuple[int, int], ...]
+    """(layer, head) pairs, sorted: core/model/alignment.py."""
+
+    def step_with_attention(self, x: np.ndarray, self_k: np.ndarray, self_v: np.ndarray, cross_k: np.ndarray,
+                            cross_v: np.ndarray, mask: np.ndarray
+                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """`step`, and the softmax cross-attention weights of the alignment heads, [n_heads, 1, A]
+        (each row sums to 1). Backends build the graph variant that outputs them on first call."""
+        ...

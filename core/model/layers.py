@@ -59,14 +59,24 @@ def _heads(x: np.ndarray, n_head: int) -> np.ndarray:
     return np.ascontiguousarray(x.reshape(t, n_head, d // n_head).transpose(1, 0, 2))
 
 
-def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, n_head: int, mask: np.ndarray | None = None) -> np.ndarray:
-    """q [Tq, d], k/v [Tk, d], mask additive [Tq, Tk] -> [Tq, d]."""
+def attention_weights(q: np.ndarray, k: np.ndarray, n_head: int, mask: np.ndarray | None = None) -> np.ndarray:
+    """q [Tq, d], k [Tk, d], mask additive [Tq, Tk] -> softmax weights [H, Tq, Tk]."""
     scale = np.float32((q.shape[-1] // n_head) ** -0.5)
     scores = _heads(q * scale, n_head) @ _heads(k, n_head).transpose(0, 2, 1)
     if mask is not None:
         scores += mask
-    out = softmax(scores) @ _heads(v, n_head)
-    return out.transpose(1, 0, 2).reshape(q.shape[0], -1)
+    return softmax(scores)
+
+
+def attend(probs: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """probs [H, Tq, Tk], v [Tk, d] -> [Tq, d]."""
+    out = probs @ _heads(v, probs.shape[0])
+    return out.transpose(1, 0, 2).reshape(probs.shape[1], -1)
+
+
+def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, n_head: int, mask: np.ndarray | None = None) -> np.ndarray:
+    """q [Tq, d], k/v [Tk, d], mask additive [Tq, Tk] -> [Tq, d]."""
+    return attend(attention_weights(q, k, n_head, mask), v)
 
 
 @dataclass(frozen=True)
@@ -190,14 +200,17 @@ class DecoderBlock:
         return self._cross_and_mlp(x, cross_k, cross_v)
 
     def step(self, x: np.ndarray, self_k: np.ndarray, self_v: np.ndarray, cross_k: np.ndarray,
-             cross_v: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """x [1, d], self_k/v [C, d] (all cache slots), mask [1, C+1] -> x, and this token's k, v [1, d]."""
+             cross_v: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """x [1, d], self_k/v [C, d] (all cache slots), mask [1, C+1] -> x, this token's k, v [1, d], and
+        the cross-attention weights [H, 1, A]."""
         h = self.attn_ln(x)
         q, k, v = self.attn.query(h), self.attn.key(h), self.attn.value(h)
         keys = np.concatenate([self_k, k])  # every cache slot + the current token
         vals = np.concatenate([self_v, v])
         x = x + self.attn.attend(q, keys, vals, mask)
-        return self._cross_and_mlp(x, cross_k, cross_v), k, v
+        probs = attention_weights(self.cross_attn.query(self.cross_attn_ln(x)), cross_k, self.cross_attn.n_head)
+        x = x + self.cross_attn.out(attend(probs, cross_v))
+        return x + self.mlp(self.mlp_ln(x)), k, v, probs
 
     def _cross_and_mlp(self, x: np.ndarray, cross_k: np.ndarray, cross_v: np.ndarray) -> np.ndarray:
         x = x + self.cross_attn.attend(self.cross_attn.query(self.cross_attn_ln(x)), cross_k, cross_v)

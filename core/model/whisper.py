@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.model.alignment import alignment_heads
 from core.model.backend import Backend
 from core.model.layers import (
     Conv1d,
@@ -47,6 +48,7 @@ class NumpyBackend:
                                for i in range(d.n_text_layer)]
         self.ln = LayerNorm.from_params(p, "decoder.ln")
         self.lm_head = Linear(np.ascontiguousarray(self.token_embedding.T))   # tied: no gather
+        self.alignment_heads = alignment_heads(d, weights.files)
 
     # --- encoder graph: mel [1, 80, 3000] -> cross_k, cross_v [L, 1, 1500, d] -------------------
     def encode_features(self, mel: np.ndarray) -> np.ndarray:
@@ -72,13 +74,24 @@ class NumpyBackend:
              cross_v: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """x [1,1,d], self_k/v [L,1,448,d], cross_k/v [L,1,1500,d], mask [1,1,1,449]
         -> logits [1,1,V], new_k/new_v [L,1,1,d]."""
+        return self._step(x, self_k, self_v, cross_k, cross_v, mask, ())[:3]
+
+    def step_with_attention(self, x: np.ndarray, self_k: np.ndarray, self_v: np.ndarray, cross_k: np.ndarray,
+                            cross_v: np.ndarray, mask: np.ndarray):
+        """step(), and the cross-attention weights of `alignment_heads`, [n_heads, 1, A] in (layer, head) order."""
+        return self._step(x, self_k, self_v, cross_k, cross_v, mask, self.alignment_heads)
+
+    def _step(self, x, self_k, self_v, cross_k, cross_v, mask, heads):
         x = x.reshape(1, -1).astype(np.float32)
         m = mask.reshape(1, -1)
         new_k = np.empty((len(self.decoder_blocks), 1, 1, x.shape[-1]), np.float32)
         new_v = np.empty_like(new_k)
+        probs = []
         for i, block in enumerate(self.decoder_blocks):
-            x, new_k[i, 0], new_v[i, 0] = block.step(x, self_k[i, 0], self_v[i, 0], cross_k[i, 0], cross_v[i, 0], m)
-        return self._logits(x), new_k, new_v
+            x, new_k[i, 0], new_v[i, 0], p = block.step(x, self_k[i, 0], self_v[i, 0], cross_k[i, 0], cross_v[i, 0], m)
+            probs.append(p)
+        attn = np.stack([probs[layer][head] for layer, head in heads]) if heads else None
+        return self._logits(x), new_k, new_v, attn
 
     # --- uncached reference: the whole sequence every step ----------------------------------------
     def full(self, x: np.ndarray, cross_k: np.ndarray, cross_v: np.ndarray, mask: np.ndarray) -> np.ndarray:

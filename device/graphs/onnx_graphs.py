@@ -129,8 +129,9 @@ def build_encoder(p: dict, dims: ModelDims) -> onnx.ModelProto:
     return to_onnx(whisper.describe_encoder(p, dims))
 
 
-def build_decoder_step(p: dict, dims: ModelDims) -> onnx.ModelProto:
-    return to_onnx(whisper.describe_decoder_step(p, dims))
+def build_decoder_step(p: dict, dims: ModelDims, alignment_heads=()) -> onnx.ModelProto:
+    """With `alignment_heads`, the attention variant (device/graphs/whisper.py)."""
+    return to_onnx(whisper.describe_decoder_step(p, dims, alignment_heads))
 
 
 def build_decoder_full(p: dict, dims: ModelDims) -> onnx.ModelProto:

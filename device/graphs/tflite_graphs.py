@@ -177,5 +177,6 @@ def build_encoder_tflite(p: dict, dims: ModelDims, dtype: str = "fp32") -> bytes
     return to_tflite(whisper.describe_encoder(p, dims), dtype)
 
 
-def build_decoder_step_tflite(p: dict, dims: ModelDims, dtype: str = "fp32") -> bytes:
-    return to_tflite(whisper.describe_decoder_step(p, dims), dtype)
+def build_decoder_step_tflite(p: dict, dims: ModelDims, dtype: str = "fp32", alignment_heads=()) -> bytes:
+    """With `alignment_heads`, the attention variant (device/graphs/whisper.py)."""
+    return to_tflite(whisper.describe_decoder_step(p, dims, alignment_heads), dtype)

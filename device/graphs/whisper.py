@@ -1,7 +1,8 @@
 """Whisper in MTK form (core/model/whisper.py's math), described once on device/graphs/ir.py.
 
 - `describe_encoder`: mel [1,80,3000] -> cross_k, cross_v [L,1,1500,d] (board graph);
-- `describe_decoder_step`: the step signature in docs/protocol.md (board graph);
+- `describe_decoder_step`: the step signature in docs/protocol.md (board graph); given alignment
+  heads, a variant that also outputs their cross-attention weights (`attention` [n_heads,1,1500]);
 - `describe_decoder_full`: the host-only uncached reference over a symbolic number of tokens T.
 
 Every tensor stays rank <= 4 with static shapes (except decoder_full's T), and there is no
@@ -49,12 +50,29 @@ def _scaled_heads(g: Graph, q: str, n_head: int, d: int) -> str:
     return _heads(g, g.mul(q, g.scalar((d // n_head) ** -0.5)), n_head, d, (1, 0, 2))
 
 
-def _attention(g: Graph, q: str, k: str, v: str, n_head: int, d: int, mask: str | None = None) -> str:
-    """q [Tq,d], k/v [Tk,d], mask additive broadcastable to [H,Tq,Tk] -> [Tq,d]."""
+def _attention_probs(g: Graph, q: str, k: str, n_head: int, d: int, mask: str | None = None) -> str:
+    """q [Tq,d], k [Tk,d], mask additive broadcastable to [H,Tq,Tk] -> softmax weights [H,Tq,Tk]."""
     scores = g.matmul(_scaled_heads(g, q, n_head, d), _heads(g, k, n_head, d, (1, 2, 0)))
     if mask is not None:
         scores = g.add(scores, mask)
-    return _merge_heads(g, g.matmul(g.softmax(scores), _heads(g, v, n_head, d, (1, 0, 2))), d)
+    return g.softmax(scores)
+
+
+def _attend(g: Graph, probs: str, v: str, n_head: int, d: int) -> str:
+    return _merge_heads(g, g.matmul(probs, _heads(g, v, n_head, d, (1, 0, 2))), d)
+
+
+def _attention(g: Graph, q: str, k: str, v: str, n_head: int, d: int, mask: str | None = None) -> str:
+    """q [Tq,d], k/v [Tk,d], mask additive broadcastable to [H,Tq,Tk] -> [Tq,d]."""
+    return _attend(g, _attention_probs(g, q, k, n_head, d, mask), v, n_head, d)
+
+
+def _pick_heads(g: Graph, probs: str, heads: list[int], n_head: int) -> list[str]:
+    """The listed heads of probs [H,1,A], [1,1,A] each, by one SPLIT along the head axis (no GATHER on
+    MDLA; the plain step graph already has Split in ONNX, and TFLite lowers uneven ones to SLICEs)."""
+    edges = sorted({0, n_head, *heads, *(h + 1 for h in heads)})
+    pieces = g.split(probs, [b - a for a, b in zip(edges, edges[1:])], axis=0)
+    return [piece for a, piece in zip(edges, pieces) if a in heads]
 
 
 def _cached_attention(g: Graph, q: str, k_cache: str, v_cache: str, k: str, v: str, n_head: int, d: int,
@@ -70,13 +88,16 @@ def _cached_attention(g: Graph, q: str, k_cache: str, v_cache: str, k: str, v: s
     return _merge_heads(g, out, d)
 
 
-def _block_rest(g: Graph, p: dict, dims: ModelDims, i: int, x: str, attn: str, cross_k: str, cross_v: str) -> str:
-    """A decoder block after its self-attention: residual, cross-attention, MLP."""
-    blk, d = f"decoder.blocks.{i}", dims.n_text_state
+def _block_rest(g: Graph, p: dict, dims: ModelDims, i: int, x: str, attn: str, cross_k: str, cross_v: str,
+                heads: list[int] = ()) -> tuple[str, list[str]]:
+    """A decoder block after its self-attention: residual, cross-attention, MLP; and the
+    cross-attention weights of `heads` (this layer's alignment heads), as [n,1,A] pieces."""
+    blk, d, n_head = f"decoder.blocks.{i}", dims.n_text_state, dims.n_text_head
     x = g.add(x, _linear(g, attn, p, blk + ".attn.out"))
     q = _linear(g, _ln(g, x, p, blk + ".cross_attn_ln"), p, blk + ".cross_attn.query")
-    x = g.add(x, _linear(g, _attention(g, q, cross_k, cross_v, dims.n_text_head, d), p, blk + ".cross_attn.out"))
-    return g.add(x, _mlp(g, x, p, blk))
+    probs = _attention_probs(g, q, cross_k, n_head, d)
+    x = g.add(x, _linear(g, _attend(g, probs, cross_v, n_head, d), p, blk + ".cross_attn.out"))
+    return g.add(x, _mlp(g, x, p, blk)), (_pick_heads(g, probs, heads, n_head) if heads else [])
 
 
 def _logits(g: Graph, p: dict, dims: ModelDims, x: str) -> None:
@@ -116,9 +137,16 @@ def describe_encoder(p: dict, dims: ModelDims) -> Graph:
     return g
 
 
-def describe_decoder_step(p: dict, dims: ModelDims) -> Graph:
-    g = Graph("whisper_decoder_step", "x [1,1,d], self_k/v [L,1,448,d], cross_k/v [L,1,1500,d], "
-              "mask [1,1,1,449] -> logits [1,1,V], new_k/new_v [L,1,1,d]")
+def describe_decoder_step(p: dict, dims: ModelDims, alignment_heads=()) -> Graph:
+    """`alignment_heads` ((layer, head) pairs): none gives the plain step graph; some give a separate
+    variant, with one more output `attention` [n_heads,1,A], the cross-attention weights of those heads
+    in (layer, head) order. A separate graph, not an optional output, so that ordinary steps run (and
+    the NPU copies out) exactly what they did; the extra ops are SLICE and CONCATENATION only."""
+    heads = sorted((int(a), int(b)) for a, b in alignment_heads)
+    name = "whisper_decoder_step" + ("_attention" if heads else "")
+    g = Graph(name, "x [1,1,d], self_k/v [L,1,448,d], cross_k/v [L,1,1500,d], "
+              "mask [1,1,1,449] -> logits [1,1,V], new_k/new_v [L,1,1,d]"
+              + (f", attention [{len(heads)},1,1500]" if heads else ""))
     d, L, n_ctx, n_audio = dims.n_text_state, dims.n_text_layer, dims.n_text_ctx, dims.n_audio_ctx
     x = g.reshape(g.input("x", [1, 1, d]), [1, d])
     self_k = _split_layers(g, g.input("self_k", [L, 1, n_ctx, d]), L, n_ctx, d)
@@ -126,7 +154,7 @@ def describe_decoder_step(p: dict, dims: ModelDims) -> Graph:
     cross_k = _split_layers(g, g.input("cross_k", [L, 1, n_audio, d]), L, n_audio, d)
     cross_v = _split_layers(g, g.input("cross_v", [L, 1, n_audio, d]), L, n_audio, d)
     mask = g.reshape(g.input("mask", [1, 1, 1, n_ctx + 1]), [1, 1, n_ctx + 1])
-    new_k, new_v = [], []
+    new_k, new_v, picked = [], [], []
     for i in range(L):
         blk = f"decoder.blocks.{i}"
         h = _ln(g, x, p, blk + ".attn_ln")
@@ -137,10 +165,13 @@ def describe_decoder_step(p: dict, dims: ModelDims) -> Graph:
         new_v.append(g.reshape(v, [1, 1, 1, d]))
         attn = _cached_attention(g, _linear(g, h, p, blk + ".attn.query"), self_k[i], self_v[i], k, v,
                                  dims.n_text_head, d, n_ctx, mask)
-        x = _block_rest(g, p, dims, i, x, attn, cross_k[i], cross_v[i])
+        x, pieces = _block_rest(g, p, dims, i, x, attn, cross_k[i], cross_v[i], [h for li, h in heads if li == i])
+        picked += pieces
     _logits(g, p, dims, x)
     g.output(g.concat(new_k, axis=0), "new_k")
     g.output(g.concat(new_v, axis=0), "new_v")
+    if picked:
+        g.output(g.concat(picked, axis=0) if len(picked) > 1 else picked[0], "attention")
     return g
 
 
@@ -157,6 +188,6 @@ def describe_decoder_full(p: dict, dims: ModelDims) -> Graph:
         h = _ln(g, x, p, blk + ".attn_ln")
         attn = _attention(g, _linear(g, h, p, blk + ".attn.query"), _linear(g, h, p, blk + ".attn.key"),
                           _linear(g, h, p, blk + ".attn.value"), dims.n_text_head, d, mask)
-        x = _block_rest(g, p, dims, i, x, attn, cross_k[i], cross_v[i])
+        x, _ = _block_rest(g, p, dims, i, x, attn, cross_k[i], cross_v[i])
     _logits(g, p, dims, g.slice(x, 0, -1))
     return g

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from core.model.alignment import alignment_heads
 from core.model.weights import WhisperWeights
 from device.graphs import onnx_graphs as G
 from device.graphs.host_passes import fuse_layer_norms
@@ -27,15 +28,18 @@ class SessionConfig:
     # Spinning workers burn the core the GUI, the link and other processes need; with ~600 small
     # nodes a step it made the step ~1.7x slower on this shared 2-core machine (A/B, load 6).
     spin: bool = False
-    # Prepacked copies of the weights double their memory while building a session, and decode steps
-    # (one row of activations) gain nothing from them; without them, weights from the start-up cache stay
-    # memory-mapped. Without the arena, the encoder's ~150 MB of activations go back after each window.
-    prepack: bool = False
+    # Prepacked weights: the step graph runs every token and is ~15 % faster (fp32) to ~55 % faster (int8)
+    # with them; the encoder runs once a window, and packing its 95 MB at every start costs more than it
+    # saves on a short clip. Unpacked weights from the start-up cache stay memory-mapped.
+    prepack_step: bool = True
+    prepack_encoder: bool = False
+    # Without the arena, the encoder's ~100 MB of activations go back after each window (peak RSS -35 MB,
+    # no measured cost in speed).
     arena: bool = False
     profile: str | None = None      # a file prefix: ONNX Runtime profiles the step session (bench/step_profile.py)
 
 
-def _session(model: bytes | Path, cfg: SessionConfig, save_to: Path | None = None):
+def _session(model: bytes | Path, cfg: SessionConfig, save_to: Path | None = None, prepack: bool = True):
     """`save_to`: also write the optimised graph there, its large initializers in `<name>.data` beside it."""
     import onnxruntime as ort
 
@@ -49,7 +53,7 @@ def _session(model: bytes | Path, cfg: SessionConfig, save_to: Path | None = Non
     }[cfg.optimization]
     so.log_severity_level = 3
     so.add_session_config_entry("session.intra_op.allow_spinning", "1" if cfg.spin else "0")
-    so.add_session_config_entry("session.disable_prepacking", "0" if cfg.prepack else "1")
+    so.add_session_config_entry("session.disable_prepacking", "0" if prepack else "1")
     so.enable_cpu_mem_arena = so.enable_mem_pattern = cfg.arena
     if cfg.profile:
         so.enable_profiling, so.profile_file_prefix = True, cfg.profile
@@ -86,6 +90,7 @@ class OnnxBackend:
             from device.graphs.quantize import quantize_model
 
             self.dims, self.sha256, self.dtype = source.dims, source.sha256, dtype
+            self._alignment_heads = alignment_heads(source.dims, source.files)
             p = source.params
             self.token_embedding = p["decoder.token_embedding.weight"]
             self.positional_embedding = p["decoder.positional_embedding"]
@@ -113,10 +118,11 @@ class OnnxBackend:
             self._full_params = lambda: G.params_from_graph(step_model)
         self.name = "onnx" if self.dtype == "fp32" else f"onnx-{self.dtype}"
         encoder = fuse_layer_norms(encoder).SerializeToString()
-        self._encoder = _session(encoder, replace(self.config, profile=None), save_dir and save_dir / "encoder.onnx")
+        self._encoder = _session(encoder, replace(self.config, profile=None), save_dir and save_dir / "encoder.onnx",
+                                 self.config.prepack_encoder)
         del encoder
         step = fuse_layer_norms(G.per_layer_inputs(step)).SerializeToString()
-        self._step = _session(step, self.config, save_dir and save_dir / "decoder_step.onnx")
+        self._step = _session(step, self.config, save_dir and save_dir / "decoder_step.onnx", self.config.prepack_step)
         del step
         self._full = None
         self._types = {i.name: _NP_DTYPES[i.type] for s in (self._encoder, self._step) for i in s.get_inputs()}
@@ -134,8 +140,8 @@ class OnnxBackend:
 
         self.token_embedding, self.positional_embedding = embedding_tables(directory)
         cached = replace(self.config, optimization="disable")
-        self._encoder = _session(directory / "encoder.onnx", cached)
-        self._step = _session(directory / "decoder_step.onnx", cached)
+        self._encoder = _session(directory / "encoder.onnx", cached, prepack=self.config.prepack_encoder)
+        self._step = _session(directory / "decoder_step.onnx", cached, prepack=self.config.prepack_step)
         self._full, self._full_params = None, full_params
         self._types = {i.name: _NP_DTYPES[i.type] for s in (self._encoder, self._step) for i in s.get_inputs()}
         return self
@@ -157,16 +163,38 @@ class OnnxBackend:
         k, v = self._encoder.run(["cross_k", "cross_v"], {"mel": self._feed("mel", mel)})
         return k.astype(np.float32, copy=False), v.astype(np.float32, copy=False)
 
-    def step(self, x: np.ndarray, self_k: np.ndarray, self_v: np.ndarray, cross_k: np.ndarray,
-             cross_v: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _step_feeds(self, x, self_k, self_v, cross_k, cross_v, mask) -> dict:
         feeds = {"x": self._feed("x", x), "mask": self._feed("mask", mask)}
         for name, t in (("self_k", self_k), ("self_v", self_v), ("cross_k", cross_k), ("cross_v", cross_v)):
             for layer in range(t.shape[0]):
                 key = f"{name}.{layer}"
                 feeds[key] = self._feed(key, t[layer:layer + 1])   # a view: no copy for fp32
+        return feeds
+
+    def step(self, x: np.ndarray, self_k: np.ndarray, self_v: np.ndarray, cross_k: np.ndarray,
+             cross_v: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        feeds = self._step_feeds(x, self_k, self_v, cross_k, cross_v, mask)
         logits, new_k, new_v = self._step.run(["logits", "new_k", "new_v"], feeds)
         return (logits.astype(np.float32, copy=False), new_k.astype(np.float32, copy=False),
                 new_v.astype(np.float32, copy=False))
+
+    @property
+    def alignment_heads(self) -> tuple[tuple[int, int], ...]:
+        return getattr(self, "_alignment_heads", None) or alignment_heads(self.dims)
+
+    def step_with_attention(self, x, self_k, self_v, cross_k, cross_v, mask):
+        """step() through the attention variant of the step graph (core.model.backend.AttentionBackend),
+        built from the step's weights on first use: a second session, so ordinary steps pay nothing."""
+        if getattr(self, "_step_attention", None) is None:
+            from device.graphs.quantize import quantize_model
+
+            graph = quantize_model(G.build_decoder_step(self._full_params(), self.dims, self.alignment_heads),
+                                   self.dtype)
+            graph = fuse_layer_norms(G.per_layer_inputs(graph)).SerializeToString()
+            self._step_attention = _session(graph, replace(self.config, profile=None), prepack=self.config.prepack_step)
+        outs = self._step_attention.run(["logits", "new_k", "new_v", "attention"],
+                                        self._step_feeds(x, self_k, self_v, cross_k, cross_v, mask))
+        return tuple(o.astype(np.float32, copy=False) for o in outs)
 
     def full(self, x: np.ndarray, cross_k: np.ndarray, cross_v: np.ndarray, mask: np.ndarray) -> np.ndarray:
         if self._full is None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from core.errors import WhisperKVError
+from core.model.alignment import alignment_heads
 from core.model.kv_cache import KVCache
 from core.model.weights import ModelDims, WhisperWeights
 
@@ -118,6 +119,9 @@ class TfliteBackend:
         self._step = _Graph("decoder_step", step, threads, delegate)
         self.interpreter = self._encoder.package
         self._cross = None      # the cross K/V last fed: the step graph keeps its inputs between calls
+        # The interpreter holds the step bytes anyway; the attention variant is built from their weights.
+        self._step_bytes, self._threads, self._step_attention = step, threads, None
+        self.alignment_heads = alignment_heads(dims)
 
     @classmethod
     def from_weights(cls, weights: WhisperWeights, delegate: str | None = None, threads: int = 2) -> "TfliteBackend":
@@ -125,8 +129,10 @@ class TfliteBackend:
         from device.graphs.tflite_graphs import build_decoder_step_tflite, build_encoder_tflite
 
         p, dims = weights.params, weights.dims
-        return cls(dims, weights.sha256, build_encoder_tflite(p, dims), build_decoder_step_tflite(p, dims),
-                   p["decoder.token_embedding.weight"], p["decoder.positional_embedding"], delegate, threads)
+        backend = cls(dims, weights.sha256, build_encoder_tflite(p, dims), build_decoder_step_tflite(p, dims),
+                      p["decoder.token_embedding.weight"], p["decoder.positional_embedding"], delegate, threads)
+        backend.alignment_heads = alignment_heads(dims, weights.files)
+        return backend
 
     @classmethod
     def from_bundle(cls, path: str | Path, delegate: str | None = None) -> "TfliteBackend":
@@ -161,6 +167,28 @@ class TfliteBackend:
         g.set("mask", mask)
         logits, new_k, new_v = g.run("logits", "new_k", "new_v")
         return logits.copy(), new_k.copy(), new_v.copy()
+
+    def step_with_attention(self, x, self_k, self_v, cross_k, cross_v, mask):
+        """step() through the attention variant of the step graph (core.model.backend.AttentionBackend),
+        built on first use from the step graph's own weights: a second interpreter, so ordinary steps
+        pay nothing. Like step(), it is fed the window's cross K/V only when they change."""
+        if self._step_attention is None:
+            from device.graphs.tflite_graphs import build_decoder_step_tflite
+            from device.graphs.tflite_read import params_from_tflite
+
+            model = build_decoder_step_tflite(params_from_tflite(self._step_bytes), self.dims, self.dtype,
+                                              self.alignment_heads)
+            self._step_attention, self._attention_cross = _Graph("decoder_step_attention", model, self._threads,
+                                                                 self.delegate), None
+        g = self._step_attention
+        if self._attention_cross is None or self._attention_cross[0] is not cross_k \
+                or self._attention_cross[1] is not cross_v:
+            g.set("cross_k", cross_k)
+            g.set("cross_v", cross_v)
+            self._attention_cross = (cross_k, cross_v)
+        for name, value in (("x", x), ("self_k", self_k), ("self_v", self_v), ("mask", mask)):
+            g.set(name, value)
+        return tuple(o.copy() for o in g.run("logits", "new_k", "new_v", "attention"))
 
     def full(self, x, cross_k, cross_v, mask):
         """The uncached reference with static graphs only: every call recomputes all T positions
