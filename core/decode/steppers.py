@@ -19,6 +19,7 @@ class CachedStepper:
         self.backend, self.cross_k, self.cross_v = backend, cross_k, cross_v
         self.cache = KVCache(d.n_text_layer, d.n_text_ctx, d.n_text_state)
         self.want_attention, self.attention = attention, None
+        self._x = np.empty((1, 1, d.n_text_state), np.float32)   # the step's input, rewritten in place
 
     @property
     def length(self) -> int:
@@ -33,7 +34,9 @@ class CachedStepper:
         return self.cache.bytes_used
 
     def advance(self, token: int) -> np.ndarray:
-        x = embed(self.backend, [token], self.cache.cache_len)
+        # embed() for one token, into a reused buffer: the same sum without three temporaries a step.
+        x = np.add(self.backend.token_embedding[token], self.backend.positional_embedding[self.cache.cache_len],
+                   out=self._x[0, 0], dtype=np.float32)[None, None]
         args = (x, self.cache.k, self.cache.v, self.cross_k, self.cross_v, self.cache.mask())
         if self.want_attention:
             logits, new_k, new_v, attn = self.backend.step_with_attention(*args)

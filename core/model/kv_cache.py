@@ -22,6 +22,9 @@ class KVCache:
         self.v = np.zeros_like(self.k)
         self.max_len = max_len
         self.cache_len = 0
+        self._mask = np.full((1, 1, 1, max_len + 1), NEG_INF, np.float32)
+        self._mask[..., max_len] = 0.0
+        self._mask_len = 0
 
     def reset(self) -> None:
         self.k.fill(0)
@@ -46,10 +49,15 @@ class KVCache:
         return self.k.nbytes + self.v.nbytes
 
     def mask(self) -> np.ndarray:
-        """[1,1,1,max_len+1]: slots 0..cache_len-1 and the current token (last) are visible."""
-        m = np.full((1, 1, 1, self.max_len + 1), NEG_INF, np.float32)
-        m[..., :self.cache_len] = 0.0
-        m[..., self.max_len] = 0.0
+        """[1,1,1,max_len+1]: slots 0..cache_len-1 and the current token (last) are visible. The same array
+        each call, valid until the cache changes: one slot is opened a step, not a new mask allocated."""
+        m, n = self._mask, self.cache_len
+        if n == self._mask_len + 1:
+            m[..., n - 1] = 0.0
+        elif n != self._mask_len:
+            m[..., :n] = 0.0
+            m[..., n:self.max_len] = NEG_INF
+        self._mask_len = n
         return m
 
     def write(self, new_k: np.ndarray, new_v: np.ndarray) -> None:
