@@ -4,8 +4,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
-from app.automation import Automation, Script
+if TYPE_CHECKING:   # `whisperkv --help` and every other subcommand build this parser: no Qt for them
+    from app.automation import Script
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -16,6 +18,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def script_of(args: argparse.Namespace) -> Script:
+    from app.automation import Script
+
     return Script(open=args.open, transcribe=args.transcribe, screenshot=args.screenshot, quit=args.quit)
 
 
@@ -31,6 +35,7 @@ def run_gui(script: Script) -> int:
         return 2
     from PySide6.QtWidgets import QApplication
 
+    from app.automation import Automation
     from app.main_window import MainWindow
 
     app = QApplication.instance() or QApplication(sys.argv[:1])

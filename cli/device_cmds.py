@@ -35,12 +35,13 @@ def open_device(args):
     """The transport for --device. On a terminal only, as ssh does: offer to trust an unknown host key
     (saving it to ~/.ssh/known_hosts) and ask for a password when key login is refused."""
     from device.link.connect import open_transport
-    from device.link.ssh import AuthError, HostKeyError, add_known_host
 
     password = ssh_password(args.device)
     transport = open_transport(args.device, trust_host_key=args.trust_host_key, password=password)
     if not args.device.startswith("ssh://") or not sys.stdin.isatty():
         return transport
+    from device.link.ssh import AuthError, HostKeyError, add_known_host  # paramiko: only for ssh://
+
     for _ in range(3):
         try:
             transport.client()

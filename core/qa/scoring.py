@@ -4,8 +4,6 @@ from __future__ import annotations
 import re
 import unicodedata
 
-import jiwer
-
 CER_LANGUAGES = {"zh", "ja", "yue", "th", "lo", "my", "km"}  # written without spaces between words
 
 
@@ -28,7 +26,11 @@ def error_rate(reference: str, hypothesis: str, language: str = "en") -> float:
         ref, hyp = ref.replace(" ", ""), hyp.replace(" ", "")
         if not ref:
             return 0.0 if not hyp else 1.0
+        import jiwer  # imported on first use: every CLI start imports this module
+
         return jiwer.cer(ref, hyp)
     if not ref:
         return 0.0 if not hyp else 1.0
+    import jiwer
+
     return jiwer.wer(ref, hyp)

@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from html import escape
 
-import jiwer
-
 from core.qa.scoring import normalize
 
 LEGEND = ('<span class="legend"><span class="sub"><del>substituted</del><ins>with</ins></span> '
@@ -27,6 +25,8 @@ def word_diff(reference: str, hypothesis: str, by_char: bool = False) -> list[Di
         ref, hyp = ref.replace(" ", ""), hyp.replace(" ", "")
     if not ref and not hyp:
         return []
+    import jiwer  # on first use: the CLI imports this module at every start
+
     out = (jiwer.process_characters if by_char else jiwer.process_words)(ref, hyp)
     a, b = out.references[0], out.hypotheses[0]
     return [DiffOp(c.type, tuple(a[c.ref_start_idx:c.ref_end_idx]), tuple(b[c.hyp_start_idx:c.hyp_end_idx]))

@@ -15,8 +15,6 @@ import numpy as np
 
 from core.model.alignment import alignment_heads
 from core.model.weights import WhisperWeights
-from device.graphs import onnx_graphs as G
-from device.graphs.host_passes import fuse_layer_norms
 
 _NP_DTYPES = {"tensor(float)": np.float32, "tensor(float16)": np.float16}
 
@@ -84,6 +82,8 @@ class OnnxBackend:
         `save_dir`: write the optimised graphs there too (device/runner/startup_cache.py)."""
         import onnx
 
+        from device.graphs import onnx_graphs as G  # onnx itself (~10 MB, 0.1 s): not for a cached start
+        from device.graphs.host_passes import fuse_layer_norms
         self.config = config or SessionConfig()
         step_model = None                      # kept for full() only when its weights exist nowhere else
         if isinstance(source, WhisperWeights):
@@ -186,6 +186,8 @@ class OnnxBackend:
         """step() through the attention variant of the step graph (core.model.backend.AttentionBackend),
         built from the step's weights on first use: a second session, so ordinary steps pay nothing."""
         if getattr(self, "_step_attention", None) is None:
+            from device.graphs import onnx_graphs as G
+            from device.graphs.host_passes import fuse_layer_norms
             from device.graphs.quantize import quantize_model
 
             graph = quantize_model(G.build_decoder_step(self._full_params(), self.dims, self.alignment_heads),
@@ -198,6 +200,9 @@ class OnnxBackend:
 
     def full(self, x: np.ndarray, cross_k: np.ndarray, cross_v: np.ndarray, mask: np.ndarray) -> np.ndarray:
         if self._full is None:
+            from device.graphs import onnx_graphs as G
+            from device.graphs.host_passes import fuse_layer_norms
+
             params = self._full_params()
             full = fuse_layer_norms(G.per_layer_inputs(G.build_decoder_full(params, self.dims)))
             self._full = _session(full.SerializeToString(), replace(self.config, profile=None))
