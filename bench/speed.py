@@ -20,6 +20,9 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from core.qa.scoring import error_rate  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 AUDIO = ROOT / "resources" / "audio"
 CLIPS = ["test_en.wav", "test_zh.wav", "en_arctic_slt_a0009.wav", "en_librivox_sense_sensibility_0870.wav",
@@ -82,15 +85,22 @@ def main(argv=None) -> int:
             print(f"round {r + 1}/{args.rounds}: {clip}", file=sys.stderr, flush=True)
 
     med = {k: statistics.median(x["total_ms"] for x in v) for k, v in runs.items()}
-    print(f"## fresh-process total_ms, median of {args.rounds} rounds (ratio = system / fw int8; < 1 is faster)")
-    print(f"{'clip':<40} {'system':<18} {'total ms':>9} {'ratio':>6} {'tokens':>6}  text")
+    refs = json.loads((AUDIO / "transcripts.json").read_text())
+    print(f"## fresh-process total_ms, median of {args.rounds} rounds (ratio = system / fw int8; < 1 is faster);"
+          " error = WER, or CER for zh, against resources/audio/transcripts.json")
+    print(f"{'clip':<40} {'system':<18} {'total ms':>9} {'ratio':>6} {'tokens':>6} {'error':>6}  text")
+    errors: dict[str, list[float]] = {}
     for clip in clips:
         ref = med[("fw int8", clip)]
         for name in systems:
             last = runs[(name, clip)][-1]
             label = f"{name} ({last['backend']})" if "backend" in last and name.endswith("auto") else name
+            err = error_rate(refs[clip]["reference"], last["text"], refs[clip]["language"]) if clip in refs else None
+            errors.setdefault(name, []).append(err if err is not None else float("nan"))
             print(f"{clip:<40} {label:<18} {med[(name, clip)]:9.0f} {med[(name, clip)] / ref:6.2f} "
-                  f"{last['tokens']:6d}  {last['text'][:40]!r}")
+                  f"{last['tokens']:6d} {err if err is not None else float('nan'):6.3f}  {last['text'][:40]!r}")
+    print("## mean error rate over the clips: " + ", ".join(
+        f"{name} {statistics.fmean(v):.3f}" for name, v in errors.items()))
     return 0
 
 
