@@ -14,7 +14,7 @@ PROTOCOL = 1
 RUNNER_VERSION = "0.1.0"
 
 MAX_HEADER = 1 << 20          # 1 MiB of JSON is far beyond any legitimate header
-MAX_PAYLOAD = 64 << 20        # 64 MiB: 34 windows (17 min) of float32 mel, 69 of float16
+MAX_PAYLOAD = 64 << 20        # 64 MiB: 69 windows (34 min) of float32 mel, 139 of float16
 N_MELS, N_FRAMES = 80, 3000
 MEL_DTYPES = ("float16", "float32")
 
