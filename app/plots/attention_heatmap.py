@@ -1,0 +1,178 @@
+"""Live cross-attention heatmap: a row per decode step (top to bottom, as in the token table), audio time in
+seconds across, x linked with the waveform and the mel. A row is the mean of the alignment heads scaled to
+its own peak: a step's attention is one sharp peak, and a scale shared by all rows would hide most of them.
+The cursor marks where the current step (or the selected one) looks; a clicked word's span is shaded.
+Each 30 s window is an image of its own placed at its offset: a long run redraws only the window decoding."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Signal
+
+from app.plots.step import CURSOR_PEN, X_STEP
+from app.runs.record import RunRecord
+from app.runs.words import window_offset
+from core.decode.attention_focus import POSITIONS_PER_S, focus_seconds, step_profile
+
+WINDOW_S = 30.0
+COLORMAP = pg.ColorMap([0.0, 0.35, 1.0], [(255, 255, 255), (107, 174, 214), (8, 48, 107)])  # white: no weight
+OFF_NOTE = "No attention in this run: tick Attention under Run to see where the decoder looks."
+
+
+class WindowImage:
+    """One window's rows: an image of its own, so a long run redraws only the window that decodes."""
+
+    def __init__(self, first_row: int, offset_s: float):
+        self.first_row, self.offset_s = first_row, offset_s
+        self.rows = np.zeros((64, 1500), np.uint8)
+        self.n = 0
+        self.dirty = False
+        self.item = pg.ImageItem(axisOrder="row-major")
+        self.item.setColorMap(COLORMAP)
+
+    def add(self, profile: np.ndarray | None) -> None:
+        if self.n == len(self.rows):
+            self.rows = np.concatenate([self.rows, np.zeros_like(self.rows)])
+        if profile is not None:
+            self.rows[self.n, :len(profile)] = np.round(profile * 255).astype(np.uint8)
+            self.dirty = True
+        self.n += 1
+
+    def draw(self) -> None:
+        if self.dirty:
+            self.dirty = False
+            self.item.setImage(self.rows[:self.n], autoLevels=False, levels=(0, 255))
+            self.item.setRect(self.offset_s, self.first_row, self.rows.shape[1] / POSITIONS_PER_S, self.n)
+
+
+class AttentionHeatmap(pg.PlotWidget):
+    stepClicked = Signal(int)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setTitle("Cross-attention: where each step looks (mean of the alignment heads, each row scaled to its peak)")
+        self.setLabel("bottom", "seconds of audio")
+        self.setLabel("left", "decode step")
+        self.setMouseEnabled(x=True, y=False)
+        self.enableAutoRange(x=False, y=False)
+        self.invertY(True)
+        self.windows: dict[int, WindowImage] = {}
+        self.region = pg.LinearRegionItem(movable=False, brush=pg.mkBrush(255, 193, 7, 60),
+                                          pen=pg.mkPen("#ff8f00"))
+        self.region.setVisible(False)
+        self.addItem(self.region, ignoreBounds=True)
+        self.focus_line = pg.InfiniteLine(angle=90, movable=False, pen=CURSOR_PEN)
+        self.row_line = pg.InfiniteLine(angle=0, movable=False,
+                                        pen=pg.mkPen("#d62728", width=1, style=pg.QtCore.Qt.PenStyle.DotLine))
+        self.peak = pg.ScatterPlotItem(size=9, brush=pg.mkBrush("#d62728"), pen=pg.mkPen("w"))
+        for item in (self.focus_line, self.row_line, self.peak):
+            item.setVisible(False)
+            self.addItem(item, ignoreBounds=True)
+        self.note = pg.TextItem(OFF_NOTE, color="#666", anchor=(0, 0))
+        self.note.setPos(0.5, 1)
+        self.addItem(self.note, ignoreBounds=True)
+        self.scene().sigMouseClicked.connect(self._on_mouse_clicked)
+        self.set_run(None)
+
+    # --- data ------------------------------------------------------------------------------
+
+    def set_run(self, run: RunRecord | None) -> None:
+        self.run = run
+        self.selected: int | None = None
+        self.focus: list[float] = []            # per row, where it looked (nan: no attention)
+        self.has_attention = False
+        for image in self.windows.values():
+            self.removeItem(image.item)
+        self.windows = {}
+        self._y_bucket = 0
+        self.region.setVisible(False)
+        if self.plotItem.vb.linkedView(0) is None:   # linked: the waveform's range is the heatmap's
+            self.setXRange(0, WINDOW_S * max(1, math.ceil((run.duration_s if run else 0) / WINDOW_S)), padding=0)
+        self._fit_y(0)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Add the rows the run gained since the last refresh, then redraw the windows that changed."""
+        rows = self.run.rows if self.run is not None else []
+        added = rows[len(self.focus):]
+        for row in added:
+            self._add_row(row.x, row.event)
+        for image in self.windows.values():
+            image.draw()
+        n = len(self.focus)
+        self.note.setVisible(not self.has_attention)
+        self.note.setText(OFF_NOTE if n else "")
+        if added:
+            self._fit_y(n)
+            self._show_cursor()
+
+    def _add_row(self, x: int, ev) -> None:
+        image = self.windows.get(ev.window)
+        if image is None:
+            image = self.windows[ev.window] = WindowImage(x, window_offset(self.run, ev.window))
+            self.addItem(image.item)
+            image.item.setZValue(-1)
+        if ev.attention is None:
+            image.add(None)
+            self.focus.append(math.nan)
+            return
+        image.add(step_profile(ev.attention))
+        self.has_attention = True
+        self.focus.append(focus_seconds(ev.attention, image.offset_s))
+
+    def window_rows(self, window: int) -> np.ndarray:
+        """The rows drawn for `window`, uint8 [steps, 1500] (255: the step's peak)."""
+        image = self.windows.get(window)
+        return image.rows[:image.n] if image is not None else np.zeros((0, 1500), np.uint8)
+
+    def _fit_y(self, n: int) -> None:
+        """Grow the step range in steps of X_STEP: a range that moves every token redraws the axes every frame."""
+        bucket = max(1, math.ceil(n / X_STEP))
+        if bucket != self._y_bucket:
+            self._y_bucket = bucket
+            self.setYRange(0, bucket * X_STEP, padding=0)
+
+    # --- cursor, span and clicks -----------------------------------------------------------
+
+    def current_step(self) -> int | None:
+        """The selected step, else the latest one (it follows the decode)."""
+        if self.selected is not None and self.selected < len(self.focus):
+            return self.selected
+        return len(self.focus) - 1 if self.focus else None
+
+    def focus_of(self, x: int) -> float | None:
+        f = self.focus[x] if 0 <= x < len(self.focus) else math.nan
+        return f if math.isfinite(f) else None
+
+    def select_step(self, x: int) -> None:
+        self.selected = x
+        self._show_cursor()
+
+    def _show_cursor(self) -> None:
+        x = self.current_step()
+        at = self.focus_of(x) if x is not None else None
+        for item in (self.focus_line, self.row_line, self.peak):
+            item.setVisible(at is not None)
+        if at is None:
+            return
+        self.focus_line.setPos(at)
+        self.row_line.setPos(x + 0.5)
+        self.peak.setData([at], [x + 0.5])
+
+    def show_span(self, start_s: float, end_s: float) -> None:
+        self.region.setRegion((start_s, end_s))
+        self.region.setVisible(True)
+
+    def step_at(self, scene_pos) -> int | None:
+        if not self.focus or not self.sceneBoundingRect().contains(scene_pos):
+            return None
+        y = self.plotItem.vb.mapSceneToView(scene_pos).y()
+        return int(y) if 0 <= y < len(self.focus) else None
+
+    def _on_mouse_clicked(self, event) -> None:
+        x = self.step_at(event.scenePos())
+        if x is not None:
+            self.select_step(x)
+            self.stepClicked.emit(x)

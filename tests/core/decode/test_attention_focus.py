@@ -1,0 +1,103 @@
+"""Where a step looked and what was there: crafted attention and energy, then the real EOT of the JFK clip."""
+import numpy as np
+import pytest
+
+from core.decode.attention_focus import (
+    Focus,
+    classify_focus,
+    focus_seconds,
+    frame_energy,
+    speech_mask,
+    step_profile,
+)
+from core.decode.decoding import decode_windows
+from core.decode.events import DoneEvent, TokenEvent
+from core.decode.options import DecodeOptions
+from tests.conftest import AUDIO
+from tests.core.decode.crafted_attention import attention_at
+
+QUIET, LOUD = -0.4, 0.9   # normalised log-mel: 1.3 apart is 52 dB
+
+
+
+def energy_of(*runs: tuple[float, float]) -> np.ndarray:
+    """Per 10 ms frame: (seconds, level) runs one after another."""
+    return np.concatenate([np.full(round(s * 100), level, np.float32) for s, level in runs])
+
+
+def test_focus_is_the_peak_of_the_heads_mean_placed_in_the_window():
+    assert focus_seconds(attention_at(205)) == pytest.approx(4.1)
+    assert focus_seconds(attention_at(205), offset_s=30.0) == pytest.approx(34.1)
+    # One head elsewhere is outvoted by the other seven.
+    a = attention_at(100).astype(np.float32)
+    a[0] = attention_at(900)[0]
+    assert focus_seconds(a) == pytest.approx(2.0)
+    assert focus_seconds(a[:, None, :]) == pytest.approx(2.0)   # the graph's [heads, 1, 1500] too
+
+
+def test_a_lone_hot_position_loses_to_a_broad_peak():
+    a = np.zeros((8, 1500), np.float32)
+    a[:, 700] = 0.3                       # one position, higher than any single one of the broad peak
+    a[:, 300:310] = 0.07
+    assert focus_seconds(a) == pytest.approx(6.1, abs=0.1)
+    assert focus_seconds(a, smooth=1) == pytest.approx(14.0)
+
+
+def test_profile_rows_are_scaled_to_their_own_peak():
+    row = step_profile(attention_at(50) * np.float16(0.5))
+    assert row.shape == (1500,) and row.max() == pytest.approx(1.0) and row.argmax() in range(48, 53)
+    assert not step_profile(np.zeros((8, 1500))).any()
+
+
+def test_frame_energy_joins_windows_and_drops_the_padding():
+    mels = np.zeros((2, 80, 3000), np.float32)
+    mels[1, :, :10] = 2.0
+    e = frame_energy(mels, n_frames=3005)
+    assert e.shape == (3005,) and e[3000] == pytest.approx(2.0) and e[2999] == 0.0
+
+
+def test_short_gaps_are_speech_and_long_ones_pauses():
+    energy = energy_of((1, QUIET), (2, LOUD), (0.1, QUIET), (2, LOUD), (1.0, QUIET), (2, LOUD), (2, QUIET))
+    speech = speech_mask(energy)
+    assert not speech[50] and speech[150] and speech[305]          # 100 ms gap at 3.0-3.1 s: still speech
+    assert not speech[560] and speech[700] and not speech[850]     # 1 s gap at 5.1-6.1 s: a pause
+
+
+@pytest.mark.parametrize("at_s, kind", [
+    (8.0, "end of speech"), (7.9, "end of speech"), (8.45, "end of speech"),   # speech ends at 8.1 s
+    (5.6, "pause"), (4.0, "speech"), (0.5, "silence before the speech"), (9.5, "silence after the speech")])
+def test_classify_where_attention_sat(at_s, kind):
+    energy = energy_of((1, QUIET), (2, LOUD), (0.1, QUIET), (2, LOUD), (1.0, QUIET), (2, LOUD), (2, QUIET))
+    focus = classify_focus(at_s, energy)
+    assert focus.kind == kind and focus.duration_s == pytest.approx(10.1)
+    assert focus.speech_end_s == pytest.approx(8.1)
+
+
+def test_the_banner_phrase():
+    energy = energy_of((1, QUIET), (3, LOUD), (1, QUIET), (6, LOUD))
+    assert classify_focus(4.1, energy, 11.0).describe() == "EOT while attention was at 4.1 s of 11.0 s (a pause)"
+    assert Focus(4.1, 11.0).describe() == "EOT while attention was at 4.1 s of 11.0 s"   # no energy: no kind
+    assert classify_focus(1.0, energy_of((3, QUIET))).kind == "no speech"
+    assert classify_focus(1.0, None, 3.0).kind == ""
+
+
+def test_jfk_eot_looks_at_the_end_of_the_speech(model):
+    """The real thing: the EOT step of test_en.wav attends to where the speech ends, not to a pause."""
+    from core.model.audio import load_audio
+    from core.model.mel import content_frames, mel_windows
+
+    audio = load_audio(AUDIO / "test_en.wav")
+    mels, n_frames = mel_windows(audio), content_frames(audio)
+    events = list(decode_windows(model.backend, model.tokenizer, mels, DecodeOptions(language="en", attention=True),
+                                 n_frames=n_frames))
+    done = next(e for e in events if isinstance(e, DoneEvent))
+    eot = [e for e in events if isinstance(e, TokenEvent)][-1]
+    assert done.reason == "eot" and eot.token == model.tokenizer.eot
+    focus = classify_focus(focus_seconds(eot.attention, done.offset_s), frame_energy(mels, n_frames),
+                           len(audio) / 16000)
+    assert focus.kind == "end of speech", focus
+    assert focus.at_s > 0.8 * focus.duration_s
+    # An early word's step looks at the speech, well before the end.
+    first_word = next(e for e in events if isinstance(e, TokenEvent) and not e.is_special)
+    early = classify_focus(focus_seconds(first_word.attention), frame_energy(mels, n_frames))
+    assert early.at_s < 2.0 and early.kind in ("speech", "silence before the speech")
