@@ -2,7 +2,8 @@
 seconds across, x linked with the waveform and the mel. A row is the mean of the alignment heads scaled to
 its own peak: a step's attention is one sharp peak, and a scale shared by all rows would hide most of them.
 The cursor marks where the current step (or the selected one) looks; a clicked word's span is shaded.
-Each 30 s window is an image of its own placed at its offset: a long run redraws only the window decoding."""
+The rows are drawn as images of at most BLOCK_ROWS rows, each at its window's offset: a new token redraws
+only the last block, however long the run."""
 from __future__ import annotations
 
 import math
@@ -14,27 +15,26 @@ from PySide6.QtCore import Signal
 from app.plots.step import CURSOR_PEN, X_STEP
 from app.runs.record import RunRecord
 from app.runs.words import window_offset
-from core.decode.attention_focus import POSITIONS_PER_S, focus_seconds, step_profile
+from core.decode.attention_focus import POSITIONS_PER_S, step_rows
 
 WINDOW_S = 30.0
+BLOCK_ROWS = 32
 COLORMAP = pg.ColorMap([0.0, 0.35, 1.0], [(255, 255, 255), (107, 174, 214), (8, 48, 107)])  # white: no weight
 OFF_NOTE = "No attention in this run: tick Attention under Run to see where the decoder looks."
 
 
-class WindowImage:
-    """One window's rows: an image of its own, so a long run redraws only the window that decodes."""
+class RowBlock:
+    """Up to BLOCK_ROWS consecutive rows of one window, drawn as one image."""
 
-    def __init__(self, first_row: int, offset_s: float):
-        self.first_row, self.offset_s = first_row, offset_s
-        self.rows = np.zeros((64, 1500), np.uint8)
+    def __init__(self, window: int, first_row: int, offset_s: float):
+        self.window, self.first_row, self.offset_s = window, first_row, offset_s
+        self.rows = np.zeros((BLOCK_ROWS, 1500), np.uint8)
         self.n = 0
         self.dirty = False
         self.item = pg.ImageItem(axisOrder="row-major")
         self.item.setColorMap(COLORMAP)
 
     def add(self, profile: np.ndarray | None) -> None:
-        if self.n == len(self.rows):
-            self.rows = np.concatenate([self.rows, np.zeros_like(self.rows)])
         if profile is not None:
             self.rows[self.n, :len(profile)] = np.round(profile * 255).astype(np.uint8)
             self.dirty = True
@@ -58,7 +58,7 @@ class AttentionHeatmap(pg.PlotWidget):
         self.setMouseEnabled(x=True, y=False)
         self.enableAutoRange(x=False, y=False)
         self.invertY(True)
-        self.windows: dict[int, WindowImage] = {}
+        self.blocks: list[RowBlock] = []
         self.region = pg.LinearRegionItem(movable=False, brush=pg.mkBrush(255, 193, 7, 60),
                                           pen=pg.mkPen("#ff8f00"))
         self.region.setVisible(False)
@@ -83,9 +83,9 @@ class AttentionHeatmap(pg.PlotWidget):
         self.selected: int | None = None
         self.focus: list[float] = []            # per row, where it looked (nan: no attention)
         self.has_attention = False
-        for image in self.windows.values():
-            self.removeItem(image.item)
-        self.windows = {}
+        for block in self.blocks:
+            self.removeItem(block.item)
+        self.blocks = []
         self._y_bucket = 0
         self.region.setVisible(False)
         if self.plotItem.vb.linkedView(0) is None:   # linked: the waveform's range is the heatmap's
@@ -94,13 +94,18 @@ class AttentionHeatmap(pg.PlotWidget):
         self.refresh()
 
     def refresh(self) -> None:
-        """Add the rows the run gained since the last refresh, then redraw the windows that changed."""
+        """Add the rows the run gained since the last refresh, then redraw the blocks that changed."""
         rows = self.run.rows if self.run is not None else []
         added = rows[len(self.focus):]
+        looked = [r for r in added if r.event.attention is not None]
+        if looked:
+            profiles, positions = step_rows([r.event.attention for r in looked])
+            by_step = {r.x: k for k, r in enumerate(looked)}
         for row in added:
-            self._add_row(row.x, row.event)
-        for image in self.windows.values():
-            image.draw()
+            k = by_step.get(row.x) if looked else None
+            self._add_row(row.x, row.event.window, None if k is None else (profiles[k], int(positions[k])))
+        for block in self.blocks:
+            block.draw()
         n = len(self.focus)
         self.note.setVisible(not self.has_attention)
         self.note.setText(OFF_NOTE if n else "")
@@ -108,24 +113,26 @@ class AttentionHeatmap(pg.PlotWidget):
             self._fit_y(n)
             self._show_cursor()
 
-    def _add_row(self, x: int, ev) -> None:
-        image = self.windows.get(ev.window)
-        if image is None:
-            image = self.windows[ev.window] = WindowImage(x, window_offset(self.run, ev.window))
-            self.addItem(image.item)
-            image.item.setZValue(-1)
-        if ev.attention is None:
-            image.add(None)
+    def _add_row(self, x: int, window: int, looked: tuple[np.ndarray, int] | None) -> None:
+        """Row `x` of `window`; `looked`: its profile and the position it looked at most (None: no attention)."""
+        block = self.blocks[-1] if self.blocks else None
+        if block is None or block.window != window or block.n == BLOCK_ROWS:
+            block = RowBlock(window, x, window_offset(self.run, window))
+            self.blocks.append(block)
+            self.addItem(block.item)
+            block.item.setZValue(-1)
+        if looked is None:
+            block.add(None)
             self.focus.append(math.nan)
             return
-        image.add(step_profile(ev.attention))
+        block.add(looked[0])
         self.has_attention = True
-        self.focus.append(focus_seconds(ev.attention, image.offset_s))
+        self.focus.append(block.offset_s + looked[1] / POSITIONS_PER_S)
 
     def window_rows(self, window: int) -> np.ndarray:
         """The rows drawn for `window`, uint8 [steps, 1500] (255: the step's peak)."""
-        image = self.windows.get(window)
-        return image.rows[:image.n] if image is not None else np.zeros((0, 1500), np.uint8)
+        rows = [b.rows[:b.n] for b in self.blocks if b.window == window]
+        return np.concatenate(rows) if rows else np.zeros((0, 1500), np.uint8)
 
     def _fit_y(self, n: int) -> None:
         """Grow the step range in steps of X_STEP: a range that moves every token redraws the axes every frame."""

@@ -127,6 +127,7 @@ class TranscriptView(QTextEdit):
     def _apply_word_tint(self, window: int) -> None:
         where = dict(zip(self._steps, zip(self._starts, self._ends)))
         cursor = QTextCursor(self.document())
+        cursor.beginEditBlock()  # one relayout for the window, not one per word
         for word, xs in window_word_rows(self.run, window):
             spans = [where[x] for x in xs if x in where]
             if not spans:
@@ -134,6 +135,7 @@ class TranscriptView(QTextEdit):
             cursor.setPosition(min(a for a, _ in spans))
             cursor.setPosition(max(b for _, b in spans), QTextCursor.MoveMode.KeepAnchor)
             cursor.setCharFormat(token_format(word.probability))
+        cursor.endEditBlock()
         self.tinted.add(window)
 
     # --- clicks ------------------------------------------------------------------------------

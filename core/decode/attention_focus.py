@@ -40,12 +40,28 @@ def step_profile(attention: np.ndarray) -> np.ndarray:
     return row / peak if peak > 0 else np.zeros_like(row)
 
 
+def smoothed(rows: np.ndarray, smooth: int = SMOOTH_POSITIONS) -> np.ndarray:
+    """Centred moving average of `smooth` (odd) positions along the last axis, zeros beyond the ends."""
+    if smooth <= 1 or rows.shape[-1] < smooth:
+        return rows
+    lo = (smooth - 1) // 2
+    padded = np.pad(rows, [(0, 0)] * (rows.ndim - 1) + [(lo + 1, smooth - 1 - lo)])
+    sums = np.cumsum(padded, axis=-1, dtype=np.float64)
+    return ((sums[..., smooth:] - sums[..., :-smooth]) / smooth).astype(np.float32)
+
+
+def step_rows(attentions: list[np.ndarray], smooth: int = SMOOTH_POSITIONS) -> tuple[np.ndarray, np.ndarray]:
+    """Many steps at once (a live batch of the heatmap): their rows as step_profile gives them [k, A], and
+    the position each looked at most [k] (the smoothed peak of the heads' mean)."""
+    means = np.stack([head_mean(a) for a in attentions])
+    peaks = means.max(axis=-1, keepdims=True)
+    profiles = np.divide(means, peaks, out=np.zeros_like(means), where=peaks > 0)
+    return profiles, np.argmax(smoothed(means, smooth), axis=-1)
+
+
 def focus_position(attention: np.ndarray, smooth: int = SMOOTH_POSITIONS) -> int:
     """Index of the audio position the step looked at most: the peak of the heads' mean, smoothed."""
-    row = head_mean(attention)
-    if smooth > 1 and row.size >= smooth:
-        row = np.convolve(row, np.ones(smooth, np.float32) / smooth, mode="same")
-    return int(np.argmax(row))
+    return int(np.argmax(smoothed(head_mean(attention), smooth)))
 
 
 def focus_seconds(attention: np.ndarray, offset_s: float = 0.0, smooth: int = SMOOTH_POSITIONS) -> float:

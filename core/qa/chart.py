@@ -79,7 +79,7 @@ def heatmap_svg(title: str, attention: dict, max_height: int = 300) -> str:
     audio across, darker where the step looked; a red dot where each window's last step looked."""
     rows = attention["rows"]
     bin_s, x_max = attention["bin_s"], max(attention["n_bins"] * attention["bin_s"], 1e-9)
-    plot_h = min(max_height, max(60, 3 * len(rows)))
+    plot_h = min(max_height, max(100, 3 * len(rows)))
     merged, group = merged_rows(rows, int(plot_h / 1.5))
     h = TOP + plot_h + BOTTOM
     row_h = plot_h / max(1, len(merged))

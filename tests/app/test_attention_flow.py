@@ -43,7 +43,8 @@ def test_every_step_has_a_heatmap_row_and_eot_looks_at_the_end(window):
     run = shown(window)
     assert run.stop_reason == "eot" and all(r.event.attention is not None for r in run.rows)
     heatmap = window.heatmap
-    assert heatmap.window_rows(0).shape == (len(run.rows), 1500) and heatmap.windows[0].item.image is not None
+    assert heatmap.window_rows(0).shape == (len(run.rows), 1500)
+    assert all(block.item.image is not None for block in heatmap.blocks)
     assert not heatmap.note.isVisible()
     eot_at = heatmap.focus[-1]
     assert 0.8 * run.duration_s < eot_at < run.duration_s + 0.5

@@ -6,7 +6,7 @@ import pytest
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtTest import QTest
 
-from app.plots.attention_heatmap import OFF_NOTE, AttentionHeatmap
+from app.plots.attention_heatmap import BLOCK_ROWS, OFF_NOTE, AttentionHeatmap
 from app.runs.session import Session
 from core.decode.events import EncodedEvent, TokenEvent
 from core.decode.options import DecodeOptions
@@ -33,14 +33,14 @@ def test_rows_stream_in_placed_in_seconds(qtbot):
     add_step(run, 0, 1, 300, scale=0.3)        # a weak row is still drawn at full strength: scaled per row
     heatmap.refresh()
     rows = heatmap.window_rows(0)
-    assert rows.shape == (2, 1500) and heatmap.windows[0].item.image.shape == (2, 1500)
+    assert rows.shape == (2, 1500) and heatmap.blocks[0].item.image.shape == (2, 1500)
     assert rows[0].argmax() in range(98, 103) and rows[1].argmax() in range(298, 303)
     assert rows[0].max() == rows[1].max() == 255
     run.add(EncodedEvent(1, 10.0, "en", offset_s=30.0), 40.0)
     add_step(run, 1, 0, 250)                  # window 1 starts at 30 s: its row 2 looks at 35 s
     heatmap.refresh()
     assert heatmap.window_rows(1).shape == (1, 1500) and heatmap.window_rows(1)[0].argmax() in range(248, 253)
-    placed = [w.item.mapRectToParent(w.item.boundingRect()) for w in (heatmap.windows[0], heatmap.windows[1])]
+    placed = [b.item.mapRectToParent(b.item.boundingRect()) for b in heatmap.blocks]
     assert (placed[0].x(), placed[0].y(), placed[0].width(), placed[0].height()) == pytest.approx((0, 0, 30, 2))
     assert (placed[1].x(), placed[1].y(), placed[1].width(), placed[1].height()) == pytest.approx((30, 2, 30, 1))
     assert heatmap.focus == pytest.approx([2.0, 6.0, 35.0])
@@ -89,3 +89,17 @@ def test_a_run_without_attention_says_how_to_get_it(qtbot):
     heatmap.refresh()
     assert heatmap.note.isVisible() and heatmap.note.toPlainText() == OFF_NOTE
     assert not heatmap.focus_line.isVisible() and not heatmap.window_rows(0).any()
+
+
+def test_a_long_window_is_drawn_in_blocks_in_order(qtbot):
+    heatmap = AttentionHeatmap()
+    qtbot.addWidget(heatmap)
+    run = streaming_run()
+    heatmap.set_run(run)
+    for step in range(BLOCK_ROWS + 5):
+        add_step(run, 0, step, 20 + 10 * step)
+    heatmap.refresh()
+    assert [b.n for b in heatmap.blocks] == [BLOCK_ROWS, 5]
+    assert list(heatmap.window_rows(0).argmax(axis=1)) == [20 + 10 * s - 2 for s in range(BLOCK_ROWS + 5)]  # peak: 5 wide
+    second = heatmap.blocks[1].item.mapRectToParent(heatmap.blocks[1].item.boundingRect())
+    assert (second.y(), second.height()) == pytest.approx((BLOCK_ROWS, 5))
