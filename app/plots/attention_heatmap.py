@@ -107,8 +107,7 @@ class AttentionHeatmap(pg.PlotWidget):
         for block in self.blocks:
             block.draw()
         n = len(self.focus)
-        self.note.setVisible(not self.has_attention)
-        self.note.setText(OFF_NOTE if n else "")
+        self.note.setVisible(not self.has_attention and n > 0)
         if added:
             self._fit_y(n)
             self._show_cursor()
