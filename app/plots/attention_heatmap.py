@@ -14,6 +14,7 @@ from PySide6.QtCore import Signal
 
 from app.plots.step import CURSOR_PEN, X_STEP
 from app.runs.record import RunRecord
+from app.runs.token_names import hover_text
 from app.runs.words import window_offset
 from core.decode.attention_focus import POSITIONS_PER_S, step_rows
 
@@ -74,6 +75,7 @@ class AttentionHeatmap(pg.PlotWidget):
         self.note.setPos(0.5, 1)
         self.addItem(self.note, ignoreBounds=True)
         self.scene().sigMouseClicked.connect(self._on_mouse_clicked)
+        self.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.set_run(None)
 
     # --- data ------------------------------------------------------------------------------
@@ -176,6 +178,15 @@ class AttentionHeatmap(pg.PlotWidget):
             return None
         y = self.plotItem.vb.mapSceneToView(scene_pos).y()
         return int(y) if 0 <= y < len(self.focus) else None
+
+    def _on_mouse_moved(self, scene_pos) -> None:
+        """The tooltip names the step under the mouse and where it looked."""
+        x = self.step_at(scene_pos)
+        if x is None:
+            self.setToolTip("")
+            return
+        at = self.focus_of(x)
+        self.setToolTip(hover_text(x, self.run.rows[x].event) + (f"  looks at {at:.2f} s" if at is not None else ""))
 
     def _on_mouse_clicked(self, event) -> None:
         x = self.step_at(event.scenePos())

@@ -77,6 +77,8 @@ def test_clicking_a_row_selects_its_step(qtbot):
     scene = heatmap.plotItem.vb.mapViewToScene(QPointF(5.0, 6.5))
     QTest.mouseClick(heatmap.viewport(), Qt.MouseButton.LeftButton, pos=heatmap.mapFromScene(scene))
     assert clicked == [6]
+    heatmap.scene().sigMouseMoved.emit(heatmap.plotItem.vb.mapViewToScene(QPointF(5.0, 3.5)))
+    assert heatmap.toolTip().startswith("step 3: ' la'") and heatmap.toolTip().endswith("looks at 3.40 s")
     assert heatmap.focus_line.value() == pytest.approx((50 + 40 * 6) / 50) and heatmap.row_line.value() == 6.5
 
 

@@ -5,10 +5,13 @@ import pytest
 from core.decode.attention_focus import (
     Focus,
     classify_focus,
+    focus_position,
     focus_seconds,
     frame_energy,
+    smoothed,
     speech_mask,
     step_profile,
+    step_rows,
 )
 from core.decode.decoding import decode_windows
 from core.decode.events import DoneEvent, TokenEvent
@@ -41,6 +44,17 @@ def test_a_lone_hot_position_loses_to_a_broad_peak():
     a[:, 300:310] = 0.07
     assert focus_seconds(a) == pytest.approx(6.1, abs=0.1)
     assert focus_seconds(a, smooth=1) == pytest.approx(14.0)
+
+
+def test_smoothing_is_a_centred_moving_average_and_batches_agree():
+    rng = np.random.default_rng(0)
+    rows = rng.random((6, 1500)).astype(np.float32)
+    expected = np.stack([np.convolve(r, np.ones(5) / 5, mode="same") for r in rows])
+    assert np.allclose(smoothed(rows), expected, atol=1e-6)
+    attentions = [attention_at(p) for p in (3, 400, 1497)]
+    profiles, positions = step_rows(attentions)
+    assert list(positions) == [focus_position(a) for a in attentions] == [3, 400, 1497]
+    assert np.allclose(profiles, [step_profile(a) for a in attentions])
 
 
 def test_profile_rows_are_scaled_to_their_own_peak():
