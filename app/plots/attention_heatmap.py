@@ -1,6 +1,7 @@
 """Live cross-attention heatmap: a row per decode step (top to bottom, as in the token table), audio time in
 seconds across, x linked with the waveform and the mel. A row is the mean of the alignment heads scaled to
-its own peak: a step's attention is one sharp peak, and a scale shared by all rows would hide most of them.
+its own peak in the audio: a step's attention is one sharp peak, and a scale shared by all rows would hide most
+of them (the attention sinks in the padding after the audio saturate).
 The cursor marks where the current step (or the selected one) looks; a clicked word's span is shaded.
 The rows are drawn as images of at most BLOCK_ROWS rows, each at its window's offset: a new token redraws
 only the last block, however long the run."""
@@ -16,7 +17,7 @@ from app.plots.step import CURSOR_PEN, X_STEP
 from app.runs.record import RunRecord
 from app.runs.token_names import hover_text
 from app.runs.words import window_offset
-from core.decode.attention_focus import POSITIONS_PER_S, step_rows
+from core.decode.attention_focus import POSITIONS_PER_S, audio_positions, step_rows
 
 WINDOW_S = 30.0
 BLOCK_ROWS = 32
@@ -99,13 +100,15 @@ class AttentionHeatmap(pg.PlotWidget):
         """Add the rows the run gained since the last refresh, then redraw the blocks that changed."""
         rows = self.run.rows if self.run is not None else []
         added = rows[len(self.focus):]
-        looked = [r for r in added if r.event.attention is not None]
-        if looked:
-            profiles, positions = step_rows([r.event.attention for r in looked])
-            by_step = {r.x: k for k, r in enumerate(looked)}
+        computed = {}
+        for window in dict.fromkeys(r.event.window for r in added):
+            looked = [r for r in added if r.event.window == window and r.event.attention is not None]
+            if looked:
+                n = audio_positions(self.run.duration_s, window_offset(self.run, window))
+                profiles, positions = step_rows([r.event.attention for r in looked], n_positions=n)
+                computed |= {r.x: (profiles[k], int(positions[k])) for k, r in enumerate(looked)}
         for row in added:
-            k = by_step.get(row.x) if looked else None
-            self._add_row(row.x, row.event.window, None if k is None else (profiles[k], int(positions[k])))
+            self._add_row(row.x, row.event.window, computed.get(row.x))
         for block in self.blocks:
             block.draw()
         n = len(self.focus)

@@ -59,7 +59,7 @@ def step_span(run: RunRecord, x: int) -> tuple[float, float] | None:
     if not 0 <= x < len(run.rows) or run.rows[x].event.attention is None:
         return None
     ev: TokenEvent = run.rows[x].event
-    at = focus_seconds(ev.attention, window_offset(run, ev.window))
+    at = focus_seconds(ev.attention, window_offset(run, ev.window), duration_s=run.duration_s)
     return max(0.0, at - AROUND_S), at + AROUND_S
 
 

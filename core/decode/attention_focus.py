@@ -33,11 +33,22 @@ def head_mean(attention: np.ndarray) -> np.ndarray:
     return a if a.ndim == 1 else a.reshape(a.shape[0], -1).mean(axis=0)
 
 
-def step_profile(attention: np.ndarray) -> np.ndarray:
-    """One heatmap row: the heads' mean scaled to its own peak (1.0), float32 [A]; all zero for no weight."""
-    row = head_mean(attention)
-    peak = float(row.max()) if row.size else 0.0
-    return row / peak if peak > 0 else np.zeros_like(row)
+def audio_positions(duration_s: float | None, offset_s: float = 0.0, margin_s: float = END_AFTER_S) -> int | None:
+    """Positions of a window starting at `offset_s` that hold audio, plus `margin_s`; None: all of them.
+
+    Past the audio, the padding holds attention sinks (the last positions, a few fixed ones) that take much
+    of the weight of steps near the end, EOT's above all; like whisper's word timings, where a step looked
+    is sought in the audio only."""
+    if not duration_s:
+        return None
+    return int(min(1500, max(1, np.ceil((duration_s - offset_s + margin_s) * POSITIONS_PER_S))))
+
+
+def step_profile(attention: np.ndarray, n_positions: int | None = None) -> np.ndarray:
+    """One heatmap row: the heads' mean scaled to its peak within the first `n_positions` (1.0; sinks past
+    them may exceed it and are clipped), float32 [A]; all zero for no weight."""
+    profiles, _ = step_rows([attention], n_positions=n_positions)
+    return profiles[0]
 
 
 def smoothed(rows: np.ndarray, smooth: int = SMOOTH_POSITIONS) -> np.ndarray:
@@ -50,23 +61,29 @@ def smoothed(rows: np.ndarray, smooth: int = SMOOTH_POSITIONS) -> np.ndarray:
     return ((sums[..., smooth:] - sums[..., :-smooth]) / smooth).astype(np.float32)
 
 
-def step_rows(attentions: list[np.ndarray], smooth: int = SMOOTH_POSITIONS) -> tuple[np.ndarray, np.ndarray]:
-    """Many steps at once (a live batch of the heatmap): their rows as step_profile gives them [k, A], and
-    the position each looked at most [k] (the smoothed peak of the heads' mean)."""
+def step_rows(attentions: list[np.ndarray], smooth: int = SMOOTH_POSITIONS,
+              n_positions: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Many steps of one window at once (a live batch of the heatmap): their rows as step_profile gives
+    them [k, A], and the position each looked at most [k]: the smoothed peak of the heads' mean within the
+    first `n_positions` (audio_positions)."""
     means = np.stack([head_mean(a) for a in attentions])
-    peaks = means.max(axis=-1, keepdims=True)
-    profiles = np.divide(means, peaks, out=np.zeros_like(means), where=peaks > 0)
-    return profiles, np.argmax(smoothed(means, smooth), axis=-1)
+    audio = means[:, :n_positions]
+    peaks = audio.max(axis=-1, keepdims=True)
+    profiles = np.minimum(np.divide(means, peaks, out=np.zeros_like(means), where=peaks > 0), 1.0)
+    return profiles, np.argmax(smoothed(audio, smooth), axis=-1)
 
 
-def focus_position(attention: np.ndarray, smooth: int = SMOOTH_POSITIONS) -> int:
-    """Index of the audio position the step looked at most: the peak of the heads' mean, smoothed."""
-    return int(np.argmax(smoothed(head_mean(attention), smooth)))
+def focus_position(attention: np.ndarray, smooth: int = SMOOTH_POSITIONS, n_positions: int | None = None) -> int:
+    """Index of the audio position the step looked at most: the peak of the heads' mean, smoothed, within
+    the first `n_positions`."""
+    return int(np.argmax(smoothed(head_mean(attention)[:n_positions], smooth)))
 
 
-def focus_seconds(attention: np.ndarray, offset_s: float = 0.0, smooth: int = SMOOTH_POSITIONS) -> float:
-    """Where in the audio (seconds) the step looked: `offset_s` is where its window starts."""
-    return offset_s + focus_position(attention, smooth) / POSITIONS_PER_S
+def focus_seconds(attention: np.ndarray, offset_s: float = 0.0, smooth: int = SMOOTH_POSITIONS,
+                  duration_s: float | None = None) -> float:
+    """Where in the audio (seconds) the step looked: `offset_s` is where its window starts; with the audio's
+    `duration_s`, only the positions that hold audio count (audio_positions)."""
+    return offset_s + focus_position(attention, smooth, audio_positions(duration_s, offset_s)) / POSITIONS_PER_S
 
 
 def frame_energy(mels: np.ndarray, n_frames: int | None = None) -> np.ndarray:
@@ -145,4 +162,4 @@ def eot_focus(windows: list, steps: list, energy: np.ndarray | None, duration_s:
     eot = next((s for s in reversed(steps) if s.window == window.window), None)
     if eot is None or eot.attention is None:
         return None
-    return classify_focus(focus_seconds(eot.attention, window.offset_s), energy, duration_s)
+    return classify_focus(focus_seconds(eot.attention, window.offset_s, duration_s=duration_s), energy, duration_s)

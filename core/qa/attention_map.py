@@ -7,14 +7,16 @@ import math
 
 import numpy as np
 
-from core.decode.attention_focus import POSITIONS_PER_S, focus_seconds, step_profile
+from core.decode.attention_focus import POSITIONS_PER_S, audio_positions, focus_seconds, step_profile
 
 BIN_S = 0.1
 MIN_LEVEL = 15            # percent of the row's peak
 
 
-def attention_map(steps: list, offsets: dict[int, float], reasons: dict[int, str]) -> dict | None:
-    """`steps`: TokenEvents in order; `offsets`/`reasons`: each window's start in the audio and stop reason.
+def attention_map(steps: list, offsets: dict[int, float], reasons: dict[int, str],
+                  duration_s: float | None = None) -> dict | None:
+    """`steps`: TokenEvents in order; `offsets`/`reasons`: each window's start in the audio and stop reason;
+    `duration_s`: the audio's (rows are scaled to their peak within it, core.decode.attention_focus).
     None when no step carries attention. `marks` holds where each window's last step looked."""
     per_bin = round(BIN_S * POSITIONS_PER_S)
     rows, marks, n_bins = [], [], 0
@@ -23,7 +25,7 @@ def attention_map(steps: list, offsets: dict[int, float], reasons: dict[int, str
             rows.append([])
             continue
         offset = offsets.get(ev.window, 0.0)
-        profile = step_profile(ev.attention)
+        profile = step_profile(ev.attention, audio_positions(duration_s, offset))
         levels = np.pad(profile, (0, -len(profile) % per_bin)).reshape(-1, per_bin).max(axis=1)
         first = round(offset / BIN_S)
         n_bins = max(n_bins, first + len(levels))
@@ -34,7 +36,7 @@ def attention_map(steps: list, offsets: dict[int, float], reasons: dict[int, str
         last = i + 1 == len(steps) or steps[i + 1].window != ev.window
         if last:
             what = "EOT" if reasons.get(ev.window) == "eot" else f"last step ({reasons.get(ev.window, '')})"
-            marks.append([i, round(focus_seconds(ev.attention, offset), 2), what])
+            marks.append([i, round(focus_seconds(ev.attention, offset, duration_s=duration_s), 2), what])
     if not any(rows):
         return None
     return {"bin_s": BIN_S, "n_bins": n_bins, "rows": rows, "marks": marks}

@@ -118,7 +118,7 @@ def score(clip: Clip, transcript: Transcript, wall_ms: float, duration_s: float,
     ms = transcript.per_token_ms()
     focus = eot_focus(transcript.windows, transcript.steps, energy, duration_s)
     heatmap = attention_map(transcript.steps, {w.window: w.offset_s for w in transcript.windows},
-                            {w.window: w.reason for w in transcript.windows}) if failures else None
+                            {w.window: w.reason for w in transcript.windows}, duration_s) if failures else None
     return ClipResult(
         name=clip.name, audio=str(clip.audio), language=clip.language, metric=clip.metric,
         max_error=clip.max_error, reference=clip.reference, text=transcript.text, error_rate=round(rate, 4),

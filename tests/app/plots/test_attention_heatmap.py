@@ -105,3 +105,16 @@ def test_a_long_window_is_drawn_in_blocks_in_order(qtbot):
     assert list(heatmap.window_rows(0).argmax(axis=1)) == [20 + 10 * s - 2 for s in range(BLOCK_ROWS + 5)]  # peak: 5 wide
     second = heatmap.blocks[1].item.mapRectToParent(heatmap.blocks[1].item.boundingRect())
     assert (second.y(), second.height()) == pytest.approx((BLOCK_ROWS, 5))
+
+
+def test_rows_are_scaled_to_their_peak_in_the_audio_not_the_sinks(qtbot):
+    heatmap = AttentionHeatmap()
+    qtbot.addWidget(heatmap)
+    run = streaming_run(3.2)
+    heatmap.set_run(run)
+    sunk = attention_at(150).astype(np.float32) * 0.2
+    sunk[:, 1499] += 0.8                       # the padding's last position takes most of the weight
+    run.add(TokenEvent(0, 0, 100, "", -0.1, 0.9, [], 4, 0, 20.0, attention=sunk.astype(np.float16)), 20.0)
+    heatmap.refresh()
+    row = heatmap.window_rows(0)[0]
+    assert row[148:153].max() == 255 and row[1499] == 255 and heatmap.focus == pytest.approx([3.0])

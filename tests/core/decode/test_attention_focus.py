@@ -4,6 +4,7 @@ import pytest
 
 from core.decode.attention_focus import (
     Focus,
+    audio_positions,
     classify_focus,
     focus_position,
     focus_seconds,
@@ -44,6 +45,24 @@ def test_a_lone_hot_position_loses_to_a_broad_peak():
     a[:, 300:310] = 0.07
     assert focus_seconds(a) == pytest.approx(6.1, abs=0.1)
     assert focus_seconds(a, smooth=1) == pytest.approx(14.0)
+
+
+def sunk(position: int, sink_share: float = 0.8) -> np.ndarray:
+    """A step near the end of a short clip: most weight in the padding's sinks, a little on the audio."""
+    a = attention_at(position).astype(np.float32) * (1 - sink_share)
+    a[:, 1499] += sink_share * 0.6
+    a[:, 1372] += sink_share * 0.4
+    return a.astype(np.float16)
+
+
+def test_the_sinks_past_the_audio_do_not_count():
+    a = sunk(150)
+    assert focus_seconds(a) > 29.9                                        # the whole window: the sink
+    assert focus_seconds(a, duration_s=3.2) == pytest.approx(3.0)         # the audio (and 0.5 s past it)
+    assert focus_seconds(a, offset_s=30.0, duration_s=33.2) == pytest.approx(33.0)
+    assert audio_positions(3.2) == 185 and audio_positions(None) is None and audio_positions(40.0) == 1500
+    row = step_profile(a, audio_positions(3.2))
+    assert row[150] == pytest.approx(1.0) and row[1499] == 1.0 and row[:185].argmax() in range(148, 153)
 
 
 def test_smoothing_is_a_centred_moving_average_and_batches_agree():
@@ -107,11 +126,30 @@ def test_jfk_eot_looks_at_the_end_of_the_speech(model):
     done = next(e for e in events if isinstance(e, DoneEvent))
     eot = [e for e in events if isinstance(e, TokenEvent)][-1]
     assert done.reason == "eot" and eot.token == model.tokenizer.eot
-    focus = classify_focus(focus_seconds(eot.attention, done.offset_s), frame_energy(mels, n_frames),
-                           len(audio) / 16000)
+    focus = classify_focus(focus_seconds(eot.attention, done.offset_s, duration_s=len(audio) / 16000),
+                           frame_energy(mels, n_frames), len(audio) / 16000)
     assert focus.kind == "end of speech", focus
     assert focus.at_s > 0.8 * focus.duration_s
     # An early word's step looks at the speech, well before the end.
     first_word = next(e for e in events if isinstance(e, TokenEvent) and not e.is_special)
     early = classify_focus(focus_seconds(first_word.attention), frame_energy(mels, n_frames))
     assert early.at_s < 2.0 and early.kind in ("speech", "silence before the speech")
+
+
+def test_a_short_clip_eot_looks_at_the_end_not_at_the_sinks(model):
+    """hello-world is 1.4 s: its EOT step puts most weight on the padding's sinks, yet in the audio it looks
+    at the end of the speech."""
+    from core.decode.attention_focus import eot_focus
+    from core.decode.transcript import Transcript
+    from core.model.audio import load_audio
+    from core.model.mel import content_frames, mel_windows
+
+    audio = load_audio(AUDIO / "en_asterisk_hello-world.wav")
+    mels, n_frames = mel_windows(audio), content_frames(audio)
+    t = Transcript()
+    for ev in decode_windows(model.backend, model.tokenizer, mels, DecodeOptions(language="en", attention=True),
+                             n_frames=n_frames):
+        t.add(ev)
+    assert t.stop_reason == "eot" and focus_seconds(t.steps[-1].attention) > 20   # the sinks win the window
+    focus = eot_focus(t.windows, t.steps, frame_energy(mels, n_frames), len(audio) / 16000)
+    assert focus.kind == "end of speech" and focus.at_s <= focus.duration_s + 0.5, focus
