@@ -2,6 +2,7 @@
 row scaled to its peak, growing as tokens stream in, a cursor at the peak, clicks that select a step."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtTest import QTest
