@@ -12,11 +12,13 @@ from app import settings as app_settings
 from app.audio.clip import AudioClip, clip_from_samples, load_clip
 from app.audio.panel import AudioPanel
 from app.audio.recorder import Recorder
+from app.audio.span_player import SpanPlayer
 from app.background import TaskRunner
 from app.board.controller import BoardController
 from app.board.panel import DevicePanel
 from app.board.worker import TranscribeWorker
 from app.errors import Failure
+from app.plots.attention_heatmap import AttentionHeatmap
 from app.plots.live_refresh import LiveRefresher
 from app.plots.panel import PlotsPanel
 from app.qa.tab import QaTab
@@ -29,6 +31,7 @@ from app.views.compare_panel import ComparePanel
 from app.views.error_dialog import show_failure
 from app.views.export_menu import ExportMenu
 from app.views.menus import build_menus
+from app.views.quality_strip import QualityStrip
 from app.views.run_controls import RunControls
 from app.views.segments import SegmentsView
 from app.views.status_bar import StatusBar
@@ -61,8 +64,11 @@ class MainWindow(QMainWindow):
         self.device = DevicePanel()
         self.controls = RunControls()
         self.banner = StopBanner()
+        self.quality = QualityStrip()
         self.transcript = TranscriptView()
+        self.heatmap = AttentionHeatmap()
         self.plots = PlotsPanel()
+        self.span_player = SpanPlayer(parent=self)
         self.table = TokenTable()
         self.compare = ComparePanel(self.session)
         self.segments = SegmentsView()
@@ -72,8 +78,8 @@ class MainWindow(QMainWindow):
         self.status = StatusBar()
         self.setStatusBar(self.status)
         self.splitter, self.tabs = lay_out(
-            self, [(self.audio, 3), (self.controls, 0), (self.device, 0)], self.run_picker, self.banner,
-            self.transcript, self.plots,
+            self, [(self.audio, 3), (self.controls, 0), (self.device, 0)], self.run_picker,
+            [self.banner, self.quality], self.transcript, [self.heatmap, self.plots],
             {"Tokens": self.table, "Segments": self.segments, "Compare runs": self.compare, "QA suite": self.qa})
         self.exports = ExportMenu(self)
         build_menus(self, self.audio.open_dialog, self.exports, self.transcribe, self.stop)
@@ -81,8 +87,8 @@ class MainWindow(QMainWindow):
         worker = worker or TranscribeWorker()
         self.runs = RunController(self.session, worker, self)
         self.board = BoardController(self.device, self.status, worker, self.tasks, self)
-        self.live = LiveRefresher([self._sync_text, self.table.sync, *(p.refresh for p in self.plots.plots())],
-                                  self)
+        self.live = LiveRefresher([self._sync_text, self.table.sync, *(p.refresh for p in self.plots.plots()),
+                                   self.heatmap.refresh], self)
         self._wire()
         self._apply_settings()
         self.tasks.start(token_names.preload)
@@ -107,6 +113,23 @@ class MainWindow(QMainWindow):
         self.plots.stepSelected.connect(self.table.select_step)
         self.table.stepSelected.connect(self.plots.select_step)
         self.run_picker.currentIndexChanged.connect(self._pick_run)
+        self._wire_attention()
+
+    def _wire_attention(self) -> None:
+        """The heatmap follows the selected step; a clicked word or token plays and shades its span."""
+        self.heatmap.setXLink(self.audio.view.wave_plot)   # seconds, aligned with the waveform and the mel
+        for source in (self.plots, self.table):
+            source.stepSelected.connect(self.heatmap.select_step)
+        self.heatmap.stepClicked.connect(self.table.select_step)
+        self.heatmap.stepClicked.connect(self.plots.select_step)
+        for source in (self.transcript, self.table):
+            source.stepClicked.connect(lambda x: self.span_player.play_step(self.run, x))
+        for target in (self.table, self.plots, self.heatmap):
+            self.transcript.stepClicked.connect(target.select_step)
+        self.span_player.spanShown.connect(self.audio.view.show_span)
+        self.span_player.spanShown.connect(self.heatmap.show_span)
+        self.span_player.note.connect(lambda text: self.status.showMessage(text, 8000))
+        self.span_player.failed.connect(self.show_failure)
 
     def _apply_settings(self) -> None:
         s = self.settings
@@ -234,14 +257,17 @@ class MainWindow(QMainWindow):
         self.transcript.set_run(run)
         self.table.set_run(run)
         self.plots.set_run(run)
+        self.heatmap.set_run(run)
         self.live.flush()
 
     def _sync_text(self) -> None:
         if self.run is None:
             self.banner.show_reason(None)
+            self.quality.show_run(None)
             return
         self.transcript.sync()
         self.banner.show_run(self.run)
+        self.quality.show_run(self.run)
         self.segments.set_run(self.run)
 
     # --- errors and closing ----------------------------------------------------------------------
@@ -255,4 +281,5 @@ class MainWindow(QMainWindow):
         self.runs.close()
         self.tasks.wait_all()
         self.qa.tasks.wait_all()
+        self.transcript.tasks.wait_all()
         super().closeEvent(event)

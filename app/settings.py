@@ -13,9 +13,15 @@ ORG, APP = "WhisperKV", "WhisperKV Studio"
 MAX_RECENT = 10
 
 
+def default_options() -> DecodeOptions:
+    """The studio is a debugging view: it asks for attention unless told not to (the heatmap, word times and
+    click-to-play need it; a step costs a little more)."""
+    return DecodeOptions(attention=True)
+
+
 @dataclass
 class AppSettings:
-    options: DecodeOptions = field(default_factory=DecodeOptions)
+    options: DecodeOptions = field(default_factory=default_options)
     recent: list[str] = field(default_factory=list)
     profiles: list[DeviceProfile] = field(default_factory=lambda: [DeviceProfile()])
     profile: str = "Local runner"
@@ -45,7 +51,7 @@ def _json(store: QSettings, key: str, default):
 def load(store: QSettings) -> AppSettings:
     s = AppSettings()
     try:
-        s.options = DecodeOptions.from_dict(_json(store, "run/options", {}))
+        s.options = DecodeOptions.from_dict({"attention": True} | _json(store, "run/options", {}))
     except (OptionsError, TypeError, AttributeError):
         pass  # a hand-edited value out of range: the defaults, rather than refusing to start
     s.recent = [p for p in _json(store, "audio/recent", []) if isinstance(p, str)]

@@ -27,8 +27,11 @@ class TextStream:
     def feed(self, ev: Event, result: Transcript) -> None:
         if isinstance(ev, EncodedEvent) and self.live:
             self._write(SAVE + (" " if self.wrote else ""))
-        elif isinstance(ev, TokenEvent) and self.live and ev.text:
-            self._write(ev.text)
+        elif isinstance(ev, TokenEvent) and self.live:
+            if ev.step == 0 and ev.temperature > 0:       # a temperature fallback: the window starts over
+                self._write(RESTORE_AND_CLEAR + SAVE + (" " if self.wrote else ""))
+            if ev.text:
+                self._write(ev.text)
         elif isinstance(ev, DoneEvent):
             shown = result.windows[-1] in result.shown_windows
             text = result.windows[-1].text.strip()

@@ -32,14 +32,29 @@ def register(subs) -> None:
                    "onnxruntime is installed), onnx, numpy, onnx-fp16, onnx-int8 or tflite")
     p.add_argument("--delegate", default=None, metavar="PATH", help="tflite: a delegate library for the runner "
                    "to load (on a Genio board, /usr/lib/libneuron_stable_delegate.so)")
+    p.add_argument("--word-timestamps", action="store_true", help="words with start, end and probability, by "
+                   "openai-whisper's DTW over the alignment heads' cross-attention (needs --cache on)")
+    p.add_argument("--temperature-fallback", action="store_true", help="as openai-whisper: re-decode a window "
+                   "whose compression ratio is over 2.4 or avg logprob under -1.0 at T=0.2, 0.4 … 1.0, sampling")
+    p.add_argument("--seed", type=int, default=0, help="the fallback's sampling seed (default 0): same seed, "
+                   "same transcript")
+    p.add_argument("--srt", default=None, metavar="PATH", help="also write SRT subtitles (per word with "
+                   "--word-timestamps)")
+    p.add_argument("--vtt", default=None, metavar="PATH", help="also write WebVTT subtitles (per word with "
+                   "--word-timestamps)")
     add_device_args(p)
     p.set_defaults(run=run)
 
 
 def options_from_args(args) -> DecodeOptions:
+    if args.word_timestamps and args.cache == "off":
+        raise WhisperKVError("--word-timestamps needs --cache on: the uncached reference runs the full decoder "
+                             "graph, which has no attention output", "drop --cache off")
     try:
         return DecodeOptions(language=args.language, task=args.task, cache=args.cache == "on",
-                             max_tokens=args.max_tokens, top_k=args.top_k, timestamps=args.timestamps)
+                             max_tokens=args.max_tokens, top_k=args.top_k, timestamps=args.timestamps,
+                             word_timestamps=args.word_timestamps, temperature_fallback=args.temperature_fallback,
+                             seed=args.seed)
     except ValueError as exc:
         raise WhisperKVError(str(exc), "see `whisperkv transcribe --help`") from exc
 
@@ -50,19 +65,30 @@ def check_language(language: str | None, known: dict) -> None:
                              "use auto or one of: " + ", ".join(sorted(known)))
 
 
+def check_attention(options: DecodeOptions, backend) -> None:
+    from core.model.backend import AttentionBackend
+
+    if options.wants_attention and not isinstance(backend, AttentionBackend):
+        raise WhisperKVError(f"backend {backend.name!r} cannot report cross-attention, so --word-timestamps "
+                             "cannot time words", "use --backend numpy, onnx or tflite")
+
+
 def run(args) -> int:
     from device.runner.backends import resolve
     from device.runner.load import load_model_source
 
     options = options_from_args(args)
     resolve(args.backend)      # an unknown or missing backend fails before the slow audio and model loads
+    args.levels = {}           # window → per-frame loudness of the host's mel, for the EOT focus in the verdict
 
     def open_audio():
         """(feed, seconds it took). The scan reads the whole file, so bad audio fails here; the mel is then
         computed, sent and decoded a window at a time: memory does not grow with the duration."""
         t_audio = time.perf_counter()
         source = MelSource.of_file(args.audio)
-        return (lambda decode_one: decode_source(source, options, decode_one)), time.perf_counter() - t_audio
+        args.duration_s = source.n_frames / 100
+        return ((lambda decode_one: decode_source(source, options, decode_one, levels=args.levels)),
+                time.perf_counter() - t_audio)
 
     if args.device != "inprocess":   # the runner (a local subprocess by default, or a board): the wire protocol
         return transcribe_on_device(args, open_audio, report)
@@ -70,6 +96,7 @@ def run(args) -> int:
     # Weights, or an exported bundle, as the runner takes them.
     model = load_model_source(args.model, args.backend, delegate=args.delegate)
     check_language(options.language, model.tokenizer.languages)
+    check_attention(options, model.backend)
     t0 = time.perf_counter() - audio_s
     events = feed(lambda mel, opts, n_frames: model.transcribe(mel, opts, n_frames=n_frames))
     return report(events, args, t0, backend=model.backend.name, model_sha256=model.sha256)
@@ -84,7 +111,12 @@ def report(events, args, t0: float, **meta) -> int:
         if stream:
             stream.feed(ev, result)
     total_ms = (time.perf_counter() - t0) * 1e3
-    verdict = diagnose_transcript(result).verdict
+    diagnosis = diagnose_transcript(result, levels=getattr(args, "levels", None))
+    verdict = diagnosis.verdict
+    word_timestamps = getattr(args, "word_timestamps", False)
+    if word_timestamps and result.steps and all(s.attention is None for s in result.steps):
+        raise WhisperKVError("the runner sent no cross-attention, so no word could be timed (a runner older than "
+                             "this CLI ignores word_timestamps)", "deploy this runner with `whisperkv deploy`")
     if args.json:
         doc = result.summary() | {"verdict": verdict, "total_ms": round(total_ms, 3),
                                    "steps": result.steps_json(), "cache": args.cache, **meta}
@@ -94,9 +126,45 @@ def report(events, args, t0: float, **meta) -> int:
         stream.end()
         for g in s["segments"]:
             print(f"[{g['start']:7.2f}s --> {g['end']:7.2f}s] {g['text'].strip()}")
+        if word_timestamps:
+            print_words(result.words)
         if s["no_speech"]:
             print("[no speech detected: every window fell under Whisper's no-speech rule]", file=sys.stderr)
-        print(f"[stop: {s['stop_reason']} — {verdict} | language {s['language']} | {s['n_steps']} steps | "
-              f"encoder {s['encoder_ms']:.0f} ms | per token {s['per_token_ms_median'] or 0:.1f} ms median | "
-              f"total {total_ms:.0f} ms | cache {args.cache} | backend {meta.get('backend') or '?'}]", file=sys.stderr)
+        print(f"[stop: {s['stop_reason']} — {verdict} | {quality_label(diagnosis)}language {s['language']} | "
+              f"{s['n_steps']} steps | encoder {s['encoder_ms']:.0f} ms | "
+              f"per token {s['per_token_ms_median'] or 0:.1f} ms median | total {total_ms:.0f} ms | "
+              f"cache {args.cache} | backend {meta.get('backend') or '?'}]", file=sys.stderr)
+    write_subtitles(result, args)
     return 0
+
+
+def print_words(words: list[dict]) -> None:
+    """One line per word: its span, its probability, the word."""
+    for w in words:
+        print(f"[{w['start']:7.2f}s --> {w['end']:7.2f}s] p={w['probability']:.2f} {w['word'].strip()}")
+
+
+def quality_label(diagnosis) -> str:
+    """The verdict window's quality signals, and any of whisper's thresholds it fails."""
+    q = next((w.quality for w in diagnosis.windows if w.window == diagnosis.window), None)
+    if q is None:
+        return ""
+    fails = q.failures()
+    return f"{q.label()}{' (fails ' + ', '.join(fails) + ')' if fails else ''} | "
+
+
+def write_subtitles(result: Transcript, args) -> None:
+    """--srt/--vtt: the transcript's cues, or one cue per word with --word-timestamps."""
+    if not (getattr(args, "srt", None) or getattr(args, "vtt", None)):
+        return
+    from core.decode import subtitles
+
+    cues = (subtitles.word_cues(result.words) if getattr(args, "word_timestamps", False)
+            else subtitles.cues(result, getattr(args, "duration_s", 0.0)))
+    for path, render in ((args.srt, subtitles.srt), (args.vtt, subtitles.vtt)):
+        if path:
+            try:
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(render(cues))
+            except OSError as exc:
+                raise WhisperKVError(f"cannot write {path}: {exc.strerror}", "pass a writable path") from exc

@@ -27,6 +27,13 @@ class AudioView(pg.GraphicsLayoutWidget):
         self.mel_image = pg.ImageItem(axisOrder="row-major")
         self.mel_image.setColorMap(pg.colormap.get("viridis"))
         self.mel_plot.addItem(self.mel_image)
+        self.spans = []
+        for plot in (self.wave_plot, self.mel_plot):
+            span = pg.LinearRegionItem(movable=False, brush=pg.mkBrush(255, 193, 7, 90), pen=pg.mkPen("#ff8f00"))
+            span.setZValue(10)
+            span.setVisible(False)
+            plot.addItem(span, ignoreBounds=True)
+            self.spans.append(span)
         self.ci.layout.setRowStretchFactor(0, 1)
         self.ci.layout.setRowStretchFactor(1, 2)
         self.clip: AudioClip | None = None
@@ -34,6 +41,7 @@ class AudioView(pg.GraphicsLayoutWidget):
 
     def set_clip(self, clip: AudioClip | None) -> None:
         self.clip = clip
+        self.hide_span()
         if clip is None:
             self.wave.setData([], [])
             self.mel_image.clear()
@@ -46,6 +54,19 @@ class AudioView(pg.GraphicsLayoutWidget):
         self.mel_image.setImage(mel, levels=(float(mel.min()), float(mel.max())))
         self.mel_image.setRect(0, 0, mel.shape[1] / FRAMES_PER_S, mel.shape[0])
         self.wave_plot.setXRange(0, mel.shape[1] / FRAMES_PER_S, padding=0)
+
+    def show_span(self, start_s: float, end_s: float) -> None:
+        """Shade the seconds a clicked word or token covers, on the waveform and the mel."""
+        for span in self.spans:
+            span.setRegion((start_s, end_s))
+            span.setVisible(True)
+
+    def hide_span(self) -> None:
+        for span in self.spans:
+            span.setVisible(False)
+
+    def span(self) -> tuple[float, float] | None:
+        return tuple(self.spans[0].getRegion()) if self.spans[0].isVisible() else None
 
     def mel_shape(self) -> tuple[int, ...]:
         image = self.mel_image.image

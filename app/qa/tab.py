@@ -7,6 +7,7 @@ the window answers with `run_started` (the run of the session, or None when it c
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, QUrl, Signal
@@ -30,6 +31,7 @@ from PySide6.QtWidgets import (
 from app.audio.clip import AudioClip, load_clip
 from app.background import TaskRunner
 from app.errors import Failure, failure_of
+from app.runs.focus import run_energy
 from app.runs.record import RunRecord
 from core.errors import WhisperKVError
 from core.qa.report import write_reports
@@ -170,7 +172,9 @@ class QaTab(QWidget):
         if self.stopping:
             self._finish()
             return
-        options = clip.options(cache=self.cache.isChecked(), timestamps=clip.timestamps or self.timestamps.isChecked())
+        # Attention, so that a failing clip's report shows where the decoder looked.
+        options = replace(clip.options(cache=self.cache.isChecked(),
+                                       timestamps=clip.timestamps or self.timestamps.isChecked()), attention=True)
         self.transcribeRequested.emit(audio, options)
 
     def run_started(self, run: RunRecord | None) -> None:
@@ -200,7 +204,7 @@ class QaTab(QWidget):
             result = failed(clip, WhisperKVError(run.error.get("problem", "the run failed"), run.error.get("fix", "")))
         else:
             wall_ms = run.arrivals_ms[-1] if run.arrivals_ms else 0.0
-            result = score(clip, run.transcript, wall_ms, run.duration_s)
+            result = score(clip, run.transcript, wall_ms, run.duration_s, run_energy(run))
         self.results[self.index] = result
         self._fill(self.index, result.summary_cells(), PASS if result.passed else FAIL)
         self.clipScored.emit(self.index, result)

@@ -48,6 +48,8 @@ class RunRecord:
     transcript: Transcript = field(default_factory=Transcript)
     error: dict | None = None                        # {"problem", "fix", "code"} when the run failed
     runner_loading: bool = False                     # the runner was starting for this run (until its first event)
+    clip: object = None                              # the AudioClip decoded (not in the session file): plays spans
+    derived: dict = field(default_factory=dict, repr=False, compare=False)  # words per window, energy: computed once
 
     def add(self, event, arrival_ms: float) -> TokenRow | None:
         previous = self.arrivals_ms[-1] if self.arrivals_ms else 0.0

@@ -19,6 +19,11 @@ def _tokenizer():
         return None
 
 
+def tokenizer():
+    """The tokenizer (for word timings), or None when it cannot be found."""
+    return _tokenizer()
+
+
 def preload() -> None:
     """Read the tokenizer now (off the UI thread) so the first table paint does not wait for it."""
     _tokenizer()

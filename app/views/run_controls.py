@@ -1,4 +1,4 @@
-"""Run controls: language, task, cache on/off, max tokens, Transcribe and Stop."""
+"""Run controls: language, task, cache on/off, max tokens, timestamps, attention, Transcribe and Stop."""
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
@@ -35,6 +35,9 @@ class RunControls(QGroupBox):
         self.cache.setToolTip("Off reruns the whole decoder every step: same tokens, slower — compare the two")
         self.timestamps = QCheckBox("Timestamps (segments for SRT/VTT)")
         self.suppress_eot = QCheckBox("Suppress EOT (run into the cache ceiling)")
+        self.attention = QCheckBox("Attention (heatmap, word timings and tint, click-to-play)")
+        self.attention.setToolTip("Each step also returns the alignment heads' cross-attention (8×1500 fp16, "
+                                  "12 kB): where the decoder looks, and the words' times")
         self.max_tokens = QSpinBox()
         self.set_cache_ceiling(ModelDims().n_text_ctx)
         self.transcribe_button = QPushButton("Transcribe")
@@ -47,6 +50,7 @@ class RunControls(QGroupBox):
         form.addRow("", self.cache)
         form.addRow("", self.timestamps)
         form.addRow("", self.suppress_eot)
+        form.addRow("", self.attention)
         buttons = QHBoxLayout()
         buttons.addWidget(self.transcribe_button, 2)
         buttons.addWidget(self.stop_button, 1)
@@ -61,7 +65,8 @@ class RunControls(QGroupBox):
     def options(self) -> DecodeOptions:
         return DecodeOptions(language=self.language.currentText().strip() or None, task=self.task.currentText(),
                              cache=self.cache.isChecked(), max_tokens=self.max_tokens.value(),
-                             timestamps=self.timestamps.isChecked(), suppress_eot=self.suppress_eot.isChecked())
+                             timestamps=self.timestamps.isChecked(), suppress_eot=self.suppress_eot.isChecked(),
+                             attention=self.attention.isChecked())
 
     def set_options(self, o: DecodeOptions) -> None:
         self.language.setCurrentText(o.language_label)
@@ -70,6 +75,7 @@ class RunControls(QGroupBox):
         self.max_tokens.setValue(o.max_tokens)
         self.timestamps.setChecked(o.timestamps)
         self.suppress_eot.setChecked(o.suppress_eot)
+        self.attention.setChecked(o.attention)
 
     def set_cache_ceiling(self, ceiling: int) -> None:
         """Decoder positions of the runner's cache (its hello's cache.max_len): no run can sample more tokens."""

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel
 
+from app.runs.focus import eot_focus
 from app.runs.record import RunRecord
 from core.model.weights import ModelDims
 
@@ -18,11 +19,15 @@ STYLES = {
 
 
 def verdict(run: RunRecord) -> str:
-    """The one-line "why it stopped" the CLI and the QA report print too, plus the token count."""
+    """The one-line "why it stopped" the CLI and the QA report print too, where the EOT step looked, and the
+    token count."""
     try:
         why = run.verdict()
+        focus = eot_focus(run) if run.stop_reason == "eot" else None
     except Exception:  # a runner that breaks an assumption of the diagnosis must not break the window
-        why = run.stop_reason or ""
+        why, focus = run.stop_reason or "", None
+    if focus is not None:
+        why = f"{why} · {focus.describe()}"
     return f"{why} · {len(run.rows)} tokens, cache {run.rows[-1].event.cache_len}/{run.cache_ceiling()}" if run.rows else why
 
 

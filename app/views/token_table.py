@@ -1,4 +1,5 @@
-"""The token table widget; selecting a row tells the plots, and the plots can select a row."""
+"""The token table widget; selecting a row tells the plots, and the plots can select a row; clicking a row
+names its step (stepClicked), which plays that span."""
 from __future__ import annotations
 
 from PySide6.QtCore import QItemSelectionModel, Signal
@@ -10,6 +11,7 @@ from app.views.token_table_model import TokenTableModel
 
 class TokenTable(QTableView):
     stepSelected = Signal(int)
+    stepClicked = Signal(int)      # a mouse click, not keyboard navigation: plays the step's audio
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -25,6 +27,7 @@ class TokenTable(QTableView):
         header.setStretchLastSection(False)
         header.setSectionResizeMode(5, QHeaderView.ResizeMode.Stretch)
         self.selectionModel().currentRowChanged.connect(self._on_current_row)
+        self.clicked.connect(lambda index: self.stepClicked.emit(index.row()))
         self._quiet = False
 
     def set_run(self, run: RunRecord | None) -> None:

@@ -14,8 +14,10 @@ import numpy as np
 
 from core.decode.events import DoneEvent, EncodedEvent, Event, TokenEvent
 from core.decode.options import DecodeOptions
+from core.decode.quality import FALLBACK_TEMPERATURES, window_quality
 from core.decode.steppers import CachedStepper, Stepper, UncachedStepper
 from core.decode.timestamps import apply_timestamp_rules, split_segments
+from core.decode.word_timing import window_words
 from core.model.backend import Backend
 from core.model.encoder_cache import EncoderCache, mel_key
 from core.model.mel import N_FRAMES, pad_or_trim
@@ -47,10 +49,13 @@ def top_k(x: np.ndarray, k: int) -> np.ndarray:
 
 @dataclass
 class Pick:
-    """One step's choice: the top-k token ids (best first), their log-probabilities, EOT's."""
+    """One step's choice: the top-k token ids (best first), their log-probabilities, EOT's; the entropy of
+    the whole distribution and its log-normaliser (a sampled token's logprob is its logit minus `norm`)."""
     top: np.ndarray
     logprobs: np.ndarray
     eot_logprob: float
+    entropy: float = 0.0
+    norm: float = 0.0
 
 
 FRAMES_PER_SECOND = 100
@@ -91,9 +96,25 @@ class LogitRules:
         x = self.apply(logits, sampled)
         top = top_k(x, self.k)
         m = x[top[0]]
-        np.exp(np.subtract(x, m, out=self._tmp), out=self._tmp)
-        norm = m + np.float32(np.log(self._tmp.sum()))    # float32 pairwise sum: exact enough, half the time
-        return Pick(top, x[top] - norm, float(x[self.special.eot] - norm))
+        e = np.exp(np.subtract(x, m, out=self._tmp), out=self._tmp)
+        total = e.sum()                                    # float32 pairwise sum: exact enough, half the time
+        norm = m + np.float32(np.log(total))
+        pick = Pick(top, x[top] - norm, float(x[self.special.eot] - norm), norm=float(norm))
+        # H = log Z - sum(e * (x - m)) / Z with Z = sum(e): one clamp and one dot, no second exp. The clamp
+        # keeps suppressed logits (-inf, where e is 0) from making 0 * inf a NaN.
+        np.maximum(x, m - np.float32(1e4), out=x)
+        pick.entropy = max(0.0, float(np.log(total)) - (float(np.dot(e, x)) - float(m) * float(total)) / float(total))
+        return pick
+
+    def sample(self, pick: Pick, temperature: float, rng: np.random.Generator) -> tuple[int, float]:
+        """A token drawn from softmax(logits / T) of the logits `pick` just saw (whisper's fallback sampling),
+        and its logprob at T=1 (what whisper sums for avg_logprob)."""
+        x, m = self._x, self._x[pick.top[0]]
+        e = np.exp(np.multiply(np.subtract(x, m, out=self._tmp), np.float32(1 / temperature), out=self._tmp),
+                   out=self._tmp)
+        cdf = np.cumsum(e, dtype=np.float64)
+        tok = int(min(np.searchsorted(cdf, rng.random() * cdf[-1], side="right"), len(cdf) - 1))
+        return tok, float(x[tok] - pick.norm)
 
 
 def detect_language(tokenizer: WhisperTokenizer, sot_logits: np.ndarray) -> tuple[str, dict[str, float]]:
@@ -124,6 +145,8 @@ class Sampled:
     tokens: list[int] = field(default_factory=list)   # sampled text tokens, no EOT
     reason: str = "max_tokens"
     sum_logprob: float = 0.0
+    entropies: list[float] = field(default_factory=list)   # every step's, EOT's too
+    events: list[TokenEvent] = field(default_factory=list)  # kept for word timings only
 
 
 class WindowDecoder:
@@ -144,15 +167,33 @@ class WindowDecoder:
         (cross_k, cross_v), cache_hit = encoder_features(self.backend, mel, encoder_cache)
         enc_ms = (time.perf_counter() - t0) * 1e3
         self.t_step = time.perf_counter()
-        stepper = (CachedStepper(self.backend, cross_k, cross_v, self.options.wants_attention) if self.options.cache
-                   else UncachedStepper(self.backend, cross_k, cross_v))
+        stepper = self.stepper(cross_k, cross_v)
         language, probs, sot_logits = self.language(stepper, language)
         yield EncodedEvent(window=self.window, ms=enc_ms, language=language, language_probs=probs,
                            cache_hit=cache_hit, offset_s=offset_s)
-        logits, sot_logits = self.prefix(stepper, language, sot_logits)
-        no_speech_prob = float(np.exp(log_softmax(sot_logits)[self.special.no_speech]))
-        sampled = yield from self.main_loop(stepper, logits)
-        yield self.result(sampled, language, no_speech_prob, t0, offset_s, segment_frames)
+        # Greedy first; with temperature_fallback, whisper's re-decodes at rising temperatures while the
+        # window fails its thresholds. Each attempt's token events go out live, marked with its temperature.
+        temperatures = (0.0, *FALLBACK_TEMPERATURES) if self.options.temperature_fallback else (0.0,)
+        rng = np.random.default_rng(self.options.seed)
+        fallbacks: list[str] = []
+        for i, temperature in enumerate(temperatures):
+            if i:
+                stepper, sot_logits, self.t_step = self.stepper(cross_k, cross_v), None, time.perf_counter()
+            logits, sot_logits = self.prefix(stepper, language, sot_logits)
+            no_speech_prob = float(np.exp(log_softmax(sot_logits)[self.special.no_speech]))
+            sampled = yield from self.main_loop(stepper, logits, temperature, rng)
+            done = self.result(sampled, language, no_speech_prob, t0, offset_s, segment_frames, temperature, fallbacks)
+            if sampled.reason == "cancelled" or i == len(temperatures) - 1 or not done.quality.needs_fallback():
+                break
+            fallbacks.append(done.quality.fallback_note())
+        if self.options.word_timestamps:
+            done.words = [w.to_dict() for w in window_words(sampled.events, done, self.tokenizer, segment_frames)]
+        yield done
+
+    def stepper(self, cross_k: np.ndarray, cross_v: np.ndarray) -> Stepper:
+        if self.options.cache:
+            return CachedStepper(self.backend, cross_k, cross_v, self.options.wants_attention)
+        return UncachedStepper(self.backend, cross_k, cross_v)
 
     def language(self, stepper: Stepper, language: str | None) -> tuple[str, dict[str, float], np.ndarray | None]:
         """The given language, or the one the SOT position's logits favour (those logits are kept)."""
@@ -172,8 +213,9 @@ class WindowDecoder:
                 sot_logits = logits
         return logits, sot_logits
 
-    def main_loop(self, stepper: Stepper, logits: np.ndarray) -> Generator[TokenEvent, None, Sampled]:
-        """Sample greedily, one TokenEvent a step, until a stop rule fires."""
+    def main_loop(self, stepper: Stepper, logits: np.ndarray, temperature: float = 0.0,
+                  rng: np.random.Generator | None = None) -> Generator[TokenEvent, None, Sampled]:
+        """Sample (greedily at temperature 0), one TokenEvent a step, until a stop rule fires."""
         options, tokenizer, eot = self.options, self.tokenizer, self.special.eot
         rules = LogitRules(tokenizer, options, self.backend.dims.n_vocab)
         text = Utf8Assembler()
@@ -181,14 +223,21 @@ class WindowDecoder:
         step = 0
         while True:
             p = rules.pick(logits, out.tokens)
-            tok, logprob = int(p.top[0]), float(p.logprobs[0])
+            if temperature > 0:
+                tok, logprob = rules.sample(p, temperature, rng)
+            else:
+                tok, logprob = int(p.top[0]), float(p.logprobs[0])
             piece = b"" if tokenizer.is_special(tok) else tokenizer.token_bytes(tok)
-            yield TokenEvent(window=self.window, step=step, token=tok, text=text.push(piece),
-                             logprob=logprob, eot_prob=float(np.exp(p.eot_logprob)),
-                             top=list(zip(p.top.tolist(), p.logprobs.tolist())), cache_len=stepper.length,
-                             cache_bytes=stepper.bytes_used, ms=(time.perf_counter() - self.t_step) * 1e3,
-                             text_bytes=piece.hex(), is_special=tokenizer.is_special(tok),
-                             attention=stepper.attention)
+            ev = TokenEvent(window=self.window, step=step, token=tok, text=text.push(piece),
+                            logprob=logprob, eot_prob=float(np.exp(p.eot_logprob)),
+                            top=list(zip(p.top.tolist(), p.logprobs.tolist())), cache_len=stepper.length,
+                            cache_bytes=stepper.bytes_used, ms=(time.perf_counter() - self.t_step) * 1e3,
+                            text_bytes=piece.hex(), is_special=tokenizer.is_special(tok),
+                            attention=stepper.attention, entropy=p.entropy, temperature=temperature)
+            out.entropies.append(p.entropy)
+            if options.word_timestamps:
+                out.events.append(ev)
+            yield ev
             if tok == eot:
                 out.reason = "eot"
                 return out
@@ -212,16 +261,20 @@ class WindowDecoder:
         return None
 
     def result(self, sampled: Sampled, language: str, no_speech_prob: float, t0: float, offset_s: float,
-               segment_frames: int) -> DoneEvent:
+               segment_frames: int, temperature: float = 0.0, fallbacks: list[str] = ()) -> DoneEvent:
         tokens = sampled.tokens
         segments, seek = split_segments(tokens, self.tokenizer, offset_s, segment_frames) \
             if self.options.timestamps else ([], segment_frames)
-        return DoneEvent(window=self.window, reason=sampled.reason, tokens=tokens, text=self.tokenizer.decode(tokens),
+        text, avg_logprob = self.tokenizer.decode(tokens), sampled.sum_logprob / max(1, len(tokens))
+        entropy = float(np.mean(sampled.entropies)) if sampled.entropies else 0.0
+        return DoneEvent(window=self.window, reason=sampled.reason, tokens=tokens, text=text,
                          ms_total=(time.perf_counter() - t0) * 1e3, language=language,
-                         no_speech_prob=no_speech_prob, avg_logprob=sampled.sum_logprob / max(1, len(tokens)),
+                         no_speech_prob=no_speech_prob, avg_logprob=avg_logprob,
                          offset_s=offset_s, seek_frames=seek,
                          segments=[{"start": round(g.start, 3), "end": round(g.end, 3), "text": g.text}
-                                   for g in segments])
+                                   for g in segments],
+                         quality=window_quality(text, avg_logprob, no_speech_prob, round(entropy, 4), temperature,
+                                                fallbacks))
 
 
 def decode_window(backend: Backend, tokenizer: WhisperTokenizer, mel: np.ndarray, options: DecodeOptions,

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+import numpy as np
+
+from core.decode.eot_focus import EotFocus, eot_focus
 from core.decode.events import TokenEvent
+from core.decode.quality import WindowQuality
 
 MAX_LOOP_N = 64          # longest n-gram looked for
 MIN_LOOP_REPEATS = 3     # a phrase said three times in a row ...
@@ -54,12 +58,15 @@ class WindowDiagnosis:
     silent: bool = False
     no_speech_prob: float = 0.0
     verdict: str = ""
+    quality: WindowQuality | None = None
+    eot_focus: EotFocus | None = None   # where the attention sat at the EOT step (attention and levels known)
 
 
 @dataclass
 class Diagnosis:
     verdict: str
     windows: list[WindowDiagnosis] = field(default_factory=list)
+    window: int | None = None        # the window the verdict speaks of
 
     @property
     def loop(self) -> Loop | None:
@@ -102,9 +109,11 @@ def strongest_rival(step: TokenEvent, eot: int | None) -> Rival:
 
 
 def diagnose_window(steps: list[TokenEvent], reason: str, window: int = 0, eot: int | None = None,
-                    silent: bool = False, no_speech_prob: float = 0.0) -> WindowDiagnosis:
+                    silent: bool = False, no_speech_prob: float = 0.0, quality: WindowQuality | None = None,
+                    offset_s: float = 0.0, levels: np.ndarray | None = None) -> WindowDiagnosis:
     """Diagnose one window's steps (in order) given the reason its DoneEvent gave; `eot` defaults to
-    the window's own (see eot_token)."""
+    the window's own (see eot_token). With `levels` (core/decode/eot_focus.py's frame_levels of the
+    window's audio, which starts at `offset_s`) and attention on the EOT step, say where it looked."""
     if eot is None and reason == "eot" and steps:
         eot = steps[-1].token
     trajectory = [s.eot_prob for s in steps]
@@ -119,7 +128,9 @@ def diagnose_window(steps: list[TokenEvent], reason: str, window: int = 0, eot: 
         max_eot_step=steps[peak].step if peak is not None else None,
         eot_trajectory=trajectory, rivals=[strongest_rival(s, eot) for s in steps],
         loop=find_loop([s.token for s in sampled], sampled[0].step if sampled else 0),
-        silent=silent, no_speech_prob=no_speech_prob)
+        silent=silent, no_speech_prob=no_speech_prob, quality=quality)
+    if reason == "eot" and eot_at is not None and eot_at.attention is not None and levels is not None and len(levels):
+        d.eot_focus = eot_focus(eot_at.attention, offset_s, levels)
     if d.loop:
         d.loop.window = window
     d.verdict = window_verdict(d)
@@ -132,7 +143,8 @@ def window_verdict(d: WindowDiagnosis) -> str:
         "no steps"
     loop = f" after a {d.loop.n}-gram loop from step {d.loop.start_step}" if d.loop else ""
     if d.reason == "eot":
-        text = f"EOT at step {d.eot_step} (p={d.eot_prob:.2f}){loop}"
+        focus = f" {d.eot_focus.clause()}" if d.eot_focus else ""
+        text = f"EOT at step {d.eot_step} (p={d.eot_prob:.2f}){focus}{loop}"
     elif d.reason == "cache_full":
         text = f"cache_full at {d.last_cache_len}{loop}" + ("" if d.loop else f" with no loop; {peak}")
     elif d.reason == "max_tokens":
@@ -145,35 +157,44 @@ def window_verdict(d: WindowDiagnosis) -> str:
         text = f"decoding, step {last}" if d.n_steps else "decoding"
     if d.silent:
         text += f"; no speech (p={d.no_speech_prob:.2f}), text hidden"
+    if d.quality and d.quality.fallbacks:
+        text += f"; {d.quality.fallback_verdict()}"
     return text
 
 
 def diagnose(steps: list[TokenEvent], reasons: dict[int, str], eot: int | None = None,
-             no_speech: dict[int, tuple[bool, float]] | None = None) -> Diagnosis:
+             no_speech: dict[int, tuple[bool, float]] | None = None, quality: dict[int, WindowQuality] | None = None,
+             levels: dict[int, tuple[float, np.ndarray]] | None = None) -> Diagnosis:
     """Diagnose a run of one or more windows.
 
-    `reasons` maps window → stop reason; `no_speech` window → (silent, no_speech_prob). The run's
+    `reasons` maps window → stop reason; `no_speech` window → (silent, no_speech_prob); `quality` window →
+    its WindowQuality; `levels` window → (offset_s, frame levels of its audio) for the EOT focus. The run's
     verdict is the first window that did not end cleanly at EOT, else the last window with speech:
     an early cache_full matters more than the clean EOT of a later window, and a trailing scrap of
     silence says nothing about how the speech ended.
     """
-    no_speech = no_speech or {}
+    no_speech, quality, levels = no_speech or {}, quality or {}, levels or {}
     if eot is None:
         eot = eot_token(steps, reasons)
     by_window: dict[int, list[TokenEvent]] = {w: [] for w in reasons}
     for s in steps:
         by_window.setdefault(s.window, []).append(s)
-    windows = [diagnose_window(ws, reasons.get(w, ""), w, eot, *no_speech.get(w, (False, 0.0)))
+    windows = [diagnose_window(ws, reasons.get(w, ""), w, eot, *no_speech.get(w, (False, 0.0)), quality.get(w),
+                               *levels.get(w, (0.0, None)))
                for w, ws in sorted(by_window.items())]
     if not windows:
         return Diagnosis("no tokens decoded", [])
     spoken = [w for w in windows if not w.silent] or windows
     worst = next((w for w in windows if w.reason not in ("eot", "")), spoken[-1])
     prefix = f"window {worst.window}: " if len(windows) > 1 else ""
-    return Diagnosis(prefix + worst.verdict, windows)
+    return Diagnosis(prefix + worst.verdict, windows, worst.window)
 
 
-def diagnose_transcript(transcript, eot: int | None = None) -> Diagnosis:
-    """`diagnose` over a core.decode.transcript.Transcript."""
+def diagnose_transcript(transcript, eot: int | None = None, levels: dict[int, np.ndarray] | None = None) -> Diagnosis:
+    """`diagnose` over a core.decode.transcript.Transcript; `levels`: window → frame_levels of its audio
+    (core/decode/eot_focus.py), from the host's own mel, for the EOT focus."""
+    levels = levels or {}
     return diagnose(transcript.steps, {w.window: w.reason for w in transcript.windows}, eot,
-                    {w.window: (w.silent, w.no_speech_prob) for w in transcript.windows})
+                    {w.window: (w.silent, w.no_speech_prob) for w in transcript.windows},
+                    {w.window: w.quality for w in transcript.windows if w.quality},
+                    {w.window: (w.offset_s, levels[w.window]) for w in transcript.windows if w.window in levels})

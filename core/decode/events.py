@@ -10,6 +10,8 @@ from dataclasses import asdict, dataclass, field, fields
 
 import numpy as np
 
+from core.decode.quality import WindowQuality
+
 STOP_REASONS = ("eot", "max_tokens", "cache_full", "cancelled", "error")
 
 
@@ -41,6 +43,8 @@ class TokenEvent:
     # The alignment heads' cross-attention of the step that chose this token, float16 [heads, 1500]
     # (only when DecodeOptions.attention); in dicts, {"shape", "fp16"} with the bytes in base64.
     attention: np.ndarray | None = None
+    entropy: float = 0.0      # nats: of the next-token distribution this step sampled from, after the logit rules
+    temperature: float = 0.0  # of the decode this step belongs to: > 0 in a temperature-fallback re-decode
     type: str = "token"
 
 
@@ -57,6 +61,8 @@ class DoneEvent:
     offset_s: float = 0.0         # where this window starts in the audio
     seek_frames: int = 3000       # mel frames (10 ms) the next window starts after this one's start
     segments: list[dict] = field(default_factory=list)  # timestamps mode: [{start, end, text}] in seconds
+    quality: WindowQuality | None = None   # whisper's window-quality signals, and the fallbacks that fired
+    words: list[dict] = field(default_factory=list)  # word_timestamps: [{word, start, end, probability}], seconds
     type: str = "done"
 
     @property
@@ -80,8 +86,12 @@ def attention_from_dict(d: dict) -> np.ndarray:
 
 def event_to_dict(ev: Event) -> dict:
     d = asdict(ev)
-    if d.get("attention") is not None:
-        d["attention"] = attention_to_dict(d["attention"])
+    if "attention" in d:
+        # absent unless asked for: an ordinary run's token events are not a byte longer
+        if d["attention"] is None:
+            del d["attention"]
+        else:
+            d["attention"] = attention_to_dict(d["attention"])
     return d
 
 
@@ -89,6 +99,8 @@ def event_from_dict(d: dict) -> Event:
     cls = _BY_TYPE[d["type"]]
     names = {f.name for f in fields(cls)}
     kw = {k: v for k, v in d.items() if k in names}
+    if cls is DoneEvent and isinstance(kw.get("quality"), dict):
+        kw["quality"] = WindowQuality.from_dict(kw["quality"])
     if cls is TokenEvent:
         kw["top"] = [(int(t), float(lp)) for t, lp in kw.get("top", [])]
         if isinstance(kw.get("attention"), dict):

@@ -28,6 +28,8 @@ class DecodeOptions:
     suppress_eot: bool = False    # diagnostics: forbid EOT to provoke a run into the cache ceiling
     attention: bool = False       # each token event carries the alignment heads' cross-attention
     word_timestamps: bool = False  # words with times (core/decode/word_timing.py); needs the attention
+    temperature_fallback: bool = False  # re-decode a window that fails whisper's thresholds (core/decode/quality.py)
+    seed: int = 0                 # the sampling RNG of those re-decodes: the same seed, the same tokens
 
     def __post_init__(self):
         if self.language in ("", "auto"):
@@ -36,6 +38,7 @@ class DecodeOptions:
             raise OptionsError(f"task must be transcribe or translate, not {self.task!r}")
         if self.max_tokens < 1:
             raise OptionsError("max_tokens must be at least 1")
+        check_seed(self.seed)
 
     @property
     def wants_attention(self) -> bool:
@@ -65,7 +68,10 @@ class DecodeOptions:
         return {"language": self.language, "task": self.task, "cache": "on" if self.cache else "off",
                 "max_tokens": self.max_tokens, "top_k": self.top_k, "timestamps": self.timestamps,
                 "suppress_eot": self.suppress_eot} | {name: True for name in ("attention", "word_timestamps")
-                                                      if getattr(self, name)}
+                                                      if getattr(self, name)} | self._fallback_wire()
+
+    def _fallback_wire(self) -> dict:
+        return {"temperature_fallback": True, "seed": self.seed} if self.temperature_fallback else {}
 
     @classmethod
     def from_wire(cls, h: dict, languages=None, max_len: int = ModelDims().n_text_ctx) -> "DecodeOptions":
@@ -94,4 +100,15 @@ class DecodeOptions:
             flags[name] = h.get(name, False)
             if type(flags[name]) is not bool:
                 raise OptionsError(f"{name} {flags[name]!r} is not true or false")
-        return cls(language=language, task=task, cache=cache == "on", max_tokens=max_tokens, top_k=top_k, **flags)
+        fallback = h.get("temperature_fallback", False)
+        if type(fallback) is not bool:
+            raise OptionsError(f"temperature_fallback {fallback!r} is not true or false")
+        seed = check_seed(h.get("seed", 0))
+        return cls(language=language, task=task, cache=cache == "on", max_tokens=max_tokens, top_k=top_k, **flags,
+                   temperature_fallback=fallback, seed=seed)
+
+
+def check_seed(seed) -> int:
+    if type(seed) is not int or not 0 <= seed < 2 ** 63:
+        raise OptionsError(f"seed {seed!r} is not an integer in 0..2**63-1")
+    return seed

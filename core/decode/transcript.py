@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from core.decode.events import DoneEvent, EncodedEvent, Event, TokenEvent
+from core.decode.quality import WindowQuality
 
 
 @dataclass
@@ -23,6 +24,8 @@ class WindowResult:
     silent: bool = False      # Whisper's no-speech rule: decoded, but its text is not shown
     offset_s: float = 0.0
     segments: list[dict] = field(default_factory=list)
+    quality: WindowQuality | None = None
+    words: list[dict] = field(default_factory=list)     # word_timestamps: [{word, start, end, probability}]
 
 
 @dataclass
@@ -30,6 +33,7 @@ class Transcript:
     windows: list[WindowResult] = field(default_factory=list)
     steps: list[TokenEvent] = field(default_factory=list)
     language_probs: dict[str, float] = field(default_factory=dict)
+    superseded: list[TokenEvent] = field(default_factory=list)   # steps of decodes a temperature fallback replaced
 
     def add(self, ev: Event) -> None:
         if isinstance(ev, EncodedEvent):
@@ -37,12 +41,19 @@ class Transcript:
             if ev.language_probs:
                 self.language_probs = ev.language_probs
         elif isinstance(ev, TokenEvent):
+            if ev.step == 0 and self.steps and self.steps[-1].window == ev.window:
+                # a temperature fallback re-decodes the window: its earlier attempt's steps step aside
+                first = len(self.steps)
+                while first and self.steps[first - 1].window == ev.window:
+                    first -= 1
+                self.superseded += self.steps[first:]
+                del self.steps[first:]
             self.steps.append(ev)
         elif isinstance(ev, DoneEvent):
             w = self._window(ev.window)
             w.reason, w.text, w.tokens, w.ms_total = ev.reason, ev.text, ev.tokens, ev.ms_total
             w.no_speech_prob, w.avg_logprob, w.silent = ev.no_speech_prob, ev.avg_logprob, ev.is_silence
-            w.segments = ev.segments
+            w.segments, w.quality, w.words = ev.segments, ev.quality, ev.words
 
     def _window(self, index: int) -> WindowResult:
         for w in reversed(self.windows):
@@ -80,6 +91,11 @@ class Transcript:
         return [g for w in self.shown_windows for g in w.segments]
 
     @property
+    def words(self) -> list[dict]:
+        """Timed words [{word, start, end, probability}] of the windows with speech (word_timestamps only)."""
+        return [wd for w in self.shown_windows for wd in w.words]
+
+    @property
     def language(self) -> str:
         return self.windows[0].language if self.windows else ""
 
@@ -115,9 +131,11 @@ class Transcript:
             "per_token_ms_p95": round(float(np.percentile(ms, 95)), 3) if ms else None,
             "language_probs": self.language_probs,
             "segments": self.segments,
-            "windows": [asdict(w) for w in self.windows],
+            "words": self.words,
+            "windows": [{k: v for k, v in asdict(w).items() if k != "words"} for w in self.windows],
         }
 
     def steps_json(self) -> list[dict]:
-        keys = ("window", "step", "token", "text", "logprob", "eot_prob", "top", "cache_len", "cache_bytes", "ms")
+        keys = ("window", "step", "token", "text", "logprob", "eot_prob", "top", "cache_len", "cache_bytes", "ms",
+                "entropy", "temperature")
         return [{k: getattr(s, k) for k in keys} for s in self.steps]

@@ -12,6 +12,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from core.decode.decoding import FRAMES_PER_SECOND
+from core.decode.eot_focus import frame_levels
 from core.decode.events import DoneEvent, EncodedEvent, Event
 from core.decode.options import DecodeOptions
 from core.model.mel import N_FRAMES
@@ -23,12 +24,18 @@ DecodeOne = Callable[[np.ndarray, DecodeOptions, int], Iterator[Event]]
 
 
 def decode_source(source: MelSource, options: DecodeOptions, decode_one: DecodeOne,
-                  should_cancel: Callable[[], bool] = lambda: False) -> Iterator[Event]:
+                  should_cancel: Callable[[], bool] = lambda: False,
+                  levels: dict[int, np.ndarray] | None = None) -> Iterator[Event]:
+    """`levels`, when given, receives each window's per-frame loudness (core/decode/eot_focus.py), from the
+    mel in hand: what the verdict needs to place the EOT step's attention, at 12 KB a window."""
     cursor = source.cursor()
     language, seek, window = options.language, 0, 0
     while seek < source.n_frames and not should_cancel():
         size = min(N_FRAMES, source.n_frames - seek)
-        events = decode_one(cursor.at(seek)[None], replace(options, language=language), size)
+        mel = cursor.at(seek)
+        if levels is not None:
+            levels[window] = frame_levels(mel, size)
+        events = decode_one(mel[None], replace(options, language=language), size)
         done = None
         try:
             for ev in events:
@@ -53,5 +60,7 @@ def placed(ev: Event, window: int, offset_s: float) -> Event:
     if isinstance(ev, DoneEvent):
         segments = [{**g, "start": round(g["start"] + offset_s, 3), "end": round(g["end"] + offset_s, 3)}
                     for g in ev.segments]
-        return replace(ev, window=window, offset_s=ev.offset_s + offset_s, segments=segments)
+        words = [{**w, "start": round(w["start"] + offset_s, 2), "end": round(w["end"] + offset_s, 2)}
+                 for w in ev.words]
+        return replace(ev, window=window, offset_s=ev.offset_s + offset_s, segments=segments, words=words)
     return replace(ev, window=window)

@@ -1,8 +1,11 @@
-"""Small inline-SVG charts for self-contained HTML reports: no external assets, no plotting library."""
+"""Small inline-SVG charts for self-contained HTML reports: no external assets, no plotting library. Line
+charts over the decode steps, and the cross-attention heatmap of a clip."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from html import escape
+
+from core.qa.attention_map import merged_rows
 
 W, H = 560, 150
 LEFT, RIGHT, TOP, BOTTOM = 46, 10, 18, 22
@@ -69,3 +72,34 @@ class Chart:
         body = "".join(axes + self.parts)
         return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" '
                 f'role="img" aria-label="{escape(self.title)}">{body}</svg>')
+
+
+def heatmap_svg(title: str, attention: dict, max_height: int = 300) -> str:
+    """A clip's cross-attention (core/qa/attention_map.py): a row per decode step from the top, seconds of
+    audio across, darker where the step looked; a red dot where each window's last step looked."""
+    rows = attention["rows"]
+    bin_s, x_max = attention["bin_s"], max(attention["n_bins"] * attention["bin_s"], 1e-9)
+    plot_h = min(max_height, max(100, 3 * len(rows)))
+    merged, group = merged_rows(rows, int(plot_h / 1.5))
+    h = TOP + plot_h + BOTTOM
+    row_h = plot_h / max(1, len(merged))
+    chart = Chart(title, x_max, 1.0)
+    cell_w = max(chart.x(bin_s) - chart.x(0), 1.0)
+    parts = [f'<rect x="{LEFT}" y="{TOP}" width="{W - LEFT - RIGHT}" height="{plot_h}" fill="#fff" stroke="#ccc"/>',
+             f'<text x="{LEFT}" y="12" font-size="12" font-weight="bold">{escape(title)}</text>',
+             f'<text x="{LEFT - 4}" y="{TOP + 10}" font-size="10" text-anchor="end">0</text>',
+             f'<text x="{LEFT - 4}" y="{TOP + plot_h}" font-size="10" text-anchor="end">{len(rows)}</text>',
+             f'<text x="{LEFT - 4}" y="{TOP + plot_h / 2:.1f}" font-size="10" text-anchor="end">step</text>',
+             f'<text x="{LEFT}" y="{h - 6}" font-size="10">0</text>',
+             f'<text x="{W - RIGHT}" y="{h - 6}" font-size="10" text-anchor="end">{x_max:g} s</text>']
+    for r, row in enumerate(merged):
+        y = TOP + r * row_h
+        for col, level in sorted(row.items()):
+            parts.append(f'<rect x="{chart.x(col * bin_s):.1f}" y="{y:.1f}" width="{cell_w:.1f}" '
+                         f'height="{max(row_h, 1):.1f}" fill="#08306b" fill-opacity="{level / 100:.2f}"/>')
+    for step, at_s, what in attention.get("marks", []):
+        cy = TOP + (step // group + 0.5) * row_h
+        parts.append(f'<circle cx="{chart.x(at_s):.1f}" cy="{cy:.1f}" r="4" fill="#d62728" stroke="#fff">'
+                     f'<title>{escape(f"{what} at step {step} looked at {at_s:.2f} s")}</title></circle>')
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{h}" viewBox="0 0 {W} {h}" '
+            f'role="img" aria-label="{escape(title)}">{"".join(parts)}</svg>')

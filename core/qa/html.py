@@ -1,7 +1,8 @@
 """One self-contained HTML page for a QA run on one or several devices: the summary table (a column
 group per device, and the cross-device view), then each clip on each device with its verdict, its marks
 against a baseline, a word-level diff against the reference and inline-SVG graphs of p(EOT), per-token
-latency, cache fill and timestamped segments."""
+latency, cache fill and timestamped segments, and for a failing clip run with attention, where each decode
+step looked in the audio."""
 from __future__ import annotations
 
 from html import escape
@@ -9,7 +10,7 @@ from html import escape
 from core.model.weights import ModelDims
 from core.qa import html_tables as tables
 from core.qa.baseline import describe
-from core.qa.chart import Chart
+from core.qa.chart import Chart, heatmap_svg
 from core.qa.farm import QAReport
 from core.qa.run import ClipResult, SuiteResult
 from core.qa.word_diff import LEGEND, diff_html
@@ -54,6 +55,9 @@ def charts(r: ClipResult) -> list[str]:
         for c in (eot, cache):
             c.band(run_index + r.loop["start_step"], run_index + r.loop["end_step"], "#ff8f00", label)
     out = [eot.svg(), ms.svg(), cache.svg()]
+    if r.attention:
+        out.append(heatmap_svg("cross-attention: where each step looked (red: each window's last step)",
+                               r.attention))
     if r.segments and r.duration_s:
         timeline = Chart("timestamped segments", r.duration_s, 1.0, "")
         for k, seg in enumerate(r.segments):
@@ -78,7 +82,8 @@ def clip_section(anchor: str, r: ClipResult, title: str, against: list[str] | No
     return (f'<section id="{anchor}"><h2>{escape(title)} {tables.badge(r)}</h2>'
             f'<p class="muted">{escape(r.audio)} · {escape(r.language)} · {r.duration_s:.2f} s audio · '
             f'{r.summary_cells()[2]} (limit {r.max_error:.2f})</p>'
-            f'<p>Why it stopped: <span class="verdict">{escape(r.verdict)}</span></p>' + baseline
+            f'<p>Why it stopped: <span class="verdict">{escape(r.verdict)}</span>'
+            + (f' · {escape(r.focus)}' if r.focus else "") + "</p>" + baseline
             + (f"<ul class='fail'>{failures}</ul>" if failures else "")
             + f"<p><b>Transcript</b>: {escape(r.text)}</p>"
             f"<p><b>Against the reference</b> (normalised, by {'character' if r.metric == 'cer' else 'word'}) "

@@ -6,11 +6,12 @@ from an in-process model or a BoardClient alike (n_frames: the mel frames that h
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Callable, Iterable
 
 import numpy as np
 
+from core.decode.attention_focus import eot_focus, frame_energy
 from core.decode.diagnostics import Diagnosis, WindowDiagnosis, diagnose_transcript
 from core.decode.events import Event
 from core.decode.options import DecodeOptions
@@ -18,6 +19,7 @@ from core.decode.transcript import Transcript
 from core.errors import WhisperKVError
 from core.model.audio import SAMPLE_RATE, load_audio
 from core.model.mel import content_frames, mel_windows
+from core.qa.attention_map import attention_map
 from core.qa.scoring import error_rate
 from core.qa.suite import Clip, Suite
 
@@ -57,6 +59,8 @@ class ClipResult:
     windows: list[dict] = field(default_factory=list)     # per window: reason, EOT step and p, loop, verdict
     series: dict[str, list] = field(default_factory=dict)  # per step: eot_prob, rival token and p, ms, cache_len
     error: str = ""               # the clip could not be decoded at all
+    focus: str = ""               # where the EOT step looked, e.g. "EOT while attention was at 10.6 s of 11.0 s (...)"
+    attention: dict | None = None  # a failing clip's cross-attention heatmap (core/qa/attention_map.py)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -96,8 +100,11 @@ def _ms(x: float | None) -> float | None:
     return None if x is None else round(float(x), 3)
 
 
-def score(clip: Clip, transcript: Transcript, wall_ms: float, duration_s: float) -> ClipResult:
-    """A ClipResult from a finished decode: error rate, pass/fail with reasons, timing, verdict."""
+def score(clip: Clip, transcript: Transcript, wall_ms: float, duration_s: float,
+          energy: np.ndarray | None = None) -> ClipResult:
+    """A ClipResult from a finished decode: error rate, pass/fail with reasons, timing, verdict, where the EOT
+    step looked (`energy`: core.decode.attention_focus.frame_energy of the audio, to say what was there), and
+    for a failing clip the attention heatmap."""
     s = transcript.summary()
     diagnosis = diagnose_transcript(transcript)
     rate = error_rate(clip.reference, transcript.text, clip.language)
@@ -109,6 +116,9 @@ def score(clip: Clip, transcript: Transcript, wall_ms: float, duration_s: float)
     if s["language"] and s["language"] != clip.language:
         failures.append(f"decoded as {s['language']}, expected {clip.language}")
     ms = transcript.per_token_ms()
+    focus = eot_focus(transcript.windows, transcript.steps, energy, duration_s)
+    heatmap = attention_map(transcript.steps, {w.window: w.offset_s for w in transcript.windows},
+                            {w.window: w.reason for w in transcript.windows}, duration_s) if failures else None
     return ClipResult(
         name=clip.name, audio=str(clip.audio), language=clip.language, metric=clip.metric,
         max_error=clip.max_error, reference=clip.reference, text=transcript.text, error_rate=round(rate, 4),
@@ -122,7 +132,7 @@ def score(clip: Clip, transcript: Transcript, wall_ms: float, duration_s: float)
         rtf=round(wall_ms / 1e3 / duration_s, 4) if duration_s > 0 else None,
         segments=list(transcript.segments), loop=asdict(diagnosis.loop) if diagnosis.loop else None,
         windows=[_window_summary(w) for w in diagnosis.windows],
-        series=_series(transcript.steps, diagnosis))
+        series=_series(transcript.steps, diagnosis), focus=focus.describe() if focus else "", attention=heatmap)
 
 
 def _window_summary(w: WindowDiagnosis) -> dict:
@@ -153,11 +163,14 @@ def run_clip(clip: Clip, decode: Decode, cache: bool = True, timestamps: bool | 
     mels = mel_windows(audio)
     transcript = Transcript()
     t0 = time.perf_counter()
-    for ev in decode(mels, clip.options(cache=cache, timestamps=timestamps), content_frames(audio)):
+    # Attention: the report shows where a failing clip's decoder looked, and where EOT looked.
+    options = replace(clip.options(cache=cache, timestamps=timestamps), attention=True)
+    for ev in decode(mels, options, content_frames(audio)):
         transcript.add(ev)
         if on_event is not None:
             on_event(ev)
-    return score(clip, transcript, (time.perf_counter() - t0) * 1e3, len(audio) / SAMPLE_RATE)
+    return score(clip, transcript, (time.perf_counter() - t0) * 1e3, len(audio) / SAMPLE_RATE,
+                 frame_energy(mels, content_frames(audio)))
 
 
 def run_suite(suite: Suite, decode: Decode, cache: bool = True, timestamps: bool | None = None,

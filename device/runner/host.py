@@ -46,11 +46,37 @@ class ModelHost:
                 "model": {"dims": asdict(dims), "sha256": m.sha256, "source": m.source},
                 "cache": {"max_len": dims.n_text_ctx, "bytes_per_token": dims.cache_bytes_per_token()},
                 "limits": limits,
-                "mel_dtypes": list(P.MEL_DTYPES)}
+                "mel_dtypes": list(P.MEL_DTYPES),
+                "features": self.features()}
+
+    def features(self) -> list[str]:
+        """Optional request fields this runner serves (docs/protocol.md, hello); an older runner ignores them."""
+        from core.model.backend import AttentionBackend
+
+        attention = ["attention", "word_timestamps"] if isinstance(self.model.backend, AttentionBackend) else []
+        return attention + ["temperature_fallback"]
 
     def options(self, header: dict, rid: str) -> DecodeOptions:
         """The transcribe header's decode options, checked; ProtocolError(bad_request) names a bad field."""
         try:
-            return DecodeOptions.from_wire(header, self.model.tokenizer.languages, self.model.backend.dims.n_text_ctx)
+            options = DecodeOptions.from_wire(header, self.model.tokenizer.languages,
+                                              self.model.backend.dims.n_text_ctx)
         except OptionsError as exc:
             raise P.ProtocolError(P.BAD_REQUEST, str(exc), rid) from None
+        if options.wants_attention:
+            self.check_attention(options, rid)
+        return options
+
+    def check_attention(self, options: DecodeOptions, rid: str) -> None:
+        """Cross-attention comes out of the step graph's attention variant only: refused up front rather
+        than failing at the first step, or answering without it."""
+        from core.model.backend import AttentionBackend
+
+        asked = "word_timestamps" if options.word_timestamps else "attention"
+        if not options.cache:
+            raise P.ProtocolError(P.BAD_REQUEST, f"{asked} needs cache on: the uncached reference runs the full "
+                                  "decoder graph, which has no attention output; send cache: on", rid)
+        if not isinstance(self.model.backend, AttentionBackend):
+            raise P.ProtocolError(P.BAD_REQUEST, f"{asked}: backend {self.model.backend.name!r} has no "
+                                  "step_with_attention, so it cannot report cross-attention; use a numpy, "
+                                  "onnx or tflite runner, or leave attention off", rid)

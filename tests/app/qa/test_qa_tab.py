@@ -101,6 +101,7 @@ def test_suite_fills_the_table_and_rows_open_their_runs(qtbot, tmp_path):
     assert tab.progress.value() == tab.progress.maximum() == 2
     assert "FAIL: 1/2 clips passed" in tab.status.text()
     assert [(o.language, o.max_tokens, o.cache, o.suppress_eot) for o in host.requests] == [("en", 99, True, False)] * 2
+    assert all(o.attention for o in host.requests)   # a failing clip's report shows where it looked
     assert tab.open_row(1) is host.session.runs[1] and host.opened == [host.session.runs[1]]
     html = tab.write_report(tmp_path / "report")
     doc = json.loads((tmp_path / "report" / "qa.json").read_text())

@@ -1,13 +1,16 @@
 """The stop-reason banner for every reason, from synthetic runs (no model needed)."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+from app.audio.clip import AudioClip
 from app.runs.session import Session
 from app.views.stop_banner import StopBanner
 from core.decode.events import DoneEvent, EncodedEvent, TokenEvent
 from core.decode.options import DecodeOptions
 from tests.app.conftest import special_tokens
+from tests.core.decode.crafted_attention import attention_at
 
 EOT_TOKEN = special_tokens().eot
 
@@ -67,3 +70,44 @@ def test_the_runner_load_is_a_phase_of_its_own(qtbot):
     run.add(EncodedEvent(0, 10.0, "en"), 10.0)
     banner.show_run(run)
     assert banner.reason == "running" and "Decoding" in banner.text()
+
+
+
+def eot_run_looking_at(position: int, clip=None):
+    """An 11 s clip whose run ends at EOT while its attention peaks at `position` (20 ms each)."""
+    run = Session().new_run("clip.wav", DecodeOptions(attention=True), "local", {}, duration_s=11.0)
+    run.clip = clip
+    run.add(EncodedEvent(0, 10.0, "en"), 10.0)
+    run.add(TokenEvent(0, 0, 100, " la", -0.2, 1e-5, [], 4, 4 * 24576, 20.0, attention=attention_at(50)), 20.0)
+    run.add(TokenEvent(0, 1, EOT_TOKEN, "", -0.01, 0.99, [], 5, 5 * 24576, 20.0, is_special=True,
+                       attention=attention_at(position)), 30.0)
+    run.add(DoneEvent(0, "eot", [100], " la", 100.0, "en"), 40.0)
+    return run
+
+
+def speech_clip():
+    """11 s: speech 0-4 s, a pause 4-5 s, speech 5-10.5 s, then quiet (the mel as the runner gets it)."""
+    mels = np.full((1, 80, 3000), -0.4, np.float32)
+    mels[0, :, :400] = mels[0, :, 500:1050] = 0.9
+    return AudioClip("clip.wav", np.zeros(11 * 16000, np.float32), mels)
+
+
+def test_eot_banner_says_where_attention_sat(qtbot):
+    banner = StopBanner()
+    qtbot.addWidget(banner)
+    banner.show_run(eot_run_looking_at(205, speech_clip()))
+    assert "EOT while attention was at 4.1 s of 11.0 s (a pause)" in banner.text()
+    banner.show_run(eot_run_looking_at(527, speech_clip()))
+    assert "EOT while attention was at 10.5 s of 11.0 s (the end of the speech)" in banner.text()
+    banner.show_run(eot_run_looking_at(150, speech_clip()))
+    assert "(mid-speech)" in banner.text()
+    # A run read back from a session file has no audio: the place, without what was there.
+    banner.show_run(eot_run_looking_at(205))
+    assert "EOT while attention was at 4.1 s of 11.0 s ·" in banner.text()
+
+
+def test_no_attention_no_focus(qtbot):
+    banner = StopBanner()
+    qtbot.addWidget(banner)
+    banner.show_run(run_ending("eot"))
+    assert banner.reason == "eot" and "attention" not in banner.text()

@@ -76,3 +76,21 @@ def test_a_cancelled_window_ends_the_run(long_audio):
 
     events = list(decode_source(MelSource.of_audio(long_audio), DecodeOptions(), decode_one))
     assert len(calls) == 1 and events[-1].reason == "cancelled"
+
+
+def test_words_and_levels_window_by_window(onnx_model, encoder_cache, long_audio):
+    """Per-window requests give the words of the whole-mel decode, placed at each window's offset, and
+    leave each window's loudness track for the EOT focus."""
+    options = DecodeOptions(max_tokens=24, word_timestamps=True, language="en")
+    whole = first_windows(onnx_model.transcribe(mel_windows(long_audio), options, encoder_cache=encoder_cache,
+                                                n_frames=content_frames(long_audio)), 2)
+    levels = {}
+    by_window = first_windows(decode_source(
+        MelSource.of_audio(long_audio), options,
+        lambda mel, opts, n: onnx_model.transcribe(mel, opts, encoder_cache=encoder_cache, n_frames=n),
+        levels=levels), 2)
+    words = [[d.words for d in evs if isinstance(d, DoneEvent)] for evs in (whole, by_window)]
+    assert words[0] == words[1] and all(words[0])
+    second = words[1][1]
+    assert 30.0 <= second[0]["start"] and second[-1]["end"] <= 60.0
+    assert sorted(levels) == [0, 1] and len(levels[0]) == 3000

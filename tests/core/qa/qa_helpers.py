@@ -44,3 +44,9 @@ def hello_suite(tmp_path, names=("a",), max_wer=0.5):
 def result(clip, tokens=(1, 2), text="hello world", reason="eot", ms=10.0):
     """A ClipResult of `clip` as if a device had decoded `text` in `tokens`."""
     return score(clip, fake_transcript(list(tokens), text, reason, ms=ms), wall_ms=100, duration_s=1.0)
+
+
+def decoder(model, encoder_cache):
+    """A QA decode on the in-process model (the session's weights on the NumPy backend)."""
+    return lambda mels, options, n_frames: model.transcribe(mels, options, encoder_cache=encoder_cache,
+                                                            n_frames=n_frames)

@@ -9,7 +9,7 @@ from core.qa.report import to_csv, write_reports
 from core.qa.run import SuiteResult, run_suite, score
 from core.qa.suite import SuiteError, load_suite
 from tests.conftest import AUDIO
-from tests.core.qa.qa_helpers import CLIP, fake_transcript, write
+from tests.core.qa.qa_helpers import CLIP, decoder, fake_transcript, write
 
 
 def test_default_suite_covers_every_bundled_clip(references):
@@ -84,10 +84,6 @@ def test_reports_json_csv_html(tmp_path):
     assert html.count("<svg") == 3 and "3-gram loop from step 0" in html and "&lt;b&gt;" in html
     assert "src=" not in html and "href=\"http" not in html and "<link" not in html   # self-contained
 
-
-def decoder(model, encoder_cache):
-    return lambda mels, options, n_frames: model.transcribe(mels, options, encoder_cache=encoder_cache,
-                                                            n_frames=n_frames)
 
 
 def test_forced_loop_fails_the_clip_with_a_cache_full_verdict(tmp_path, model, encoder_cache):

@@ -1,0 +1,80 @@
+"""Beside the stop banner: the window-quality signals of the run's verdict window (compression ratio, average
+logprob, no-speech probability, mean entropy) against openai-whisper's thresholds, the temperature and any
+fallback. They ride on the done event (`DoneEvent.quality`, a WindowQuality) when the runner sends them;
+a run without them shows nothing here."""
+from __future__ import annotations
+
+from html import escape
+
+from PySide6.QtWidgets import QLabel
+
+from app.runs.record import RunRecord
+from core.decode.events import DoneEvent
+
+# openai-whisper's defaults (transcribe.py): a window past one of these is suspect.
+COMPRESSION_RATIO_MAX = 2.4
+LOGPROB_MIN = -1.0
+NO_SPEECH_MAX = 0.6
+PASS_COLOR, FAIL_COLOR = "#1b5e20", "#b71c1c"
+
+
+def window_quality(run: RunRecord):
+    """The quality of the window the verdict is about: the first one that failed a check, else the last
+    one that has any; None when the runner sent none."""
+    qualities = [q for e in run.events if isinstance(e, DoneEvent) and (q := getattr(e, "quality", None)) is not None]
+    failing = [q for q in qualities if _failures(q)]
+    if failing:
+        return failing[0]
+    return qualities[-1] if qualities else None
+
+
+def _failures(q) -> list[str]:
+    failures = getattr(q, "failures", None)
+    return list(failures()) if callable(failures) else []
+
+
+def signals(q) -> list[tuple[str, str, bool | None]]:
+    """(name, value, passed) of each signal; passed is None where there is no threshold."""
+    return [
+        ("compression", f"{q.compression_ratio:.2f} (≤ {COMPRESSION_RATIO_MAX})", q.compression_ratio <= COMPRESSION_RATIO_MAX),
+        ("avg logprob", f"{q.avg_logprob:.2f} (≥ {LOGPROB_MIN})", q.avg_logprob >= LOGPROB_MIN),
+        ("no-speech", f"{q.no_speech_prob:.2f} (≤ {NO_SPEECH_MAX})", q.no_speech_prob <= NO_SPEECH_MAX),
+        ("entropy", f"{q.mean_entropy:.2f}", None),
+    ]
+
+
+def describe(q) -> str:
+    """Rich text: each signal with ✓ or ✗, then the temperature and the fallbacks that fired."""
+    cells = []
+    for name, value, passed in signals(q):
+        mark = "" if passed is None else (" ✓" if passed else " ✗")
+        color = "#333" if passed is None else PASS_COLOR if passed else FAIL_COLOR
+        cells.append(f'<span style="color:{color}">{escape(name)} {escape(value)}{mark}</span>')
+    extra = f"T {q.temperature:.1f}"
+    if q.fallbacks:
+        extra += " · fallback: " + escape(", ".join(q.fallbacks))
+    return " · ".join(cells) + f'<br><span style="color:#555">{extra}</span>'
+
+
+class QualityStrip(QLabel):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setWordWrap(True)
+        self.setStyleSheet("QLabel { background: #f5f5f5; padding: 4px 6px; border-radius: 4px; }")
+        self.quality = None
+        self.hide()
+
+    def show_run(self, run: RunRecord | None) -> None:
+        q = window_quality(run) if run is not None else None
+        if q is self.quality and (q is None) == self.isHidden():
+            return
+        self.quality = q
+        if q is None:
+            self.setText("")
+            self.hide()
+            return
+        failures = _failures(q)
+        self.setText(describe(q))
+        self.setToolTip("Window quality against openai-whisper's thresholds"
+                        + (": " + "; ".join(failures) if failures else ""))
+        self.show()
