@@ -144,15 +144,28 @@ class WindowDecoder:
         (cross_k, cross_v), cache_hit = encoder_features(self.backend, mel, encoder_cache)
         enc_ms = (time.perf_counter() - t0) * 1e3
         self.t_step = time.perf_counter()
-        stepper = (CachedStepper(self.backend, cross_k, cross_v, self.options.wants_attention) if self.options.cache
-                   else UncachedStepper(self.backend, cross_k, cross_v))
+        stepper = self.stepper(cross_k, cross_v)
         language, probs, sot_logits = self.language(stepper, language)
+        if self.options.prompt and stepper.length:
+            # Detected on <|startoftranscript|> alone, as whisper does; the decode then starts over with the prompt.
+            stepper, sot_logits = self.stepper(cross_k, cross_v), None
         yield EncodedEvent(window=self.window, ms=enc_ms, language=language, language_probs=probs,
                            cache_hit=cache_hit, offset_s=offset_s)
         logits, sot_logits = self.prefix(stepper, language, sot_logits)
         no_speech_prob = float(np.exp(log_softmax(sot_logits)[self.special.no_speech]))
         sampled = yield from self.main_loop(stepper, logits)
         yield self.result(sampled, language, no_speech_prob, t0, offset_s, segment_frames)
+
+    def stepper(self, cross_k: np.ndarray, cross_v: np.ndarray) -> Stepper:
+        if self.options.cache:
+            return CachedStepper(self.backend, cross_k, cross_v, self.options.wants_attention)
+        return UncachedStepper(self.backend, cross_k, cross_v)
+
+    def prefix_tokens(self, language: str) -> list[int]:
+        """What the decoder is fed before the first sampled token: <|startofprev|> + prompt, if any, then
+        the SOT sequence."""
+        sot = self.tokenizer.sot_sequence(language, self.options.task, self.options.timestamps)
+        return ([self.special.sot_prev, *self.options.prompt] if self.options.prompt else []) + sot
 
     def language(self, stepper: Stepper, language: str | None) -> tuple[str, dict[str, float], np.ndarray | None]:
         """The given language, or the one the SOT position's logits favour (those logits are kept)."""
@@ -166,7 +179,7 @@ class WindowDecoder:
                sot_logits: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """Feed the rest of the SOT sequence: (the logits for the first sampled token, the SOT logits)."""
         logits = None
-        for tok in self.tokenizer.sot_sequence(language, self.options.task, self.options.timestamps)[stepper.length:]:
+        for tok in self.prefix_tokens(language)[stepper.length:]:
             logits = stepper.advance(tok)
             if tok == self.special.sot:
                 sot_logits = logits

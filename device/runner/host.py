@@ -46,11 +46,12 @@ class ModelHost:
                 "model": {"dims": asdict(dims), "sha256": m.sha256, "source": m.source},
                 "cache": {"max_len": dims.n_text_ctx, "bytes_per_token": dims.cache_bytes_per_token()},
                 "limits": limits,
-                "mel_dtypes": list(P.MEL_DTYPES)}
+                "mel_dtypes": list(P.MEL_DTYPES), "features": list(P.FEATURES)}
 
     def options(self, header: dict, rid: str) -> DecodeOptions:
         """The transcribe header's decode options, checked; ProtocolError(bad_request) names a bad field."""
         try:
-            return DecodeOptions.from_wire(header, self.model.tokenizer.languages, self.model.backend.dims.n_text_ctx)
+            return DecodeOptions.from_wire(header, self.model.tokenizer.languages, self.model.backend.dims.n_text_ctx,
+                                           self.model.backend.dims.n_vocab)
         except OptionsError as exc:
             raise P.ProtocolError(P.BAD_REQUEST, str(exc), rid) from None
