@@ -91,10 +91,8 @@ def stream_live(blocks: Iterable[np.ndarray], make_policy: Callable[[LiveClock],
     try:
         ended = False
         while not ended and not should_stop():
-            try:
-                items = [inbox.get(timeout=0.1)]
-            except queue.Empty:
-                continue
+            # Everything that arrived goes in before each pass, so a pass always takes the latest audio.
+            items = [] if policy.due() else [inbox.get()]
             while not inbox.empty():
                 items.append(inbox.get_nowait())
             for item in items:
@@ -104,7 +102,7 @@ def stream_live(blocks: Iterable[np.ndarray], make_policy: Callable[[LiveClock],
                     ended = True
                 else:
                     policy.feed(item)
-            while policy.due() and not should_stop():
+            if policy.due() and not should_stop():
                 for ev in policy.run_pass():
                     on_event(ev)
         for ev in policy.finish():

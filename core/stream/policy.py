@@ -50,6 +50,7 @@ class StreamConfig:
     prompt_chars: int = 200        # 0: no prompt
     speech_pad_s: float = 0.3      # audio kept before a speech start and after its end
     min_speech_s: float = 0.25     # shorter bursts of "speech" are dropped unheard
+    carry_gap_s: float = 2.0       # after a pause up to this long, the next buffer keeps the sentence before
     max_tokens: int = 224
 
 
@@ -68,6 +69,9 @@ class StreamPolicy:
         # Speech segments waiting for passes, [start, end or None while it goes on] in samples; the first is the buffer.
         self.segments: deque[list] = deque([[0, None]] if gate is None else [])
         self.closed_at = 0                      # where the last finished segment ended
+        # Where the last segment's buffer began: after a short pause the next one starts there, so Whisper
+        # hears the sentence before as context (its words are committed and recognised at the start).
+        self.carry: int | None = None
         self.last_pass_end = 0
         self.last_pass_ms = 0.0
         self.last_pass_heard_s = 0.0
@@ -83,7 +87,13 @@ class StreamPolicy:
             pad = int(self.config.speech_pad_s * SAMPLE_RATE)
             for kind, at in self.gate.push(samples):
                 if kind == "start":
-                    self.segments.append([max(at - pad, self.closed_at, self.audio_start), None])
+                    start = max(at - pad, self.closed_at, self.audio_start)
+                    if self.carry is not None and at - self.closed_at <= self.config.carry_gap_s * SAMPLE_RATE:
+                        start = max(self.carry, self.audio_start)
+                    elif self.carry is not None:
+                        self.agreement.reset()
+                    self.carry = None
+                    self.segments.append([start, None])
                 elif self.segments:
                     self.segments[-1][1] = self.closed_at = at + pad
         self._drop_old_audio()
@@ -99,6 +109,7 @@ class StreamPolicy:
 
     # --- passes --------------------------------------------------------------------------------------
     def run_pass(self) -> list[StreamEvent]:
+        merged = self._merge_waiting()
         seg = self.segments[0]
         final = seg[1] is not None and self.fed >= seg[1]
         end = min(seg[1], self.fed) if final else self.fed
@@ -109,7 +120,7 @@ class StreamPolicy:
             events += self._commit(self.agreement.flush())
             return events + self._end_segment()
         new_s = (end - max(seg[0], self.last_pass_end)) / SAMPLE_RATE
-        if self.last_pass_heard_s > self.config.min_chunk_s and new_s > 1.25 * self.config.min_chunk_s:
+        if merged or (self.last_pass_heard_s > self.config.min_chunk_s and new_s > 1.25 * self.config.min_chunk_s):
             events.append(Skipped(round(self.clock(), 3), round(new_s - self.config.min_chunk_s, 3),
                                   round(self.last_pass_ms, 1)))
         if end - seg[0] > 30 * SAMPLE_RATE:      # only reachable when passes are far slower than the audio
@@ -148,6 +159,17 @@ class StreamPolicy:
         return events
 
     # --- helpers -------------------------------------------------------------------------------------
+    def _merge_waiting(self) -> int:
+        """Speech segments that ended while a slow pass ran join the buffer, so one pass hears them all
+        (within what Whisper's window holds) instead of a queue of passes falling further behind."""
+        merged = 0
+        while len(self.segments) > 1 and ((self.segments[1][1] or self.fed) - self.segments[0][0]
+                                          <= self.config.forced_s * SAMPLE_RATE):
+            self.segments[0][1] = self.segments[1][1]
+            del self.segments[1]
+            merged += 1
+        return merged
+
     def _commit(self, words: list[Word]) -> list[StreamEvent]:
         now = round(self.clock(), 3)
         out: list[StreamEvent] = []
@@ -161,8 +183,12 @@ class StreamPolicy:
         return out
 
     def _end_segment(self) -> list[StreamEvent]:
-        self.segments.popleft()
-        self.agreement.reset()
+        seg = self.segments.popleft()
+        if not self.segments and seg[1] - seg[0] < self.config.trim_s * SAMPLE_RATE:
+            self.carry = seg[0]
+        else:
+            self.carry = None
+            self.agreement.reset()
         self._drop_old_audio()
         return []
 
@@ -191,6 +217,12 @@ class StreamPolicy:
 
     def _drop_old_audio(self) -> None:
         keep_from = self.segments[0][0] if self.segments else self.fed - int(self.config.speech_pad_s * SAMPLE_RATE)
+        if self.carry is not None:
+            if self.fed - self.closed_at > self.config.carry_gap_s * SAMPLE_RATE:
+                self.carry = None         # a long pause: the next speech starts a buffer of its own
+                self.agreement.reset()
+            else:
+                keep_from = min(keep_from, self.carry)
         drop = max(0, keep_from - self.audio_start)
         if drop:
             self.audio, self.audio_start = self.audio[drop:], self.audio_start + drop

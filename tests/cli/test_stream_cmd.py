@@ -10,6 +10,7 @@ import soundfile as sf
 
 from cli.main import main
 from core.model.audio import load_audio
+from core.qa.scoring import normalize
 from core.stream.feed import realtime_blocks
 from tests.conftest import AUDIO, ROOT
 
@@ -25,7 +26,7 @@ def test_json_document_has_text_commits_and_passes():
     r = whisperkv("stream", str(AUDIO / "test_en.wav"), "--json", "--language", "en")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
-    assert "ask not what your country can do for you" in doc["text"].lower()
+    assert "ask not what your country can do for you" in normalize(doc["text"])
     assert doc["commits"] and doc["passes"]
     for c in doc["commits"]:
         assert set(c) >= {"text", "start_s", "end_s", "emitted_s"} and c["start_s"] <= c["end_s"] <= c["emitted_s"]
