@@ -1,6 +1,6 @@
 """Live transcription: commit lag, compute per second of audio, and WER against offline `transcribe`.
 
-    python bench/stream.py [--long-minutes 4] [--min-chunk 1.0] [--prompt-chars 200] [--out stream.json]
+    python bench/stream.py [--backend auto|onnx-int8] [--long-minutes 4] [--min-chunk 1.0] [--prompt-chars 200] [--out stream.json]
 
 Everything goes through one local runner (`--device local`, the default backend), fed in real time:
 1. a recording of at least 60 s made by joining the bundled English clips (resources/audio/transcripts.json,
@@ -31,7 +31,6 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cli.stream_cmd import decode_over  # noqa: E402
 from core.decode.options import DecodeOptions  # noqa: E402
 from core.decode.transcript import Transcript  # noqa: E402
 from core.decode.window_feed import decode_source  # noqa: E402
@@ -46,7 +45,7 @@ from core.stream.one_pass import warm_up  # noqa: E402
 from core.stream.policy import StreamConfig, StreamPolicy  # noqa: E402
 from core.stream.stats import percentiles, stream_summary, word_lags  # noqa: E402
 from core.stream.vad import SileroVad, VoiceGate  # noqa: E402
-from device.link.client import BoardClient  # noqa: E402
+from device.link.client import BoardClient, window_decoder  # noqa: E402
 from device.link.local import LocalTransport  # noqa: E402
 
 AUDIO = ROOT / "resources" / "audio"
@@ -70,7 +69,7 @@ def joined_english(min_s: float = 60.0) -> tuple[np.ndarray, str]:
 def offline(client: BoardClient, audio: np.ndarray) -> str:
     """`whisperkv transcribe` on the same recording: one request per 30 s window."""
     result = Transcript()
-    for ev in decode_source(MelSource.of_audio(audio), DecodeOptions(language="en"), decode_over(client)):
+    for ev in decode_source(MelSource.of_audio(audio), DecodeOptions(language="en"), window_decoder(client)):
         result.add(ev)
     return result.text
 
@@ -79,7 +78,7 @@ def live(client, tokenizer, audio: np.ndarray, config: StreamConfig) -> dict:
     events: list = []
     t0 = time.monotonic()
     policy = stream_live(realtime_blocks(audio),
-                         lambda clock: StreamPolicy(decode_over(client), tokenizer, config, VoiceGate(SileroVad()), clock),
+                         lambda clock: StreamPolicy(window_decoder(client), tokenizer, config, VoiceGate(SileroVad()), clock),
                          events.append)
     doc = stream_summary(events, len(audio) / SAMPLE_RATE)
     doc["wall_s"] = round(time.monotonic() - t0, 1)
@@ -90,7 +89,7 @@ def live(client, tokenizer, audio: np.ndarray, config: StreamConfig) -> dict:
 
 def fast(client, tokenizer, audio: np.ndarray, config: StreamConfig) -> dict:
     events: list = []
-    policy = StreamPolicy(decode_over(client), tokenizer, config, VoiceGate(SileroVad()))
+    policy = StreamPolicy(window_decoder(client), tokenizer, config, VoiceGate(SileroVad()))
     stream_fast(blocks_of(audio), policy, events.append)
     return stream_summary(events, len(audio) / SAMPLE_RATE)
 
@@ -118,6 +117,7 @@ def main() -> int:
     ap.add_argument("--long-minutes", type=float, default=4.0, help="length of the looped stream (0: skip it)")
     ap.add_argument("--min-chunk", type=float, default=1.0)
     ap.add_argument("--prompt-chars", type=int, default=200)
+    ap.add_argument("--backend", default="auto", help="the runner's backend (auto = onnx fp32, onnx-int8, ...)")
     ap.add_argument("--out", default=None, help="write every figure as JSON here")
     args = ap.parse_args()
     config = StreamConfig(language="en", min_chunk_s=args.min_chunk, prompt_chars=args.prompt_chars)
@@ -125,9 +125,10 @@ def main() -> int:
     audio, reference = joined_english()
     report: dict = {"cpu": cpu_name(), "load_before": os.getloadavg(), "audio_s": round(len(audio) / SAMPLE_RATE, 2),
                     "config": vars(args)}
-    with BoardClient(LocalTransport()) as client:
+    runner_args = [] if args.backend == "auto" else ["--backend", args.backend]
+    with BoardClient(LocalTransport(), runner_args=runner_args) as client:
         report["backend"] = client.info.backend
-        warm_up(decode_over(client), "en")
+        warm_up(window_decoder(client), "en")
         off_text = offline(client, audio)
         report["offline_wer"] = round(error_rate(reference, off_text), 4)
         one = live(client, tokenizer, audio, config)

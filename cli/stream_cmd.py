@@ -36,19 +36,6 @@ def register(subs) -> None:
     p.set_defaults(run=run)
 
 
-def decode_over(client):
-    """core.decode.window_feed.DecodeOne as one runner request a pass (a BoardClient, connected)."""
-    def decode_one(mel, options, n_frames):
-        stream = client.transcribe(mel, {**options.to_wire(), "max_windows": 1}, n_frames=n_frames)
-        try:
-            for arrival in stream:
-                yield arrival.event
-        finally:
-            stream.close()
-
-    return decode_one
-
-
 @contextlib.contextmanager
 def open_decoder(args):
     """(decode_one, tokenizer, meta, runner takes prompts) for --device: a runner request per pass, or the
@@ -56,6 +43,7 @@ def open_decoder(args):
     from core.model.encoder_cache import EncoderCache
     from core.model.tokenizer import WhisperTokenizer
     from core.model.weights import find_tokenizer
+    from device.link.client import window_decoder
 
     if args.device == "inprocess":
         from device.runner.load import load_model_source
@@ -70,7 +58,7 @@ def open_decoder(args):
     try:
         with _loading_line():
             info = client.connect()
-        yield (decode_over(client), WhisperTokenizer.from_file(find_tokenizer()),
+        yield (window_decoder(client), WhisperTokenizer.from_file(find_tokenizer()),
                {"backend": info.backend, "device": transport.label, "runner_version": info.runner_version},
                "prompt" in info.features)
     finally:

@@ -249,3 +249,17 @@ class BoardClient:
                 stream.close()
             except Exception:
                 pass
+
+
+def window_decoder(client: BoardClient):
+    """core.decode.window_feed.DecodeOne over a connected client: one request per window (`max_windows: 1`),
+    its events as they arrive (a live stream sends each pass this way)."""
+    def decode_one(mel, options: DecodeOptions, n_frames: int):
+        stream = client.transcribe(mel, {**options.to_wire(), "max_windows": 1}, n_frames=n_frames)
+        try:
+            for arrival in stream:
+                yield arrival.event
+        finally:
+            stream.close()
+
+    return decode_one

@@ -6,7 +6,6 @@ import time
 import numpy as np
 import pytest
 
-from cli.stream_cmd import decode_over
 from core.decode.options import DecodeOptions
 from core.model.audio import load_audio
 from core.model.tokenizer import WhisperTokenizer
@@ -17,6 +16,7 @@ from core.stream.feed import blocks_of, realtime_blocks, stream_fast, stream_liv
 from core.stream.one_pass import run_pass, warm_up
 from core.stream.policy import StreamConfig, StreamPolicy
 from core.stream.vad import SileroVad, VoiceGate
+from device.link.client import window_decoder
 from tests.conftest import AUDIO
 
 SR = 16000
@@ -39,7 +39,7 @@ def padded(name: str, seconds: float = 1.0) -> np.ndarray:
 
 def stream(client, tokenizer, audio, gate=True, **config):
     events = []
-    policy = StreamPolicy(decode_over(client), tokenizer, StreamConfig(language="en", **config),
+    policy = StreamPolicy(window_decoder(client), tokenizer, StreamConfig(language="en", **config),
                           VoiceGate(SileroVad()) if gate else None)
     stream_fast(blocks_of(audio), policy, events.append)
     return policy, events
@@ -97,10 +97,10 @@ def slow(decode_one, delay_s):
 def test_a_slow_runner_makes_the_stream_skip_ahead_and_report_it(client, tokenizer, references):
     events = []
     audio = padded("test_en.wav")
-    warm_up(decode_over(client), "en")
+    warm_up(window_decoder(client), "en")
     speed = 4.0      # 4x real time: each pass (sleep + decode) spans several seconds of stream time
     policy = stream_live(realtime_blocks(audio, speed=speed),
-                         lambda clock: StreamPolicy(slow(decode_over(client), 0.5), tokenizer,
+                         lambda clock: StreamPolicy(slow(window_decoder(client), 0.5), tokenizer,
                                                     StreamConfig(language="en"), VoiceGate(SileroVad()), clock),
                          events.append)
     skips, passes = of(events, Skipped), of(events, PassRecord)
@@ -116,7 +116,7 @@ def test_a_slow_runner_makes_the_stream_skip_ahead_and_report_it(client, tokeniz
 def test_an_identical_buffer_does_not_run_the_encoder_again(client, tokenizer):
     audio = load_audio(AUDIO / "en_arctic_slt_a0009.wav")
     audio = audio + np.float32(1e-4) * np.random.default_rng(7).standard_normal(len(audio)).astype(np.float32)
-    one = decode_over(client)
+    one = window_decoder(client)
     first = run_pass(one, tokenizer, audio, 0.0, DecodeOptions(language="en", word_timestamps=True))
     prompt = tokenizer.encode(" Sherlock Holmes.")
     again = run_pass(one, tokenizer, audio, 0.0, DecodeOptions(language="en", word_timestamps=True, prompt=prompt))
@@ -127,7 +127,7 @@ def test_an_identical_buffer_does_not_run_the_encoder_again(client, tokenizer):
 
 def test_finish_without_new_audio_commits_the_tentative_text_without_a_pass(client, tokenizer):
     calls = []
-    real = decode_over(client)
+    real = window_decoder(client)
 
     def counting(mel, options, n_frames):
         calls.append(n_frames)
