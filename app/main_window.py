@@ -18,6 +18,7 @@ from app.board.controller import BoardController
 from app.board.panel import DevicePanel
 from app.board.worker import TranscribeWorker
 from app.errors import Failure
+from app.live_worker import LiveWorker
 from app.plots.attention_heatmap import AttentionHeatmap
 from app.plots.live_refresh import LiveRefresher
 from app.plots.panel import PlotsPanel
@@ -30,6 +31,7 @@ from app.theme import apply_theme
 from app.views.compare_panel import ComparePanel
 from app.views.error_dialog import show_failure
 from app.views.export_menu import ExportMenu
+from app.views.live_panel import LivePanel
 from app.views.menus import build_menus
 from app.views.quality_strip import QualityStrip
 from app.views.run_controls import RunControls
@@ -73,6 +75,7 @@ class MainWindow(QMainWindow):
         self.compare = ComparePanel(self.session)
         self.segments = SegmentsView()
         self.qa = QaTab()
+        self.live_panel = LivePanel()
         self.run_picker = QComboBox()
         self.run_picker.setMinimumWidth(300)
         self.status = StatusBar()
@@ -80,12 +83,14 @@ class MainWindow(QMainWindow):
         self.splitter, self.tabs = lay_out(
             self, [(self.audio, 3), (self.controls, 0), (self.device, 0)], self.run_picker,
             [self.banner, self.quality], self.transcript, [self.heatmap, self.plots],
-            {"Tokens": self.table, "Segments": self.segments, "Compare runs": self.compare, "QA suite": self.qa})
+            {"Tokens": self.table, "Segments": self.segments, "Compare runs": self.compare, "QA suite": self.qa,
+             "Live": self.live_panel})
         self.exports = ExportMenu(self)
         build_menus(self, self.audio.open_dialog, self.exports, self.transcribe, self.stop)
 
         worker = worker or TranscribeWorker()
         self.runs = RunController(self.session, worker, self)
+        self.live_worker = LiveWorker(worker)
         self.board = BoardController(self.device, self.status, worker, self.tasks, self)
         self.live = LiveRefresher([self._sync_text, self.table.sync, *(p.refresh for p in self.plots.plots()),
                                    self.heatmap.refresh], self)
@@ -113,6 +118,11 @@ class MainWindow(QMainWindow):
         self.plots.stepSelected.connect(self.table.select_step)
         self.table.stepSelected.connect(self.plots.select_step)
         self.run_picker.currentIndexChanged.connect(self._pick_run)
+        self.live_panel.startRequested.connect(self.start_live)
+        self.live_panel.stopRequested.connect(self.live_worker.stop)
+        self.live_worker.events.connect(self.live_panel.add_events)
+        self.live_worker.ended.connect(self.live_panel.finish)
+        self.live_worker.failed.connect(self._on_live_failed)
         self._wire_attention()
 
     def _wire_attention(self) -> None:
@@ -270,6 +280,23 @@ class MainWindow(QMainWindow):
         self.quality.show_run(self.run)
         self.segments.set_run(self.run)
 
+    # --- live mode -------------------------------------------------------------------------------
+
+    def start_live(self, source: str) -> None:
+        """Stream the microphone ("mic") or the loaded clip at 1x ("file") through the runner."""
+        if self.live_worker.running or (source == "file" and self.clip is None):
+            return
+        self.live_panel.reset()
+        self.live_panel.set_running(True)
+        samples = self.clip.samples if source == "file" else None
+        self.live_worker.start(samples, self.audio.device_combo.currentData(), self.device.profile(),
+                               self.device.password.text(), self.controls.options().language)
+        self.status.showMessage("Live: " + ("the microphone" if samples is None else self.clip.name))
+
+    def _on_live_failed(self, failure: Failure) -> None:
+        self.live_panel.set_running(False, self.clip is not None)
+        self.show_failure(failure)
+
     # --- errors and closing ----------------------------------------------------------------------
 
     def show_failure(self, failure: Failure) -> None:
@@ -278,6 +305,7 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event) -> None:
         self.save_settings()
+        self.live_worker.stop()
         self.runs.close()
         self.tasks.wait_all()
         self.qa.tasks.wait_all()

@@ -71,16 +71,8 @@ def transcribe_on_device(args, open_audio, report) -> int:
     (`open_audio()` -> (feed, seconds): core.decode.window_feed); --json gains a `link` section. The runner
     starts, and loads its model, while the audio is read. total_ms counts reading the audio plus the
     requests, not the runner's start-up."""
-    from device.link.connect import open_client
-
     transport = open_device(args)
-    client = open_client(args.device, transport=transport)
-    if args.model:
-        client.runner_args += ["--model", args.model]      # a path on the device
-    if getattr(args, "backend", "auto") not in (None, "auto") and "--backend" not in client.runner_args:
-        client.runner_args += ["--backend", args.backend]  # resolved by the runner, on the device
-    if getattr(args, "delegate", None) and "--delegate" not in client.runner_args:
-        client.runner_args += ["--delegate", args.delegate]   # a path on the device
+    client = device_client(args, transport)
     link: dict = {"device": transport.label, "upload_ms": 0.0, "host_ms": []}
     try:
         connecting = _in_background(client.connect)
@@ -109,6 +101,20 @@ def transcribe_on_device(args, open_audio, report) -> int:
     finally:
         client.close()
         transport.close()
+
+
+def device_client(args, transport):
+    """A BoardClient (not yet connected) for --device, with --model, --backend and --delegate for its runner."""
+    from device.link.connect import open_client
+
+    client = open_client(args.device, transport=transport)
+    if getattr(args, "model", None):
+        client.runner_args += ["--model", args.model]      # a path on the device
+    if getattr(args, "backend", "auto") not in (None, "auto") and "--backend" not in client.runner_args:
+        client.runner_args += ["--backend", args.backend]  # resolved by the runner, on the device
+    if getattr(args, "delegate", None) and "--delegate" not in client.runner_args:
+        client.runner_args += ["--delegate", args.delegate]   # a path on the device
+    return client
 
 
 def _in_background(fn) -> concurrent.futures.Future:

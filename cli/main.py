@@ -4,10 +4,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from cli import compile_cmd, device_cmds, export_cmds, gui_cmd, qa_cmd, transcribe
+from cli import compile_cmd, device_cmds, export_cmds, gui_cmd, qa_cmd, stream_cmd, transcribe
 from core.errors import WhisperKVError
 
-SUBCOMMANDS = [transcribe, gui_cmd, device_cmds, export_cmds, compile_cmd, qa_cmd]
+SUBCOMMANDS = [transcribe, stream_cmd, gui_cmd, device_cmds, export_cmds, compile_cmd, qa_cmd]
 
 
 def build_parser() -> argparse.ArgumentParser:

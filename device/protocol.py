@@ -17,6 +17,9 @@ MAX_HEADER = 1 << 20          # 1 MiB of JSON is far beyond any legitimate heade
 MAX_PAYLOAD = 64 << 20        # 64 MiB: 69 windows (34 min) of float32 mel, 139 of float16
 N_MELS, N_FRAMES = 80, 3000
 MEL_DTYPES = ("float16", "float32")
+# What this runner takes beyond protocol 1 as first written, listed in `hello.features`; a host sends such a
+# field only to a runner that lists it (an older runner would ignore it and answer something else).
+FEATURES = ("prompt",)
 
 # Error codes carried by `error` events.
 BAD_FRAME = "bad_frame"              # header is not UTF-8 JSON object with a string "op"

@@ -60,3 +60,13 @@ def clip_mels():
         return cache[name]
 
     return get
+
+
+@pytest.fixture(scope="module")
+def local_client():
+    """A BoardClient connected to a local runner subprocess, shared by a module's tests."""
+    from device.link.client import BoardClient
+    from device.link.local import LocalTransport
+
+    with BoardClient(LocalTransport()) as client:
+        yield client

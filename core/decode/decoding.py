@@ -169,6 +169,9 @@ class WindowDecoder:
         self.t_step = time.perf_counter()
         stepper = self.stepper(cross_k, cross_v)
         language, probs, sot_logits = self.language(stepper, language)
+        if self.options.prompt and stepper.length:
+            # Detected on <|startoftranscript|> alone, as whisper does; the decode then starts over with the prompt.
+            stepper, sot_logits = self.stepper(cross_k, cross_v), None
         yield EncodedEvent(window=self.window, ms=enc_ms, language=language, language_probs=probs,
                            cache_hit=cache_hit, offset_s=offset_s)
         # Greedy first; with temperature_fallback, whisper's re-decodes at rising temperatures while the
@@ -195,6 +198,17 @@ class WindowDecoder:
             return CachedStepper(self.backend, cross_k, cross_v, self.options.wants_attention)
         return UncachedStepper(self.backend, cross_k, cross_v)
 
+    def stepper(self, cross_k: np.ndarray, cross_v: np.ndarray) -> Stepper:
+        if self.options.cache:
+            return CachedStepper(self.backend, cross_k, cross_v, self.options.wants_attention)
+        return UncachedStepper(self.backend, cross_k, cross_v)
+
+    def prefix_tokens(self, language: str) -> list[int]:
+        """What the decoder is fed before the first sampled token: <|startofprev|> + prompt, if any, then
+        the SOT sequence."""
+        sot = self.tokenizer.sot_sequence(language, self.options.task, self.options.timestamps)
+        return ([self.special.sot_prev, *self.options.prompt] if self.options.prompt else []) + sot
+
     def language(self, stepper: Stepper, language: str | None) -> tuple[str, dict[str, float], np.ndarray | None]:
         """The given language, or the one the SOT position's logits favour (those logits are kept)."""
         if language is not None:
@@ -207,7 +221,7 @@ class WindowDecoder:
                sot_logits: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """Feed the rest of the SOT sequence: (the logits for the first sampled token, the SOT logits)."""
         logits = None
-        for tok in self.tokenizer.sot_sequence(language, self.options.task, self.options.timestamps)[stepper.length:]:
+        for tok in self.prefix_tokens(language)[stepper.length:]:
             logits = stepper.advance(tok)
             if tok == self.special.sot:
                 sot_logits = logits

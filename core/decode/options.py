@@ -5,7 +5,7 @@ client sends and `from_wire` is the runner's check of what it received.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 
 from core.model.weights import ModelDims
 
@@ -30,6 +30,8 @@ class DecodeOptions:
     word_timestamps: bool = False  # words with times (core/decode/word_timing.py); needs the attention
     temperature_fallback: bool = False  # re-decode a window that fails whisper's thresholds (core/decode/quality.py)
     seed: int = 0                 # the sampling RNG of those re-decodes: the same seed, the same tokens
+    # Tokens of earlier text, fed as <|startofprev|> + prompt before the SOT sequence (Whisper's prompt)
+    prompt: list[int] = field(default_factory=list)
 
     def __post_init__(self):
         if self.language in ("", "auto"):
@@ -68,13 +70,15 @@ class DecodeOptions:
         return {"language": self.language, "task": self.task, "cache": "on" if self.cache else "off",
                 "max_tokens": self.max_tokens, "top_k": self.top_k, "timestamps": self.timestamps,
                 "suppress_eot": self.suppress_eot} | {name: True for name in ("attention", "word_timestamps")
-                                                      if getattr(self, name)} | self._fallback_wire()
+                                                      if getattr(self, name)} | self._fallback_wire() | (
+                   {"prompt": list(self.prompt)} if self.prompt else {})
 
     def _fallback_wire(self) -> dict:
         return {"temperature_fallback": True, "seed": self.seed} if self.temperature_fallback else {}
 
     @classmethod
-    def from_wire(cls, h: dict, languages=None, max_len: int = ModelDims().n_text_ctx) -> "DecodeOptions":
+    def from_wire(cls, h: dict, languages=None, max_len: int = ModelDims().n_text_ctx,
+                  n_vocab: int = ModelDims().n_vocab) -> "DecodeOptions":
         """Checked options from a header; OptionsError names the first bad field. `languages`: the
         tokenizer's language codes; `max_len`: the decoder's context (ModelDims.n_text_ctx)."""
         language = h.get("language")
@@ -104,11 +108,27 @@ class DecodeOptions:
         if type(fallback) is not bool:
             raise OptionsError(f"temperature_fallback {fallback!r} is not true or false")
         seed = check_seed(h.get("seed", 0))
+        prompt = checked_prompt(h.get("prompt", []), max_len, n_vocab)
         return cls(language=language, task=task, cache=cache == "on", max_tokens=max_tokens, top_k=top_k, **flags,
-                   temperature_fallback=fallback, seed=seed)
+                   temperature_fallback=fallback, seed=seed, prompt=prompt)
 
 
 def check_seed(seed) -> int:
     if type(seed) is not int or not 0 <= seed < 2 ** 63:
         raise OptionsError(f"seed {seed!r} is not an integer in 0..2**63-1")
     return seed
+
+
+def prompt_budget(max_len: int = ModelDims().n_text_ctx) -> int:
+    """Whisper's limit on prompt tokens, n_text_ctx // 2 - 1 (223): half the context stays for the output."""
+    return max_len // 2 - 1
+
+
+def checked_prompt(prompt, max_len: int = ModelDims().n_text_ctx, n_vocab: int = ModelDims().n_vocab) -> list[int]:
+    """A wire `prompt`: a list of token ids in the vocabulary, no longer than `prompt_budget`."""
+    if not isinstance(prompt, list) or any(type(t) is not int or not 0 <= t < n_vocab for t in prompt):
+        raise OptionsError(f"prompt must be a list of token ids in 0..{n_vocab - 1}")
+    if len(prompt) > prompt_budget(max_len):
+        raise OptionsError(f"prompt has {len(prompt)} tokens; at most {prompt_budget(max_len)} fit the "
+                           f"{max_len}-position decoder context (keep the last ones)")
+    return prompt

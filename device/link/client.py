@@ -64,13 +64,15 @@ class RunnerInfo:
     cache_max_len: int
     bytes_per_token: int
     raw: dict = field(repr=False, default_factory=dict)
+    features: tuple[str, ...] = ()     # hello.features: fields beyond protocol 1 as first written (e.g. "prompt")
 
     @classmethod
     def from_hello(cls, h: dict) -> "RunnerInfo":
         model, cache = h.get("model") or {}, h.get("cache") or {}
+        features = h.get("features") if isinstance(h.get("features"), list) else []
         return cls(h.get("protocol", 0), h.get("runner_version", "?"), h.get("backend", "?"),
                    model.get("sha256", ""), model.get("dims") or {}, cache.get("max_len", 0),
-                   cache.get("bytes_per_token", 0), h)
+                   cache.get("bytes_per_token", 0), h, tuple(f for f in features if isinstance(f, str)))
 
 
 class BoardClient:
@@ -144,6 +146,10 @@ class BoardClient:
         self.connect()
         rid = id or uuid.uuid4().hex[:12]
         fields = options.to_wire() if isinstance(options, DecodeOptions) else dict(options or {})
+        if fields.get("prompt") and "prompt" not in self.info.features:
+            raise WhisperKVError(f"the runner on {self.transport.label} does not take a prompt (its hello lists "
+                                 "no 'prompt' feature)", "deploy this version of the runner with "
+                                 "`whisperkv deploy --device URL`, or send the request without a prompt")
         header = {"op": "transcribe", "id": rid, "mel": desc, **fields}
         if n_frames is not None:
             header["n_frames"] = int(n_frames)
@@ -243,3 +249,17 @@ class BoardClient:
                 stream.close()
             except Exception:
                 pass
+
+
+def window_decoder(client: BoardClient):
+    """core.decode.window_feed.DecodeOne over a connected client: one request per window (`max_windows: 1`),
+    its events as they arrive (a live stream sends each pass this way)."""
+    def decode_one(mel, options: DecodeOptions, n_frames: int):
+        stream = client.transcribe(mel, {**options.to_wire(), "max_windows": 1}, n_frames=n_frames)
+        try:
+            for arrival in stream:
+                yield arrival.event
+        finally:
+            stream.close()
+
+    return decode_one

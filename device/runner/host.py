@@ -54,13 +54,13 @@ class ModelHost:
         from core.model.backend import AttentionBackend
 
         attention = ["attention", "word_timestamps"] if isinstance(self.model.backend, AttentionBackend) else []
-        return attention + ["temperature_fallback"]
+        return attention + ["temperature_fallback", *P.FEATURES]
 
     def options(self, header: dict, rid: str) -> DecodeOptions:
         """The transcribe header's decode options, checked; ProtocolError(bad_request) names a bad field."""
         try:
             options = DecodeOptions.from_wire(header, self.model.tokenizer.languages,
-                                              self.model.backend.dims.n_text_ctx)
+                                              self.model.backend.dims.n_text_ctx, self.model.backend.dims.n_vocab)
         except OptionsError as exc:
             raise P.ProtocolError(P.BAD_REQUEST, str(exc), rid) from None
         if options.wants_attention:

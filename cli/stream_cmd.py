@@ -1,0 +1,153 @@
+"""`whisperkv stream [AUDIO | --mic]`: live transcription, committed text printed as it is confirmed
+(core/stream/policy.py: LocalAgreement-2 over a growing buffer, gated by Silero VAD)."""
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+import sys
+import threading
+
+from cli.device_cmds import _loading_line, add_device_args, device_client, open_device
+from cli.transcribe import check_language
+from core.errors import WhisperKVError
+
+USAGE_FIX = "e.g. `whisperkv stream clip.wav --realtime`, or `whisperkv stream --mic`"
+
+
+def register(subs) -> None:
+    p = subs.add_parser("stream", help="live transcription of a file (as fast as possible, or --realtime) or "
+                        "the microphone: text printed as it is confirmed")
+    p.add_argument("audio", nargs="?", help="wav, flac, mp3, ogg ... (or --mic)")
+    p.add_argument("--mic", action="store_true", help="stream from the microphone until Ctrl-C")
+    p.add_argument("--mic-device", type=int, default=None, metavar="N", help="input device index (sounddevice)")
+    p.add_argument("--realtime", action="store_true", help="feed the file at 1x speed, as a microphone would")
+    p.add_argument("--language", default="auto", help="auto (detect on the first speech, then keep), en, zh, ...")
+    p.add_argument("--json", action="store_true", help="print one JSON document at the end: text, commits "
+                   "[{text, start_s, end_s, emitted_s}], passes [{audio_s, encoder_ms, tokens, decode_ms, cache_len}]")
+    p.add_argument("--min-chunk", type=float, default=1.0, metavar="S", help="new audio between passes (default 1 s)")
+    p.add_argument("--prompt-chars", type=int, default=200, metavar="N", help="prompt each pass with up to N "
+                   "characters of committed text that has left the buffer (0: no prompt; default 200)")
+    p.add_argument("--no-vad", action="store_true", help="no voice activity gate: every second is transcribed")
+    p.add_argument("--model", default=None, help="a model directory or exported bundle (default: the installed wheels)")
+    p.add_argument("--backend", default="auto", help="auto, onnx, numpy, onnx-fp16, onnx-int8 or tflite")
+    p.add_argument("--delegate", default=None, metavar="PATH", help="tflite: a delegate library for the runner")
+    add_device_args(p)
+    p.set_defaults(run=run)
+
+
+@contextlib.contextmanager
+def open_decoder(args):
+    """(decode_one, tokenizer, meta, runner takes prompts) for --device: a runner request per pass, or the
+    model in this process for `inprocess`."""
+    from core.model.encoder_cache import EncoderCache
+    from core.model.tokenizer import WhisperTokenizer
+    from core.model.weights import find_tokenizer
+    from device.link.client import window_decoder
+
+    if args.device == "inprocess":
+        from device.runner.load import load_model_source
+
+        model = load_model_source(args.model, args.backend, delegate=args.delegate)
+        cache = EncoderCache(128 << 20)
+        yield ((lambda mel, options, n_frames: model.transcribe(mel, options, encoder_cache=cache, n_frames=n_frames)),
+               model.tokenizer, {"backend": model.backend.name, "device": "inprocess"}, True)
+        return
+    transport = open_device(args)
+    client = device_client(args, transport)
+    try:
+        with _loading_line():
+            info = client.connect()
+        yield (window_decoder(client), WhisperTokenizer.from_file(find_tokenizer()),
+               {"backend": info.backend, "device": transport.label, "runner_version": info.runner_version},
+               "prompt" in info.features)
+    finally:
+        client.close()
+        transport.close()
+
+
+@contextlib.contextmanager
+def stop_on_interrupt(stop: threading.Event):
+    """The first Ctrl-C ends the stream (what was heard is still committed and printed); a second one aborts."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def run(args) -> int:
+    from core.model.audio import SAMPLE_RATE, load_audio
+    from core.stream.events import Committed
+    from core.stream.feed import blocks_of, realtime_blocks, stream_fast, stream_live
+    from core.stream.one_pass import warm_up
+    from core.stream.policy import StreamConfig, StreamPolicy
+    from core.stream.stats import stream_summary
+    from core.stream.vad import SileroVad, VoiceGate
+
+    if bool(args.audio) == bool(args.mic):
+        raise WhisperKVError("give an audio file or --mic, one of them", USAGE_FIX)
+    if args.min_chunk <= 0 or args.prompt_chars < 0:
+        raise WhisperKVError("--min-chunk must be above 0 and --prompt-chars at least 0", USAGE_FIX)
+    config = StreamConfig(language=None if args.language in ("auto", "") else args.language,
+                          min_chunk_s=args.min_chunk, prompt_chars=args.prompt_chars)
+    audio = None if args.mic else load_audio(args.audio)     # bad audio fails before the runner starts
+    gate = None if args.no_vad else VoiceGate(SileroVad())
+    stop = threading.Event()
+    printer = None
+    if not args.json:
+        from cli.stream_text import StreamText
+
+        printer = StreamText()
+    events: list = []
+
+    def on_event(ev):
+        events.append(ev)
+        if printer:
+            printer.feed(ev)
+
+    with open_decoder(args) as (decode_one, tokenizer, meta, prompt_ok), stop_on_interrupt(stop):
+        check_language(config.language, tokenizer.languages)
+        if not prompt_ok and config.prompt_chars:
+            print("whisperkv: the runner takes no prompt (deploy this version for better accuracy); "
+                  "streaming without one", file=sys.stderr)
+
+        if args.mic or args.realtime:
+            warm_up(decode_one, config.language)     # before the clock starts: a first pass would stall on it
+
+        def make_policy(clock=None):
+            return StreamPolicy(decode_one, tokenizer, config, gate, clock, use_prompt=prompt_ok)
+
+        if args.mic:
+            from cli import mic
+            from core.stream.mic import mic_blocks
+
+            policy = stream_live(mic_blocks(mic.sounddevice_stream, args.mic_device, should_stop=stop.is_set),
+                                 make_policy, on_event, stop.is_set)
+        elif args.realtime:
+            policy = stream_live(realtime_blocks(audio), make_policy, on_event, stop.is_set)
+        else:
+            policy = make_policy()
+            stream_fast(blocks_of(audio), policy, on_event, stop.is_set)
+    audio_s = policy.fed / SAMPLE_RATE
+    doc = stream_summary(events, audio_s) | {"language": policy.language or "", "realtime": bool(args.realtime or args.mic),
+                                             **meta}
+    if args.json:
+        print(json.dumps(doc, ensure_ascii=False, indent=1))
+        return 0
+    printer.end()
+    lag, n_commits = doc["lag_s"], sum(isinstance(e, Committed) for e in events)
+    lag_text = f"lag median {lag['median']:.2f} s, p90 {lag['p90']:.2f} s" if lag["n"] else "no text committed"
+    print(f"[stream: {n_commits} commits · {lag_text} · compute {doc['compute_per_audio_s'] or 0:.2f} s per audio s · "
+          f"{len(doc['passes'])} passes, {len(doc['skipped'])} skipped ahead · language {doc['language'] or '?'} · "
+          f"backend {meta.get('backend', '?')}]", file=sys.stderr)
+    return 0
