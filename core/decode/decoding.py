@@ -16,7 +16,7 @@ from core.decode.events import DoneEvent, EncodedEvent, Event, TokenEvent
 from core.decode.options import DecodeOptions
 from core.decode.steppers import CachedStepper, Stepper, UncachedStepper
 from core.decode.timestamps import apply_timestamp_rules, split_segments
-from core.model.backend import Backend
+from core.model.backend import Backend, cross_bytes, cross_form
 from core.model.encoder_cache import EncoderCache, mel_key
 from core.model.mel import N_FRAMES, pad_or_trim
 from core.model.tokenizer import Utf8Assembler, WhisperTokenizer
@@ -148,7 +148,8 @@ class WindowDecoder:
                    else UncachedStepper(self.backend, cross_k, cross_v))
         language, probs, sot_logits = self.language(stepper, language)
         yield EncodedEvent(window=self.window, ms=enc_ms, language=language, language_probs=probs,
-                           cache_hit=cache_hit, offset_s=offset_s)
+                           cache_hit=cache_hit, offset_s=offset_s, cross_form=cross_form(self.backend),
+                           cross_bytes=cross_bytes(cross_k, cross_v))
         logits, sot_logits = self.prefix(stepper, language, sot_logits)
         no_speech_prob = float(np.exp(log_softmax(sot_logits)[self.special.no_speech]))
         sampled = yield from self.main_loop(stepper, logits)
