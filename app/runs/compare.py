@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.runs.record import RunRecord
+from core.decode.events import EncodedEvent
 
 
 @dataclass
@@ -25,11 +26,33 @@ class Comparison:
             text += (f"; whole decode {self.total_speedup:.1f}× "
                      f"({f.decode_ms_total() / 1e3:.2f} s vs {s.decode_ms_total() / 1e3:.2f} s)")
         text += ". Tokens identical." if self.same_tokens else ". Tokens differ."
+        cross = [(r, cross_text(r)) for r in (f, s)]
+        if all(t for _, t in cross):
+            text += " " + "; ".join(f"#{r.id}: {t}" for r, t in cross) + "."
         return text
 
 
+def cross_cache(run: RunRecord) -> tuple[str, int] | None:
+    """(form, bytes) of the cross state the runner held for the run's first window (core/model/backend.py:
+    kv holds every layer's cross K/V, absorbed the encoder output F alone); None if it did not say."""
+    for ev in run.events:
+        if isinstance(ev, EncodedEvent) and ev.cross_bytes:
+            return ev.cross_form or "kv", ev.cross_bytes
+    return None
+
+
+def cross_text(run: RunRecord) -> str:
+    """e.g. `cross K/V 36.9 MB` or `cross F 3.1 MB (absorbed)`; "" when unknown."""
+    found = cross_cache(run)
+    if found is None:
+        return ""
+    form, size = found
+    return f"cross K/V {size / 1e6:.1f} MB" if form == "kv" else f"cross F {size / 1e6:.1f} MB ({form})"
+
+
 def _what(run: RunRecord) -> str:
-    return f"cache {'on' if run.options.cache else 'off'}, {run.device}"
+    form = (cross_cache(run) or ("kv", 0))[0]
+    return f"cache {'on' if run.options.cache else 'off'}, {run.device}" + (f", {form} cross" if form != "kv" else "")
 
 
 def compare(a: RunRecord, b: RunRecord) -> Comparison:

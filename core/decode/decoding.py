@@ -18,7 +18,7 @@ from core.decode.quality import FALLBACK_TEMPERATURES, window_quality
 from core.decode.steppers import CachedStepper, Stepper, UncachedStepper
 from core.decode.timestamps import apply_timestamp_rules, split_segments
 from core.decode.word_timing import window_words
-from core.model.backend import Backend
+from core.model.backend import Backend, cross_bytes, cross_form
 from core.model.encoder_cache import EncoderCache, mel_key
 from core.model.mel import N_FRAMES, pad_or_trim
 from core.model.tokenizer import Utf8Assembler, WhisperTokenizer
@@ -173,7 +173,8 @@ class WindowDecoder:
             # Detected on <|startoftranscript|> alone, as whisper does; the decode then starts over with the prompt.
             stepper, sot_logits = self.stepper(cross_k, cross_v), None
         yield EncodedEvent(window=self.window, ms=enc_ms, language=language, language_probs=probs,
-                           cache_hit=cache_hit, offset_s=offset_s)
+                           cache_hit=cache_hit, offset_s=offset_s, cross_form=cross_form(self.backend),
+                           cross_bytes=cross_bytes(cross_k, cross_v))
         # Greedy first; with temperature_fallback, whisper's re-decodes at rising temperatures while the
         # window fails its thresholds. Each attempt's token events go out live, marked with its temperature.
         temperatures = (0.0, *FALLBACK_TEMPERATURES) if self.options.temperature_fallback else (0.0,)
@@ -192,11 +193,6 @@ class WindowDecoder:
         if self.options.word_timestamps:
             done.words = [w.to_dict() for w in window_words(sampled.events, done, self.tokenizer, segment_frames)]
         yield done
-
-    def stepper(self, cross_k: np.ndarray, cross_v: np.ndarray) -> Stepper:
-        if self.options.cache:
-            return CachedStepper(self.backend, cross_k, cross_v, self.options.wants_attention)
-        return UncachedStepper(self.backend, cross_k, cross_v)
 
     def stepper(self, cross_k: np.ndarray, cross_v: np.ndarray) -> Stepper:
         if self.options.cache:

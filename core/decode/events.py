@@ -23,6 +23,8 @@ class EncodedEvent:
     language_probs: dict[str, float] = field(default_factory=dict)  # top few, when auto-detected
     cache_hit: bool = False
     offset_s: float = 0.0     # where this window starts in the audio
+    cross_form: str = ""      # kv or absorbed (core/model/backend.py); "" from a runner that does not say
+    cross_bytes: int = 0      # bytes of the window's cross state the runner holds (cross K/V, or F)
     type: str = "encoded"
 
 

@@ -6,6 +6,13 @@ the reference and OnnxBackend (device/runner/onnx_backend.py) runs the exported 
 
 Shapes use L = dims.n_text_layer, d = dims.n_text_state, V = dims.n_vocab, C = dims.n_text_ctx and
 A = dims.n_audio_ctx (Whisper base: 6, 512, 51865, 448, 1500). Every array is float32.
+
+The cross state. What `encode` returns is a pair the decoder hands back to `step`, `full` and
+`step_with_attention` unchanged, once per window. A backend's `cross` attribute (absent means "kv")
+says which form it is:
+- "kv": (cross_k, cross_v), each [L, 1, A, d], the per-layer cross-attention keys and values;
+- "absorbed": (F, None), F [1, 1, A, d] the encoder output, which every layer attends to directly
+  (core/model/layers.py, AbsorbedCross): 12x less to keep, more arithmetic per step.
 """
 from __future__ import annotations
 
@@ -13,6 +20,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from core.errors import ModelError
 from core.model.weights import ModelDims
 
 
@@ -26,22 +34,23 @@ class Backend(Protocol):
     positional_embedding: np.ndarray
     """[C, d]: indexed by the runtime position on the CPU too, since a slice by position is a gather."""
 
-    def encode(self, mel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The encoder graph, once per 30 s window: mel [1, n_mels, 2*A] -> cross_k, cross_v, each [L, 1, A, d]."""
+    def encode(self, mel: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """The encoder graph, once per 30 s window: mel [1, n_mels, 2*A] -> the cross state (see above):
+        cross_k, cross_v, each [L, 1, A, d]; or F [1, 1, A, d], None."""
         ...
 
     def step(self, x: np.ndarray, self_k: np.ndarray, self_v: np.ndarray, cross_k: np.ndarray,
              cross_v: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The decoder step graph, one token:
         x [1, 1, d] (token plus positional embedding), self_k/self_v [L, 1, C, d] (the KV cache),
-        cross_k/cross_v [L, 1, A, d], mask [1, 1, 1, C+1] (additive: 0 visible, -1e9 hidden; the last
-        position is the current token) -> logits [1, 1, V], new_k/new_v [L, 1, 1, d] (the caller writes
+        cross_k/cross_v the cross state from `encode`, mask [1, 1, 1, C+1] (additive: 0 visible, -1e9
+        hidden; the last position is the current token) -> logits [1, 1, V], new_k/new_v [L, 1, 1, d] (the caller writes
         them into the cache at cache_len)."""
         ...
 
     def full(self, x: np.ndarray, cross_k: np.ndarray, cross_v: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """The uncached reference: x [1, T, d] (embeddings of all T tokens so far), cross_k/cross_v
-        [L, 1, A, d], mask [1, 1, T, T] (additive causal) -> logits of the last token [1, 1, V]."""
+        the cross state, mask [1, 1, T, T] (additive causal) -> logits of the last token [1, 1, V]."""
         ...
 
 
@@ -58,3 +67,22 @@ class AttentionBackend(Protocol):
         """`step`, and the softmax cross-attention weights of the alignment heads, [n_heads, 1, A]
         (each row sums to 1). Backends build the graph variant that outputs them on first call."""
         ...
+
+
+CROSS_FORMS = ("kv", "absorbed")
+
+
+def check_cross(cross: str) -> str:
+    if cross not in CROSS_FORMS:
+        raise ModelError(f"unknown cross-attention form {cross!r}", f"use one of: {', '.join(CROSS_FORMS)}")
+    return cross
+
+
+def cross_form(backend) -> str:
+    """"kv" or "absorbed": the form of the cross state `backend.encode` returns."""
+    return getattr(backend, "cross", "kv")
+
+
+def cross_bytes(cross_k: np.ndarray, cross_v: np.ndarray | None) -> int:
+    """Bytes of a window's cross state as held: cross K and V, or F alone."""
+    return int(cross_k.nbytes + (cross_v.nbytes if cross_v is not None else 0))

@@ -9,6 +9,8 @@ from collections import OrderedDict
 
 import numpy as np
 
+from core.model.backend import cross_bytes
+
 
 def mel_key(mel: np.ndarray) -> str:
     mel = np.ascontiguousarray(mel)
@@ -16,7 +18,8 @@ def mel_key(mel: np.ndarray) -> str:
 
 
 class EncoderCache:
-    """A bounded LRU of (cross_k, cross_v) by mel key; `max_bytes=0` disables it."""
+    """A bounded LRU of cross states, (cross_k, cross_v) or (F, None) (core/model/backend.py), by mel key;
+    `max_bytes=0` disables it."""
 
     def __init__(self, max_bytes: int = 256 << 20):
         self.max_bytes = max_bytes
@@ -26,7 +29,7 @@ class EncoderCache:
 
     @property
     def bytes_used(self) -> int:
-        return sum(k.nbytes + v.nbytes for k, v in self._items.values())
+        return sum(cross_bytes(k, v) for k, v in self._items.values())
 
     def get(self, key: str):
         item = self._items.get(key)
@@ -37,8 +40,8 @@ class EncoderCache:
         self.hits += 1
         return item
 
-    def put(self, key: str, cross: tuple[np.ndarray, np.ndarray]) -> None:
-        size = cross[0].nbytes + cross[1].nbytes
+    def put(self, key: str, cross: tuple[np.ndarray, np.ndarray | None]) -> None:
+        size = cross_bytes(*cross)
         if size > self.max_bytes:
             return
         self._items[key] = cross

@@ -176,31 +176,100 @@ class EncoderBlock:
         return x + self.mlp(self.mlp_ln(x))
 
 
+def absorbed_weights(p: dict[str, np.ndarray], name: str, n_head: int) -> tuple[np.ndarray, np.ndarray]:
+    """The absorbed form's per-head weights of cross-attention `name` (e.g. decoder.blocks.0.cross_attn):
+    `<name>.key.absorbed` [H, dh, d], W_k per head scaled by dh**-0.5 (a power of two for Whisper, so
+    exact), and `<name>.value.absorbed` [H, d, dh], W_v per head transposed. Taken from `p` when it holds
+    them (params read back from an absorbed bundle), else folded from the canonical key/value weights."""
+    if name + ".key.absorbed" in p:
+        return p[name + ".key.absorbed"], p[name + ".value.absorbed"]
+    wk, wv = p[name + ".key.weight"], p[name + ".value.weight"]             # [d, d] each, [out, in]
+    d = wk.shape[0]
+    dh = d // n_head
+    wk_heads = (wk.reshape(n_head, dh, d) * np.float32(dh ** -0.5)).astype(np.float32)
+    wv_heads = np.ascontiguousarray(wv.reshape(n_head, dh, d).transpose(0, 2, 1), dtype=np.float32)
+    return np.ascontiguousarray(wk_heads), wv_heads
+
+
+@dataclass(frozen=True)
+class KVCross:
+    """Cross-attention to the window's cross K/V, which the encoder graph computed once per window."""
+    attn: Attention              # its key/value projections run in the encoder, not here
+
+    @classmethod
+    def from_params(cls, p: dict[str, np.ndarray], name: str, n_head: int) -> "KVCross":
+        return cls(Attention.from_params(p, name, n_head))
+
+    def weights(self, h: np.ndarray, cross_k: np.ndarray) -> np.ndarray:
+        """h [T, d] (after cross_attn_ln), cross_k [A, d] -> softmax weights [H, T, A]."""
+        return attention_weights(self.attn.query(h), cross_k, self.attn.n_head)
+
+    def context(self, probs: np.ndarray, cross_k: np.ndarray, cross_v: np.ndarray) -> np.ndarray:
+        """probs [H, T, A], cross_v [A, d] -> the block's cross-attention output [T, d]."""
+        return self.attn.out(attend(probs, cross_v))
+
+
+@dataclass(frozen=True)
+class AbsorbedCross:
+    """Cross-attention over the encoder output F itself, not per-layer K/V (the MLA "absorb" form):
+    per head, q_h·k_hᵀ = (q_h·W_k,h)·Fᵀ, and softmax·(F·W_v,hᵀ + b_v,h) = (softmax·F)·W_v,hᵀ + b_v,h
+    because each head's weights sum to 1. A key bias would add q_h·b_k,h to all of a head's scores
+    alike, which softmax ignores, so it is dropped (Whisper's keys have none anyway)."""
+    query: Linear
+    wk: np.ndarray               # [H, dh, d] scaled by dh**-0.5: absorbed_weights
+    wv: np.ndarray               # [H, d, dh]
+    bv: np.ndarray | None        # [d]
+    out: Linear
+
+    @classmethod
+    def from_params(cls, p: dict[str, np.ndarray], name: str, n_head: int) -> "AbsorbedCross":
+        wk, wv = absorbed_weights(p, name, n_head)
+        return cls(Linear.from_params(p, name + ".query"), wk, wv, p.get(name + ".value.bias"),
+                   Linear.from_params(p, name + ".out"))
+
+    def weights(self, h: np.ndarray, feats: np.ndarray) -> np.ndarray:
+        """h [T, d] (after cross_attn_ln), feats F [A, d] -> softmax weights [H, T, A]."""
+        q_abs = _heads(self.query(h), self.wk.shape[0]) @ self.wk                   # [H, T, d]
+        return softmax(q_abs @ feats.T)
+
+    def context(self, probs: np.ndarray, feats: np.ndarray, cross_v: None = None) -> np.ndarray:
+        """probs [H, T, A], F [A, d] (cross_v: None in this form) -> the block's cross-attention output [T, d]."""
+        per_head = (probs @ feats) @ self.wv                                          # [H, T, dh]
+        y = per_head.transpose(1, 0, 2).reshape(probs.shape[1], -1)
+        return self.out(y + self.bv if self.bv is not None else y)
+
+
+CROSS_LAYERS = {"kv": KVCross, "absorbed": AbsorbedCross}
+
+
 @dataclass(frozen=True)
 class DecoderBlock:
     """Self-attention (over the KV cache in `step`, over the whole sequence when called), then
-    cross-attention to the window's precomputed cross K/V, then the MLP."""
+    cross-attention (to the window's cross K/V, or to F in the absorbed form), then the MLP.
+    `cross_k`/`cross_v` below are the window's cross state as `encode` returned it: in the absorbed
+    form cross_k is F [A, d] and cross_v is None."""
     attn_ln: LayerNorm
     attn: Attention
     cross_attn_ln: LayerNorm
-    cross_attn: Attention        # its key/value projections run once per window, in the encoder graph
+    cross: KVCross | AbsorbedCross
     mlp_ln: LayerNorm
     mlp: MLP
 
     @classmethod
-    def from_params(cls, p: dict[str, np.ndarray], name: str, n_head: int) -> "DecoderBlock":
+    def from_params(cls, p: dict[str, np.ndarray], name: str, n_head: int, cross: str = "kv") -> "DecoderBlock":
         return cls(LayerNorm.from_params(p, name + ".attn_ln"), Attention.from_params(p, name + ".attn", n_head),
                    LayerNorm.from_params(p, name + ".cross_attn_ln"),
-                   Attention.from_params(p, name + ".cross_attn", n_head),
+                   CROSS_LAYERS[cross].from_params(p, name + ".cross_attn", n_head),
                    LayerNorm.from_params(p, name + ".mlp_ln"), MLP.from_params(p, name + ".mlp"))
 
-    def __call__(self, x: np.ndarray, cross_k: np.ndarray, cross_v: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    def __call__(self, x: np.ndarray, cross_k: np.ndarray, cross_v: np.ndarray | None, mask: np.ndarray) -> np.ndarray:
         """x [T, d], cross_k/v [A, d], mask [T, T] -> [T, d]."""
         x = x + self.attn(self.attn_ln(x), mask)
-        return self._cross_and_mlp(x, cross_k, cross_v)
+        x = x + self.cross.context(self.cross.weights(self.cross_attn_ln(x), cross_k), cross_k, cross_v)
+        return x + self.mlp(self.mlp_ln(x))
 
     def step(self, x: np.ndarray, self_k: np.ndarray, self_v: np.ndarray, cross_k: np.ndarray,
-             cross_v: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+             cross_v: np.ndarray | None, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """x [1, d], self_k/v [C, d] (all cache slots), mask [1, C+1] -> x, this token's k, v [1, d], and
         the cross-attention weights [H, 1, A]."""
         h = self.attn_ln(x)
@@ -208,10 +277,6 @@ class DecoderBlock:
         keys = np.concatenate([self_k, k])  # every cache slot + the current token
         vals = np.concatenate([self_v, v])
         x = x + self.attn.attend(q, keys, vals, mask)
-        probs = attention_weights(self.cross_attn.query(self.cross_attn_ln(x)), cross_k, self.cross_attn.n_head)
-        x = x + self.cross_attn.out(attend(probs, cross_v))
+        probs = self.cross.weights(self.cross_attn_ln(x), cross_k)
+        x = x + self.cross.context(probs, cross_k, cross_v)
         return x + self.mlp(self.mlp_ln(x)), k, v, probs
-
-    def _cross_and_mlp(self, x: np.ndarray, cross_k: np.ndarray, cross_v: np.ndarray) -> np.ndarray:
-        x = x + self.cross_attn.attend(self.cross_attn.query(self.cross_attn_ln(x)), cross_k, cross_v)
-        return x + self.mlp(self.mlp_ln(x))

@@ -1,7 +1,7 @@
 """The ONNX emitter: device/graphs/whisper.py's description as ONNX, and the ONNX graphs' entry points.
 
 Board graphs (static shapes, rank <= 4, no Gather/Trilu):
-- `encoder.onnx`: mel [1,80,3000] -> cross_k, cross_v [L,1,1500,d];
+- `encoder.onnx`: mel [1,80,3000] -> cross_k, cross_v [L,1,1500,d] (absorbed form: F [1,1,1500,d]);
 - `decoder_step.onnx`: the step signature in docs/protocol.md.
 Host-only graph (never deployed, not checked): `decoder_full`, the uncached reference over a
 dynamic number of tokens.
@@ -74,7 +74,7 @@ class _Emitter:
         elif n.op in _SIMPLE:
             self.node(_SIMPLE[n.op], [self.const(i) for i in x], out)
         elif n.op == "matmul":
-            self.node("MatMul", x, out)
+            self.node("MatMul", [self.const(i) for i in x], out)   # a constant: the absorbed per-head weights
         elif n.op == "softmax":
             self.node("Softmax", x, out, axis=-1)
         elif n.op == "reshape":
@@ -125,18 +125,19 @@ def to_onnx(g: Graph) -> onnx.ModelProto:
     return m
 
 
-def build_encoder(p: dict, dims: ModelDims) -> onnx.ModelProto:
-    return to_onnx(whisper.describe_encoder(p, dims))
+def build_encoder(p: dict, dims: ModelDims, cross: str = "kv") -> onnx.ModelProto:
+    """`cross`: kv or absorbed, the form of the cross state (device/graphs/whisper.py)."""
+    return to_onnx(whisper.describe_encoder(p, dims, cross))
 
 
-def build_decoder_step(p: dict, dims: ModelDims, alignment_heads=()) -> onnx.ModelProto:
+def build_decoder_step(p: dict, dims: ModelDims, alignment_heads=(), cross: str = "kv") -> onnx.ModelProto:
     """With `alignment_heads`, the attention variant (device/graphs/whisper.py)."""
-    return to_onnx(whisper.describe_decoder_step(p, dims, alignment_heads))
+    return to_onnx(whisper.describe_decoder_step(p, dims, alignment_heads, cross))
 
 
-def build_decoder_full(p: dict, dims: ModelDims) -> onnx.ModelProto:
-    """Host-only uncached reference: x [1,T,d], cross K/V, mask [1,1,T,T] -> logits of the last token."""
-    return to_onnx(whisper.describe_decoder_full(p, dims))
+def build_decoder_full(p: dict, dims: ModelDims, cross: str = "kv") -> onnx.ModelProto:
+    """Host-only uncached reference: x [1,T,d], cross K/V (or F), mask [1,1,T,T] -> logits of the last token."""
+    return to_onnx(whisper.describe_decoder_full(p, dims, cross))
 
 
 def params_from_graph(model: onnx.ModelProto) -> dict[str, np.ndarray]:

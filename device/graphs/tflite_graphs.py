@@ -1,8 +1,8 @@
 """The TFLite emitter: device/graphs/whisper.py's description as TFLite, for LiteRT and `ncc-tflite`.
 
 Board graphs, with the step signature of docs/protocol.md and tensors named like it:
-- `encoder.tflite`: mel [1,80,3000] -> cross_k, cross_v [L,1,1500,d];
-- `decoder_step.tflite`: x, self_k/v, cross_k/v, mask -> logits, new_k, new_v.
+- `encoder.tflite`: mel [1,80,3000] -> cross_k, cross_v [L,1,1500,d] (absorbed form: F [1,1,1500,d]);
+- `decoder_step.tflite`: x, self_k/v, cross_k/v (or F), mask -> logits, new_k, new_v.
 
 Only builtin ops on MDLA 5.3's list (device/toolchain/mdla_ops.py), rank <= 4, static shapes,
 int32 shape/axis/perm constants:
@@ -173,10 +173,12 @@ def to_tflite(g: Graph, dtype: str = "fp32") -> bytes:
     return low.w.finish(list(g.inputs), list(g.outputs), g.doc)
 
 
-def build_encoder_tflite(p: dict, dims: ModelDims, dtype: str = "fp32") -> bytes:
-    return to_tflite(whisper.describe_encoder(p, dims), dtype)
+def build_encoder_tflite(p: dict, dims: ModelDims, dtype: str = "fp32", cross: str = "kv") -> bytes:
+    """`cross`: kv or absorbed, the form of the cross state (device/graphs/whisper.py)."""
+    return to_tflite(whisper.describe_encoder(p, dims, cross), dtype)
 
 
-def build_decoder_step_tflite(p: dict, dims: ModelDims, dtype: str = "fp32", alignment_heads=()) -> bytes:
+def build_decoder_step_tflite(p: dict, dims: ModelDims, dtype: str = "fp32", alignment_heads=(),
+                              cross: str = "kv") -> bytes:
     """With `alignment_heads`, the attention variant (device/graphs/whisper.py)."""
-    return to_tflite(whisper.describe_decoder_step(p, dims, alignment_heads), dtype)
+    return to_tflite(whisper.describe_decoder_step(p, dims, alignment_heads, cross), dtype)

@@ -5,6 +5,14 @@
   heads, a variant that also outputs their cross-attention weights (`attention` [n_heads,1,1500]);
 - `describe_decoder_full`: the host-only uncached reference over a symbolic number of tokens T.
 
+Each takes `cross`, the form of the cross state (core/model/backend.py): "kv" as above, or
+"absorbed", where the encoder outputs its final LayerNorm F [1,1,1500,d] instead of cross K/V and the
+step takes F: per layer, q̃ = q·W_k per head (BATCH_MATMUL with a constant [H, dh, d] weight, the
+attention scale folded in), scores q̃·Fᵀ and context softmax·F (one [H, d]x[d, A] and one [H, A]x[A, d]
+matmul), then W_v per head ([H, d, dh]) plus b_v, then the output projection (core/model/layers.py,
+AbsorbedCross, has the algebra). The per-head weights are ordinary constants, named
+`<block>.cross_attn.{key,value}.absorbed`, so reading them back out of a graph works as for the others.
+
 Every tensor stays rank <= 4 with static shapes (except decoder_full's T), and there is no
 gather: embeddings are added on the runner CPU. Heads stay packed along d_model in every stored
 tensor; the per-head split is a reshape/transpose to rank 3 inside the graph. Parameters keep
@@ -15,6 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.model.backend import check_cross
+from core.model.layers import absorbed_weights
 from core.model.weights import ModelDims
 from device.graphs.ir import Graph
 
@@ -88,16 +98,50 @@ def _cached_attention(g: Graph, q: str, k_cache: str, v_cache: str, k: str, v: s
     return _merge_heads(g, out, d)
 
 
-def _block_rest(g: Graph, p: dict, dims: ModelDims, i: int, x: str, attn: str, cross_k: str, cross_v: str,
-                heads: list[int] = ()) -> tuple[str, list[str]]:
+def _absorbed_cross(g: Graph, p: dict, blk: str, q: str, feats: str, feats_t: str, n_head: int, d: int
+                    ) -> tuple[str, str]:
+    """q [Tq,d], F [A,d] and Fᵀ [d,A] -> (cross-attention context before the output projection [Tq,d],
+    softmax weights [H*Tq, A] with rows in (head, query) order)."""
+    wk, wv = absorbed_weights(p, blk + ".cross_attn", n_head)
+    wk = g.const(blk + ".cross_attn.key.absorbed", wk)                                   # [H,dh,d]
+    wv = g.const(blk + ".cross_attn.value.absorbed", wv)                                 # [H,d,dh]
+    q_abs = g.matmul(_heads(g, q, n_head, d, (1, 0, 2)), wk)                             # [H,Tq,d]
+    probs = g.softmax(g.matmul(g.reshape(q_abs, [-1, d]), feats_t))                     # [H*Tq,A]
+    ctx = g.reshape(g.matmul(probs, feats), [n_head, -1, d])                             # [H,Tq,d]
+    y = _merge_heads(g, g.matmul(ctx, wv), d)                                            # [Tq,d]
+    if blk + ".cross_attn.value.bias" in p:     # passes through: each head's weights sum to 1
+        y = g.add(y, _param(g, p, blk + ".cross_attn.value.bias"))
+    return y, probs
+
+
+def _block_rest(g: Graph, p: dict, dims: ModelDims, i: int, x: str, attn: str, cross: tuple[str, str],
+                form: str = "kv", heads: list[int] = ()) -> tuple[str, list[str]]:
     """A decoder block after its self-attention: residual, cross-attention, MLP; and the
-    cross-attention weights of `heads` (this layer's alignment heads), as [n,1,A] pieces."""
+    cross-attention weights of `heads` (this layer's alignment heads), as [n,1,A] pieces.
+    `cross`: this layer's (cross_k, cross_v) [A,d] in the kv form, (F [A,d], Fᵀ [d,A]) when absorbed."""
     blk, d, n_head = f"decoder.blocks.{i}", dims.n_text_state, dims.n_text_head
     x = g.add(x, _linear(g, attn, p, blk + ".attn.out"))
     q = _linear(g, _ln(g, x, p, blk + ".cross_attn_ln"), p, blk + ".cross_attn.query")
-    probs = _attention_probs(g, q, cross_k, n_head, d)
-    x = g.add(x, _linear(g, _attend(g, probs, cross_v, n_head, d), p, blk + ".cross_attn.out"))
+    if form == "absorbed":
+        ctx, probs = _absorbed_cross(g, p, blk, q, *cross, n_head, d)
+        if heads:
+            probs = g.reshape(probs, [n_head, -1, dims.n_audio_ctx])
+    else:
+        probs = _attention_probs(g, q, cross[0], n_head, d)
+        ctx = _attend(g, probs, cross[1], n_head, d)
+    x = g.add(x, _linear(g, ctx, p, blk + ".cross_attn.out"))
     return g.add(x, _mlp(g, x, p, blk)), (_pick_heads(g, probs, heads, n_head) if heads else [])
+
+
+def _cross_inputs(g: Graph, dims: ModelDims, form: str) -> list[tuple[str, str]]:
+    """The step's (and full decoder's) cross-state inputs, as each layer's pair for `_block_rest`."""
+    L, n_audio, d = dims.n_text_layer, dims.n_audio_ctx, dims.n_text_state
+    if form == "absorbed":
+        feats = g.reshape(g.input("F", [1, 1, n_audio, d]), [n_audio, d])
+        return [(feats, g.transpose(feats, [1, 0]))] * L        # Fᵀ once a step, shared by the layers
+    cross_k = _split_layers(g, g.input("cross_k", [L, 1, n_audio, d]), L, n_audio, d)
+    cross_v = _split_layers(g, g.input("cross_v", [L, 1, n_audio, d]), L, n_audio, d)
+    return list(zip(cross_k, cross_v))
 
 
 def _logits(g: Graph, p: dict, dims: ModelDims, x: str) -> None:
@@ -110,8 +154,10 @@ def _split_layers(g: Graph, t: str, n_layer: int, rows: int, d: int) -> list[str
     return [g.reshape(s, [rows, d]) for s in g.split(t, [1] * n_layer, axis=0)]
 
 
-def describe_encoder(p: dict, dims: ModelDims) -> Graph:
-    g = Graph("whisper_encoder", "mel [1,80,3000] -> cross_k, cross_v [L,1,1500,d]")
+def describe_encoder(p: dict, dims: ModelDims, cross: str = "kv") -> Graph:
+    absorbed = check_cross(cross) == "absorbed"
+    g = Graph("whisper_encoder" + ("_absorbed" if absorbed else ""),
+              "mel [1,80,3000] -> " + ("F [1,1,1500,d]" if absorbed else "cross_k, cross_v [L,1,1500,d]"))
     d, n_ctx, L = dims.n_audio_state, dims.n_audio_ctx, dims.n_text_layer
     mel = g.input("mel", [1, dims.n_mels, 2 * n_ctx])
     x = g.transpose(g.reshape(mel, [dims.n_mels, 2 * n_ctx]), [1, 0])                   # [3000, 80]
@@ -126,6 +172,9 @@ def describe_encoder(p: dict, dims: ModelDims) -> Graph:
         x = g.add(x, _linear(g, a, p, blk + ".attn.out"))
         x = g.add(x, _mlp(g, x, p, blk))
     feats = _ln(g, x, p, "encoder.ln_post")
+    if absorbed:
+        g.output(g.reshape(feats, [1, 1, n_ctx, d]), "F")
+        return g
     # Every decoder layer's cross K/V projection as one [L*d, d] fully connected layer.
     for kind, out in (("key", "cross_k"), ("value", "cross_v")):
         names = [f"decoder.blocks.{i}.cross_attn.{kind}" for i in range(L)]
@@ -137,22 +186,24 @@ def describe_encoder(p: dict, dims: ModelDims) -> Graph:
     return g
 
 
-def describe_decoder_step(p: dict, dims: ModelDims, alignment_heads=()) -> Graph:
+def describe_decoder_step(p: dict, dims: ModelDims, alignment_heads=(), cross: str = "kv") -> Graph:
     """`alignment_heads` ((layer, head) pairs): none gives the plain step graph; some give a separate
     variant, with one more output `attention` [n_heads,1,A], the cross-attention weights of those heads
     in (layer, head) order. A separate graph, not an optional output, so that ordinary steps run (and
-    the NPU copies out) exactly what they did; the extra ops are SLICE and CONCATENATION only."""
+    the NPU copies out) exactly what they did; the extra ops are SLICE and CONCATENATION only (and a
+    RESHAPE per layer in the absorbed form). `cross`: kv (inputs cross_k/v) or absorbed (input F)."""
     heads = sorted((int(a), int(b)) for a, b in alignment_heads)
-    name = "whisper_decoder_step" + ("_attention" if heads else "")
-    g = Graph(name, "x [1,1,d], self_k/v [L,1,448,d], cross_k/v [L,1,1500,d], "
+    absorbed = check_cross(cross) == "absorbed"
+    name = "whisper_decoder_step" + ("_absorbed" if absorbed else "") + ("_attention" if heads else "")
+    g = Graph(name, "x [1,1,d], self_k/v [L,1,448,d], "
+              + ("F [1,1,1500,d]" if absorbed else "cross_k/v [L,1,1500,d]") + ", "
               "mask [1,1,1,449] -> logits [1,1,V], new_k/new_v [L,1,1,d]"
               + (f", attention [{len(heads)},1,1500]" if heads else ""))
-    d, L, n_ctx, n_audio = dims.n_text_state, dims.n_text_layer, dims.n_text_ctx, dims.n_audio_ctx
+    d, L, n_ctx = dims.n_text_state, dims.n_text_layer, dims.n_text_ctx
     x = g.reshape(g.input("x", [1, 1, d]), [1, d])
     self_k = _split_layers(g, g.input("self_k", [L, 1, n_ctx, d]), L, n_ctx, d)
     self_v = _split_layers(g, g.input("self_v", [L, 1, n_ctx, d]), L, n_ctx, d)
-    cross_k = _split_layers(g, g.input("cross_k", [L, 1, n_audio, d]), L, n_audio, d)
-    cross_v = _split_layers(g, g.input("cross_v", [L, 1, n_audio, d]), L, n_audio, d)
+    layer_cross = _cross_inputs(g, dims, cross)
     mask = g.reshape(g.input("mask", [1, 1, 1, n_ctx + 1]), [1, 1, n_ctx + 1])
     new_k, new_v, picked = [], [], []
     for i in range(L):
@@ -165,7 +216,7 @@ def describe_decoder_step(p: dict, dims: ModelDims, alignment_heads=()) -> Graph
         new_v.append(g.reshape(v, [1, 1, 1, d]))
         attn = _cached_attention(g, _linear(g, h, p, blk + ".attn.query"), self_k[i], self_v[i], k, v,
                                  dims.n_text_head, d, n_ctx, mask)
-        x, pieces = _block_rest(g, p, dims, i, x, attn, cross_k[i], cross_v[i], [h for li, h in heads if li == i])
+        x, pieces = _block_rest(g, p, dims, i, x, attn, layer_cross[i], cross, [h for li, h in heads if li == i])
         picked += pieces
     _logits(g, p, dims, x)
     g.output(g.concat(new_k, axis=0), "new_k")
@@ -175,19 +226,18 @@ def describe_decoder_step(p: dict, dims: ModelDims, alignment_heads=()) -> Graph
     return g
 
 
-def describe_decoder_full(p: dict, dims: ModelDims) -> Graph:
-    """Host-only uncached reference: x [1,T,d], cross K/V, mask [1,1,T,T] -> logits of the last token."""
+def describe_decoder_full(p: dict, dims: ModelDims, cross: str = "kv") -> Graph:
+    """Host-only uncached reference: x [1,T,d], cross K/V (or F), mask [1,1,T,T] -> logits of the last token."""
     g = Graph("whisper_decoder_full", "host-only uncached reference")
-    d, L, n_audio = dims.n_text_state, dims.n_text_layer, dims.n_audio_ctx
+    d, L = dims.n_text_state, dims.n_text_layer
     x = g.reshape(g.input("x", [1, "T", d]), [-1, d])
-    cross_k = _split_layers(g, g.input("cross_k", [L, 1, n_audio, d]), L, n_audio, d)
-    cross_v = _split_layers(g, g.input("cross_v", [L, 1, n_audio, d]), L, n_audio, d)
+    layer_cross = _cross_inputs(g, dims, check_cross(cross))
     mask = g.squeeze(g.input("mask", [1, 1, "T", "T"]), 0)                              # [1,T,T]
     for i in range(L):
         blk = f"decoder.blocks.{i}"
         h = _ln(g, x, p, blk + ".attn_ln")
         attn = _attention(g, _linear(g, h, p, blk + ".attn.query"), _linear(g, h, p, blk + ".attn.key"),
                           _linear(g, h, p, blk + ".attn.value"), dims.n_text_head, d, mask)
-        x, _ = _block_rest(g, p, dims, i, x, attn, cross_k[i], cross_v[i])
+        x, _ = _block_rest(g, p, dims, i, x, attn, layer_cross[i], cross)
     _logits(g, p, dims, g.slice(x, 0, -1))
     return g

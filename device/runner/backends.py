@@ -5,14 +5,16 @@
 - `onnx-fp16`, `onnx-int8`: the quantised graphs (in memory from weights, or a quantised bundle).
 - `tflite`: the TFLite graphs in the LiteRT interpreter, with an optional delegate (on a Genio board,
   MediaTek's Neuron delegate puts them on the MDLA).
+Each runs either form of the cross state (core/model/backend.py): a bundle's own, or for weights the
+`cross` asked for (kv by default).
 """
 from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
 
-from core.errors import WhisperKVError
-from core.model.backend import Backend
+from core.errors import ModelError, WhisperKVError
+from core.model.backend import Backend, check_cross
 from core.model.weights import WhisperWeights
 
 ONNX_DTYPES = {"onnx": "fp32", "onnx-fp16": "fp16", "onnx-int8": "int8"}
@@ -56,10 +58,26 @@ def resolve(name: str | None) -> str:
     return name
 
 
-def make_backend(name: str | None, source: WhisperWeights | str | Path, delegate: str | None = None) -> Backend:
+def _cross_for(source: WhisperWeights | str | Path, cross: str | None) -> str:
+    """The form to build: a bundle's own (a different one asked for is an error), else `cross` or kv."""
+    if isinstance(source, WhisperWeights):
+        return check_cross(cross or "kv")
+    from device.runner.bundle import read_bundle
+
+    own = read_bundle(source).cross
+    if cross not in (None, own):
+        raise ModelError(f"the bundle at {source} has {own} cross-attention graphs, not {cross}",
+                         f"export one with `whisperkv export --cross {cross} --out DIR`, or drop the request")
+    return own
+
+
+def make_backend(name: str | None, source: WhisperWeights | str | Path, delegate: str | None = None,
+                 cross: str | None = None) -> Backend:
     """`source`: WhisperWeights, or the path of an exported bundle (device/toolchain/export.py).
-    `delegate`: a TFLite delegate library to load (tflite only)."""
+    `delegate`: a TFLite delegate library to load (tflite only). `cross`: kv or absorbed
+    (core/model/backend.py); None is a bundle's own form, or kv for weights."""
     name = resolve(name)
+    cross = _cross_for(source, cross)
     if delegate and name != "tflite":
         raise BackendError(f"a delegate ({delegate}) needs the tflite backend, not {name!r}",
                            "add --backend tflite (or ?backend=tflite in the device URL)")
@@ -67,13 +85,13 @@ def make_backend(name: str | None, source: WhisperWeights | str | Path, delegate
         from device.runner.tflite_backend import TfliteBackend
 
         if isinstance(source, WhisperWeights):
-            return TfliteBackend.from_weights(source, delegate)
+            return TfliteBackend.from_weights(source, delegate, cross=cross)
         return TfliteBackend.from_bundle(source, delegate)
     if name == "numpy":
         from core.model.whisper import NumpyBackend
         from device.runner.bundle import weights_from_bundle
 
-        return NumpyBackend(source if not isinstance(source, (str, Path)) else weights_from_bundle(source))
+        return NumpyBackend(source if not isinstance(source, (str, Path)) else weights_from_bundle(source), cross)
     from device.runner.onnx_backend import OnnxBackend
 
-    return OnnxBackend(source, dtype=ONNX_DTYPES[name])
+    return OnnxBackend(source, dtype=ONNX_DTYPES[name], cross=cross)

@@ -1,12 +1,13 @@
 """An exported board bundle, as the runner reads it (device/toolchain/export.py writes it).
 
     DIR/encoder.onnx, encoder.tflite             mel [1,80,3000] -> cross_k, cross_v [L,1,1500,d]
+                                                 (model.json "cross": "absorbed": F [1,1,1500,d])
     DIR/decoder_step.onnx, decoder_step.tflite   the step signature in docs/protocol.md
     DIR/encoder.dla, decoder_step.dla            after `whisperkv compile` (MDLA 5.3)
     DIR/token_embedding.npy      [n_vocab, d]   looked up on the runner CPU (no GATHER on MDLA)
     DIR/positional_embedding.npy [n_text_ctx, d]
     DIR/tokenizer.json
-    DIR/model.json               dims, special tokens, dtype, opset, sha256 of every file
+    DIR/model.json               dims, special tokens, dtype, opset, cross, sha256 of every file
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from core.errors import ModelError
+from core.model.backend import CROSS_FORMS
 from core.model.weights import ModelDims, WhisperWeights
 
 FORMAT = "whisperkv-mtk-bundle"
@@ -43,6 +45,11 @@ class Bundle:
     dtype: str
     model_sha256: str
     source: str
+
+    @property
+    def cross(self) -> str:
+        """The form of the cross state its graphs pass (core/model/backend.py); older bundles are kv."""
+        return self.manifest.get("cross", "kv")
 
     def has(self, role: str, fmt: str = "onnx") -> bool:
         return _graph_key(role, fmt) in self.manifest["graphs"]
@@ -95,6 +102,9 @@ def read_bundle(path: str | Path, verify: bool = False) -> Bundle:
         raise ModelError(f"{path}/model.json is not valid JSON ({exc})", EXPORT_FIX) from exc
     if doc.get("format") != FORMAT:
         raise ModelError(f"{path}/model.json is not a {FORMAT} manifest", EXPORT_FIX)
+    if doc.get("cross", "kv") not in CROSS_FORMS:
+        raise ModelError(f"{path}/model.json names an unknown cross-attention form {doc['cross']!r}",
+                         f"{EXPORT_FIX} (--cross {' or '.join(CROSS_FORMS)}), or update this runner")
     for name, digest in doc.get("files", {}).items():
         f = path / name
         if not f.is_file():
@@ -125,7 +135,7 @@ def weights_from_bundle(path: str | Path) -> WhisperWeights:
     for conv in ("encoder.conv1.weight", "encoder.conv2.weight"):
         p[conv] = np.ascontiguousarray(p[conv][:, :, 0])      # [out, in, 1, 3] -> [out, in, 3]
     d, L = b.dims.n_text_state, b.dims.n_text_layer
-    for kind in ("key", "value"):
+    for kind in ("key", "value") if b.cross == "kv" else ():   # absorbed: per-layer constants already
         w = p.pop(f"cross_attn.{kind}.all.weight")           # [L*d, d]
         bias = p.pop(f"cross_attn.{kind}.all.bias", None)
         for i in range(L):

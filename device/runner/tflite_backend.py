@@ -3,7 +3,8 @@
 On a Genio board this is the NPU path: `--delegate /usr/lib/libneuron_stable_delegate.so` hands
 the ops MDLA supports to the Neuron delegate, and the rest run on the Arm CPU one by one. Without a
 delegate the graphs run on this CPU (XNNPACK). A delegate that cannot be loaded is an error that
-names its path: never a silent CPU fallback.
+names its path: never a silent CPU fallback. `cross` is the form of the cross state
+(core/model/backend.py): a bundle's own, else "kv" unless asked.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import numpy as np
 
 from core.errors import WhisperKVError
 from core.model.alignment import alignment_heads
+from core.model.backend import check_cross
 from core.model.kv_cache import KVCache
 from core.model.weights import ModelDims, WhisperWeights
 
@@ -112,25 +114,29 @@ class TfliteBackend:
 
     def __init__(self, dims: ModelDims, sha256: str, encoder: bytes, step: bytes, token_embedding: np.ndarray,
                  positional_embedding: np.ndarray, delegate: str | None = None, threads: int = 2,
-                 dtype: str = "fp32"):
+                 dtype: str = "fp32", cross: str = "kv"):
         self.dims, self.sha256, self.dtype, self.delegate = dims, sha256, dtype, delegate
+        self.cross = check_cross(cross)
+        self._cross_names = ("F",) if cross == "absorbed" else ("cross_k", "cross_v")
         self.token_embedding, self.positional_embedding = token_embedding, positional_embedding
         self._encoder = _Graph("encoder", encoder, threads, delegate)
         self._step = _Graph("decoder_step", step, threads, delegate)
         self.interpreter = self._encoder.package
-        self._cross = None      # the cross K/V last fed: the step graph keeps its inputs between calls
+        self._cross = None      # the cross state last fed: the step graph keeps its inputs between calls
         # The interpreter holds the step bytes anyway; the attention variant is built from their weights.
         self._step_bytes, self._threads, self._step_attention = step, threads, None
         self.alignment_heads = alignment_heads(dims)
 
     @classmethod
-    def from_weights(cls, weights: WhisperWeights, delegate: str | None = None, threads: int = 2) -> "TfliteBackend":
-        """Graphs built in memory (fp32), as `whisperkv export --format tflite` would write them."""
+    def from_weights(cls, weights: WhisperWeights, delegate: str | None = None, threads: int = 2,
+                     cross: str = "kv") -> "TfliteBackend":
+        """Graphs built in memory (fp32), as `whisperkv export --format tflite [--cross CROSS]` would write them."""
         from device.graphs.tflite_graphs import build_decoder_step_tflite, build_encoder_tflite
 
         p, dims = weights.params, weights.dims
-        backend = cls(dims, weights.sha256, build_encoder_tflite(p, dims), build_decoder_step_tflite(p, dims),
-                      p["decoder.token_embedding.weight"], p["decoder.positional_embedding"], delegate, threads)
+        backend = cls(dims, weights.sha256, build_encoder_tflite(p, dims, cross=cross),
+                      build_decoder_step_tflite(p, dims, cross=cross), p["decoder.token_embedding.weight"],
+                      p["decoder.positional_embedding"], delegate, threads, cross=cross)
         backend.alignment_heads = alignment_heads(dims, weights.files)
         return backend
 
@@ -142,25 +148,30 @@ class TfliteBackend:
         graphs = b.manifest["graphs"]
         return cls(b.dims, b.model_sha256, b.graph_path("encoder", "tflite").read_bytes(),
                    b.graph_path("decoder_step", "tflite").read_bytes(), b.token_embedding, b.positional_embedding,
-                   delegate, dtype=graphs["decoder_step_tflite"].get("weights", "fp32"))
+                   delegate, dtype=graphs["decoder_step_tflite"].get("weights", "fp32"), cross=b.cross)
 
     def describe(self) -> dict:
         """What `hello` reports: the interpreter, the delegate, and where each graph's ops run."""
         return {"interpreter": self.interpreter, "delegate": self.delegate, "weights": self.dtype,
                 "ops": [self._encoder.placement.to_dict(), self._step.placement.to_dict()]}
 
-    def encode(self, mel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def encode(self, mel: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         d = self.dims
         self._encoder.set("mel", np.asarray(mel).reshape(1, d.n_mels, 2 * d.n_audio_ctx))
-        k, v = self._encoder.run("cross_k", "cross_v")
-        return k.copy(), v.copy()
+        out = [o.copy() for o in self._encoder.run(*self._cross_names)]
+        return (out[0], None) if self.cross == "absorbed" else (out[0], out[1])
+
+    def _set_cross(self, g: _Graph, last, cross_k, cross_v):
+        """Feed the window's cross state (37 MB of K/V, or 3 MB of F) once per window, not once per token;
+        returns what is fed now, for the next call's `last`."""
+        if last is None or last[0] is not cross_k or last[1] is not cross_v:
+            for name, value in zip(self._cross_names, (cross_k, cross_v)):
+                g.set(name, value)
+        return cross_k, cross_v
 
     def step(self, x, self_k, self_v, cross_k, cross_v, mask):
         g = self._step
-        if self._cross is None or self._cross[0] is not cross_k or self._cross[1] is not cross_v:
-            g.set("cross_k", cross_k)       # 37 MB: once per window, not once per token
-            g.set("cross_v", cross_v)
-            self._cross = (cross_k, cross_v)
+        self._cross = self._set_cross(g, self._cross, cross_k, cross_v)
         g.set("x", x)
         g.set("self_k", self_k)
         g.set("self_v", self_v)
@@ -177,15 +188,11 @@ class TfliteBackend:
             from device.graphs.tflite_read import params_from_tflite
 
             model = build_decoder_step_tflite(params_from_tflite(self._step_bytes), self.dims, self.dtype,
-                                              self.alignment_heads)
+                                              self.alignment_heads, self.cross)
             self._step_attention, self._attention_cross = _Graph("decoder_step_attention", model, self._threads,
                                                                  self.delegate), None
         g = self._step_attention
-        if self._attention_cross is None or self._attention_cross[0] is not cross_k \
-                or self._attention_cross[1] is not cross_v:
-            g.set("cross_k", cross_k)
-            g.set("cross_v", cross_v)
-            self._attention_cross = (cross_k, cross_v)
+        self._attention_cross = self._set_cross(g, self._attention_cross, cross_k, cross_v)
         for name, value in (("x", x), ("self_k", self_k), ("self_v", self_v), ("mask", mask)):
             g.set(name, value)
         return tuple(o.copy() for o in g.run("logits", "new_k", "new_v", "attention"))

@@ -7,7 +7,11 @@
     DIR/token_embedding.npy      [n_vocab, d]   looked up on the runner CPU (no GATHER on MDLA)
     DIR/positional_embedding.npy [n_text_ctx, d]
     DIR/tokenizer.json
-    DIR/model.json               dims, special tokens, dtype, opset, graphs, sha256 of every file
+    DIR/model.json               dims, special tokens, dtype, opset, graphs, cross, sha256 of every file
+
+`cross` in model.json is the form of the cross state (core/model/backend.py): "kv" (the encoder
+outputs cross_k, cross_v; the step takes them) or "absorbed" (the encoder outputs F [1,1,1500,d]; the
+step takes F). A bundle without the key is "kv".
 
 model.json "graphs" maps a key to {file, format, role, inputs, outputs, …}: `encoder` and
 `decoder_step` are the ONNX graphs (as before), `encoder_tflite` and `decoder_step_tflite` the
@@ -23,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from core.errors import ModelError
+from core.model.backend import check_cross
 from core.model.weights import ModelDims, WhisperWeights
 from device.runner.bundle import (
     FORMAT,
@@ -87,7 +92,7 @@ def check_request(dtype: str, formats) -> tuple[str, ...]:
     return formats
 
 
-def _write_onnx(p: dict, dims: ModelDims, dtype: str, out: Path) -> dict:
+def _write_onnx(p: dict, dims: ModelDims, dtype: str, out: Path, cross: str) -> dict:
     import onnx
 
     from device.graphs import onnx_graphs as G
@@ -95,7 +100,7 @@ def _write_onnx(p: dict, dims: ModelDims, dtype: str, out: Path) -> dict:
 
     graphs = {}
     for key, build in (("encoder", G.build_encoder), ("decoder_step", G.build_decoder_step)):
-        model = build(p, dims)
+        model = build(p, dims, cross=cross)
         entry = {"file": GRAPHS[key], "format": "onnx", "role": _ROLES[key], **_io(model)}
         if dtype != "fp32":
             model = quantize_model(model, dtype)
@@ -106,7 +111,7 @@ def _write_onnx(p: dict, dims: ModelDims, dtype: str, out: Path) -> dict:
     return graphs
 
 
-def _write_tflite(p: dict, dims: ModelDims, dtype: str, out: Path) -> dict:
+def _write_tflite(p: dict, dims: ModelDims, dtype: str, out: Path, cross: str) -> dict:
     from device.graphs import tflite_read
     from device.graphs.tflite_graphs import (
         build_decoder_step_tflite,
@@ -115,7 +120,7 @@ def _write_tflite(p: dict, dims: ModelDims, dtype: str, out: Path) -> dict:
 
     graphs = {}
     for key, build in (("encoder_tflite", build_encoder_tflite), ("decoder_step_tflite", build_decoder_step_tflite)):
-        data = build(p, dims, dtype)
+        data = build(p, dims, dtype, cross=cross)
         (out / TFLITE_GRAPHS[key]).write_bytes(data)
         # Weights fp16 + DEQUANTIZE when dtype is fp16; inputs and outputs are float32 either way.
         graphs[key] = {"file": TFLITE_GRAPHS[key], "format": "tflite", "role": _ROLES[key], "weights": dtype,
@@ -131,24 +136,27 @@ def _remove_stale_graphs(out: Path, graphs: dict) -> None:
             (out / name).unlink(missing_ok=True)
 
 
-def export_bundle(weights: WhisperWeights, out: str | Path, dtype: str = "fp32", formats=FORMATS) -> dict:
-    """Write the bundle with the graphs of `formats` at `dtype`, and return its manifest.
-    ONNX fp16/int8 graphs are quantised from fp32 (device/graphs/quantize.py); TFLite fp16 keeps
-    fp16 weights behind DEQUANTIZE ops (device/graphs/tflite_graphs.py)."""
+def export_bundle(weights: WhisperWeights, out: str | Path, dtype: str = "fp32", formats=FORMATS,
+                  cross: str = "kv") -> dict:
+    """Write the bundle with the graphs of `formats` at `dtype` and cross-state form `cross` (kv or
+    absorbed), and return its manifest. ONNX fp16/int8 graphs are quantised from fp32
+    (device/graphs/quantize.py); TFLite fp16 keeps fp16 weights behind DEQUANTIZE ops
+    (device/graphs/tflite_graphs.py)."""
     formats = check_request(dtype, formats)
+    check_cross(cross)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     p, dims = weights.params, weights.dims
     graphs = {}
     if "onnx" in formats:
-        graphs |= _write_onnx(p, dims, dtype, out)
+        graphs |= _write_onnx(p, dims, dtype, out, cross)
     if "tflite" in formats:
-        graphs |= _write_tflite(p, dims, dtype, out)
+        graphs |= _write_tflite(p, dims, dtype, out, cross)
     _remove_stale_graphs(out, graphs)
     np.save(out / TABLES["token_embedding"], p["decoder.token_embedding.weight"].astype(np.float32))
     np.save(out / TABLES["positional_embedding"], p["decoder.positional_embedding"].astype(np.float32))
     shutil.copyfile(weights.tokenizer_path, out / "tokenizer.json")
-    extra = {"formats": list(formats)} | ({"quantized_from": "fp32"} if dtype != "fp32" else {})
+    extra = {"formats": list(formats), "cross": cross} | ({"quantized_from": "fp32"} if dtype != "fp32" else {})
     return write_manifest(out, dims, dtype, special_tokens(weights), weights.sha256, weights.source, graphs, extra)
 
 
@@ -178,4 +186,5 @@ def quantize_bundle(src: str | Path, out: str | Path, dtype: str) -> dict:
             shutil.copyfile(b.path / name, out / name)
     _remove_stale_graphs(out, graphs)
     return write_manifest(out, b.dims, dtype, b.manifest["special_tokens"], b.model_sha256,
-                          b.manifest["source"], graphs, {"formats": ["onnx"], "quantized_from": "fp32"})
+                          b.manifest["source"], graphs, {"formats": ["onnx"], "cross": b.cross,
+                                                         "quantized_from": "fp32"})

@@ -73,3 +73,22 @@ def test_unknown_backend_is_one_clear_line():
     r = whisperkv("transcribe", str(AUDIO / "test_zh.wav"), "--backend", "tpu")
     one_clear_line(r)
     assert "use auto or one of" in r.stderr
+
+
+def test_export_cross_absorbed_passes_check_dla_and_transcribes_the_default_tokens(tmp_path):
+    out = tmp_path / "b"
+    r = whisperkv("export", "--out", str(out), "--cross", "absorbed")
+    assert r.returncode == 0, r.stderr
+    assert "absorbed-cross bundle" in r.stderr and "passes the MDLA 5.3 check" in r.stderr
+    assert json.loads((out / "model.json").read_text())["cross"] == "absorbed"
+    c = whisperkv("check-dla", str(out))
+    assert c.returncode == 0 and "MDLA 5.3 check: PASS" in c.stdout, c.stdout
+    assert "in  F            [1,1,1500,512]" in c.stdout and "cross_k" not in c.stdout
+    docs = {}
+    for name, extra in (("absorbed", ["--model", str(out)]), ("default", []), ("absorbed-tflite",
+                        ["--model", str(out), "--backend", "tflite"])):
+        t = whisperkv("transcribe", str(AUDIO / "test_en.wav"), "--json", *extra)
+        assert t.returncode == 0, t.stderr
+        docs[name] = json.loads(t.stdout)
+    assert docs["absorbed"]["tokens"] == docs["default"]["tokens"] == docs["absorbed-tflite"]["tokens"]
+    assert len(docs["default"]["tokens"]) > 10

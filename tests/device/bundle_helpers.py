@@ -1,4 +1,5 @@
-"""One exported fp32 bundle per test process: exporting writes ~400 MB, so the test modules share it."""
+"""One exported fp32 bundle per test process and cross form: exporting writes ~400 MB, so the test modules
+share it."""
 from __future__ import annotations
 
 import atexit
@@ -8,12 +9,12 @@ from functools import lru_cache
 from pathlib import Path
 
 
-@lru_cache(maxsize=1)
-def exported_bundle() -> Path:
+@lru_cache(maxsize=2)
+def exported_bundle(cross: str = "kv") -> Path:
     from core.model.weights import load_model
     from device.toolchain.export import export_bundle
 
     out = Path(tempfile.mkdtemp(prefix="whisperkv-bundle-"))
     atexit.register(shutil.rmtree, out, True)
-    export_bundle(load_model(), out / "fp32")
+    export_bundle(load_model(), out / "fp32", cross=cross)
     return out / "fp32"

@@ -126,3 +126,19 @@ def test_a_quantised_backend_is_cached_under_its_own_name(first, cache_root, mon
     assert again.backend.name == "onnx-int8"
     a, b = decode(built, en_mel[:1]), decode(again, en_mel[:1])
     assert a.tokens == b.tokens and a.reason == "eot"
+
+
+def test_the_absorbed_form_is_cached_apart_and_never_served_as_kv(first, cache_root, monkeypatch, en_mel):
+    monkeypatch.setenv("WHISPERKV_CACHE", str(cache_root))
+    built = load_model_source(None, "onnx", cross="absorbed")
+    d = cache_root / first.sha256[:16] / "onnx.absorbed"
+    assert built.backend.cross == "absorbed" and json.loads((d / "meta.json").read_text())["cross"] == "absorbed"
+    # Each directory answers for its own form only (a cache written before the forms existed is kv).
+    assert startup_cache._read_meta(d, first.sha256, "kv") is None
+    assert startup_cache._read_meta(cache_dir(cache_root, first), first.sha256, "absorbed") is None
+    monkeypatch.setattr(startup_cache, "load_model", lambda path=None: pytest.fail("the weights were loaded"))
+    again, kv = load_model_source(None, "onnx", cross="absorbed"), load_model_source(None, "onnx")
+    assert again.backend.cross == "absorbed" and kv.backend.cross == "kv"
+    assert again.backend.encode(en_mel[0])[0].shape == (1, 1, 1500, 512)
+    a, b = decode(again, en_mel[:1]), decode(first, en_mel[:1])
+    assert a.tokens == b.tokens and a.reason == "eot"

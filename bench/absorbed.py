@@ -1,0 +1,215 @@
+"""Absorbed against kv cross-attention: what each form keeps, moves and costs per decode step.
+
+    python3 bench/absorbed.py [--work DIR] [--backends onnx,tflite] [--clip test_en.wav] [--steps 100]
+                              [--rounds 2] [--bandwidths 10,17,34] [--only-bytes]
+
+1. Exports two fp32 bundles (ONNX + TFLite) into --work: `whisperkv export --cross kv` and `--cross absorbed`
+   (kept and reused when --work already holds them).
+2. From the TFLite step graphs, with no timing: the bytes a decode step moves — weights (every constant),
+   the self K/V cache and the cross state — and what that implies as a floor on ms per token for a board
+   with memory bandwidth B, in fp16 (what the MDLA computes; `ncc-tflite --relax-fp32`). Three ways to count
+   the caches' traffic: "once" (each distinct cache tensor read once from DRAM: kv's 12 cross K/V tensors,
+   absorbed's one F, kept on chip for its 12 uses), "folded" (every use by a compute op reads DRAM; layout
+   ops — transposes, splits — folded into their consumers) and "op by op" (every read by a non-view op, and
+   every layout copy written, goes to DRAM).
+3. On this host, per backend and form: a real runner process (`python -m device.runner --model BUNDLE
+   --backend B --encoder-cache-mb 0`) over the local link decodes --clip's first window with EOT suppressed
+   to --steps + 6 tokens; reported are the cross bytes it holds (its `encoded` event), its peak RSS
+   (VmHWM), the encoder ms and the runner's ms per token at step 1 (steps 1-5, median; step 0 carries the
+   SOT prefix) and at step --steps (median of --steps±5). Configurations run one after the other; each
+   measured --rounds times after a warm-up request, best round kept. Never asserts a time.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from core.model.weights import ModelDims  # noqa: E402
+
+AUDIO = ROOT / "resources" / "audio"
+FORMS = ("kv", "absorbed")
+VIEWS = {"RESHAPE", "SQUEEZE", "EXPAND_DIMS"}                  # no data moved
+LAYOUT = {"TRANSPOSE", "SPLIT", "SPLIT_V", "SLICE", "CONCATENATION"}   # copies of the data they read
+SELF_INPUTS, CROSS_INPUTS = ("self_k", "self_v"), ("cross_k", "cross_v", "F")
+
+
+def bundles(work: Path) -> dict[str, Path]:
+    """{form: fp32 ONNX+TFLite bundle}, exported unless --work already holds it."""
+    from core.model.weights import load_model
+    from device.runner.bundle import read_bundle
+    from device.toolchain.export import export_bundle
+
+    out, weights = {}, None
+    for form in FORMS:
+        path = work / f"fp32-{form}"
+        try:
+            ok = read_bundle(path).cross == form and {"encoder_tflite", "decoder_step"} <= set(
+                read_bundle(path).manifest["graphs"])
+        except Exception:
+            ok = False
+        if not ok:
+            weights = weights or load_model()
+            print(f"exporting the {form} bundle to {path}", file=sys.stderr, flush=True)
+            export_bundle(weights, path, "fp32", cross=form)
+        out[form] = path
+    return out
+
+
+@dataclass
+class StepBytes:
+    """Bytes one decode step reads, at 4 bytes an element (fp32 graph); `scaled` for another dtype."""
+    weights: int          # every constant of the step graph
+    self_once: int        # self_k + self_v, all 448 slots (the graph is static: the mask hides the unused)
+    cross_once: int       # each distinct cross tensor read once (kv: 12 x [1500, d]; absorbed: F once)
+    self_folded: int      # every compute op's reads of cache data (layout ops folded into their consumers)
+    cross_folded: int
+    self_op: int          # every non-view op's reads of cache data, plus the layout copies it writes
+    cross_op: int
+
+    def total(self, count: str, itemsize: int = 2) -> float:
+        """Bytes per step at `itemsize` bytes an element, the caches counted `count` (once, folded, op)."""
+        return (self.weights + getattr(self, f"self_{count}") + getattr(self, f"cross_{count}")) * itemsize / 4
+
+
+def step_bytes(step_tflite: bytes) -> StepBytes:
+    """Counted from the fp32 TFLite step graph: its constants, its inputs, and its ops' reads of them."""
+    from device.graphs.tflite_read import io, operators, tensors
+
+    ts = tensors(step_tflite)
+    inputs = io(step_tflite)["inputs"]
+    by_name = {t.name: t for t in ts}
+    weights = sum(t.nbytes or 0 for t in ts if t.const)
+    source: dict[int, str] = {by_name[n].index: ("self" if n in SELF_INPUTS else "cross")
+                              for n in inputs if n in SELF_INPUTS + CROSS_INPUTS}
+    op_by_op, folded = {"self": 0, "cross": 0}, {"self": 0, "cross": 0}
+    for op in operators(step_tflite):
+        kinds = {source[i] for i in op.inputs if i in source}
+        if op.op in VIEWS or op.op in LAYOUT:
+            for o in op.outputs:                   # the cache in another layout is still the cache
+                if kinds:
+                    source[o] = next(iter(kinds))
+        if op.op in VIEWS:
+            continue
+        for i in op.inputs:
+            if i in source:
+                op_by_op[source[i]] += ts[i].nbytes or 0
+                if op.op not in LAYOUT:
+                    folded[source[i]] += ts[i].nbytes or 0
+        if op.op in LAYOUT and kinds:
+            op_by_op[next(iter(kinds))] += sum(ts[o].nbytes or 0 for o in op.outputs)
+    once = {kind: sum(by_name[n].nbytes for n in inputs if n in names)
+            for kind, names in (("self", SELF_INPUTS), ("cross", CROSS_INPUTS))}
+    return StepBytes(weights, once["self"], once["cross"], folded["self"], folded["cross"], op_by_op["self"],
+                     op_by_op["cross"])
+
+
+def bytes_report(paths: dict[str, Path], bandwidths: list[float]) -> dict:
+    from device.runner.bundle import read_bundle
+
+    counted = {form: step_bytes(read_bundle(p).graph_path("decoder_step", "tflite").read_bytes())
+               for form, p in paths.items()}
+    d = ModelDims()
+    counts = ("once", "folded", "op")
+    print("## bytes a decode step reads, from the TFLite step graphs, in fp16 MB (1e6 B; what the MDLA runs)")
+    print(f"{'form':<9} {'held':>6} {'weights':>8} " + " ".join(f"{k + ' ' + c:>12}" for c in counts
+                                                                    for k in ("self", "cross"))
+          + " " + " ".join(f"{'step ' + c:>12}" for c in counts))
+    for form, b in counted.items():
+        held = (2 * d.n_text_layer if form == "kv" else 1) * d.n_audio_ctx * d.n_text_state * 2
+        cells = [getattr(b, f"{k}_{c}") / 2e6 for c in counts for k in ("self", "cross")]
+        print(f"{form:<9} {held / 1e6:6.2f} {b.weights / 2e6:8.1f} " + " ".join(f"{v:12.1f}" for v in cells)
+              + " " + " ".join(f"{b.total(c) / 1e6:12.1f}" for c in counts))
+    print("\n## floor on ms per token = bytes per step / B (fp16, one stream)")
+    print(f"{'B GB/s':>7} " + " ".join(f"{f + ' ' + c:>16}" for f in counted for c in counts))
+    for bw in bandwidths:
+        print(f"{bw:7.0f} " + " ".join(f"{counted[f].total(c) / (bw * 1e9) * 1e3:16.2f}"
+                                       for f in counted for c in counts))
+    return {form: vars(b) for form, b in counted.items()}
+
+
+def _vm(pid: int, key: str) -> float:
+    """A /proc/<pid>/status figure (VmRSS, VmHWM) in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def measure(bundle: Path, backend: str, mel: np.ndarray, steps: int, rounds: int) -> dict:
+    """One runner process on `bundle`: a warm-up request, then `rounds` forced long decodes."""
+    from core.decode.options import DecodeOptions
+    from device.link.client import BoardClient
+    from device.link.local import LocalTransport
+
+    opts = DecodeOptions(language="en", suppress_eot=True, max_tokens=steps + 6)
+    best: dict = {}
+    with BoardClient(LocalTransport(), runner_args=["--model", str(bundle), "--backend", backend,
+                                                    "--encoder-cache-mb", "0", "--log-level", "WARNING"],
+                     connect_timeout=900, read_timeout=600, mel_dtype="float32") as client:
+        pid = client._stream.proc.pid
+        list(client.transcribe(mel, DecodeOptions(language="en", max_tokens=8)))
+        for _ in range(rounds):
+            events = [a.event for a in client.transcribe(mel, opts)]
+            enc = next(e for e in events if e.type == "encoded")
+            ms = [e.ms for e in events if e.type == "token"]
+            got = {"encoder_ms": enc.ms, "step1_ms": float(np.median(ms[1:6])),
+                   f"step{steps}_ms": float(np.median(ms[steps - 5:steps + 6])), "tokens": len(ms),
+                   "cross_form": enc.cross_form, "cross_bytes": enc.cross_bytes}
+            for k, v in got.items():
+                if k.endswith("_ms"):
+                    best[k] = min(best.get(k, v), v)
+                else:
+                    best[k] = v
+        best["rss_mib"], best["peak_rss_mib"] = _vm(pid, "VmRSS"), _vm(pid, "VmHWM")
+    return best
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--work", default=None, help="where the two bundles are exported (default: a temp dir)")
+    ap.add_argument("--backends", default="onnx,tflite")
+    ap.add_argument("--clip", default="test_en.wav")
+    ap.add_argument("--steps", type=int, default=100)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--bandwidths", default="10,17,34", help="GB/s, for the floor on ms per token")
+    ap.add_argument("--only-bytes", action="store_true", help="skip the runner measurements")
+    ap.add_argument("--json", default=None, help="also write every figure to this file")
+    args = ap.parse_args(argv)
+
+    work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="whisperkv-absorbed-"))
+    paths = bundles(work)
+    result = {"bytes": bytes_report(paths, [float(b) for b in args.bandwidths.split(",")])}
+    if not args.only_bytes:
+        from core.model.audio import load_audio
+        from core.model.mel import mel_windows
+
+        mel = mel_windows(load_audio(AUDIO / args.clip))[:1]
+        runs = {}
+        for backend in args.backends.split(","):
+            for form in FORMS:
+                print(f"measuring {backend} {form}", file=sys.stderr, flush=True)
+                runs[f"{backend} {form}"] = measure(paths[form], backend, mel, args.steps, args.rounds)
+        s = args.steps
+        print(f"\n## on this host, fp32, {args.clip} (first window), EOT suppressed, best of {args.rounds} rounds")
+        print(f"{'backend form':<16} {'cross MB':>9} {'RSS MiB':>8} {'peak MiB':>9} {'encoder ms':>11} "
+              f"{'ms/tok @1':>10} {f'ms/tok @{s}':>11}")
+        for name, r in runs.items():
+            print(f"{name:<16} {r['cross_bytes'] / 1e6:9.2f} {r['rss_mib']:8.0f} {r['peak_rss_mib']:9.0f} "
+                  f"{r['encoder_ms']:11.0f} {r['step1_ms']:10.1f} {r[f'step{s}_ms']:11.1f}")
+        result["host"] = runs
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
