@@ -139,11 +139,12 @@ class AttentionHeatmap(pg.PlotWidget):
         return np.concatenate(rows) if rows else np.zeros((0, 1500), np.uint8)
 
     def _fit_y(self, n: int) -> None:
-        """Grow the step range in steps of X_STEP: a range that moves every token redraws the axes every frame."""
-        bucket = max(1, math.ceil(n / X_STEP))
+        """Double the step range as rows outgrow it: a range that moves redraws the axes, and a long run
+        would otherwise move it every X_STEP rows."""
+        bucket = X_STEP * 2 ** max(0, math.ceil(math.log2(max(n, 1) / X_STEP)))
         if bucket != self._y_bucket:
             self._y_bucket = bucket
-            self.setYRange(0, bucket * X_STEP, padding=0)
+            self.setYRange(0, bucket, padding=0)
 
     # --- cursor, span and clicks -----------------------------------------------------------
 

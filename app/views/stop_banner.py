@@ -36,6 +36,9 @@ class StopBanner(QLabel):
         super().__init__(parent)
         self.reason: str | None = None
         self.setWordWrap(True)
+        # Two lines, always: a banner that grows when its text does (the verdict, where EOT looked) relays
+        # out the window and redraws every plot, a 50-100 ms stall as a run ends.
+        self.setFixedHeight(2 * self.fontMetrics().lineSpacing() + 16)
         self.show_reason(None)
 
     def show_reason(self, reason: str | None, detail: str = "", ceiling: int | None = None) -> None:
@@ -48,7 +51,7 @@ class StopBanner(QLabel):
         fg, bg, text = STYLES.get(reason, STYLES["error"])
         text = text.format(ceiling=ceiling or ModelDims().n_text_ctx)
         self.setText(f"{text}{' — ' + detail if detail else ''}")
-        self.setMinimumHeight(self.sizeHint().height())
+        self.setToolTip(self.text())   # the whole of it, should a narrow window need more than two lines
         self.setStyleSheet(f"QLabel {{ color: {fg}; background: {bg}; padding: 6px; border-radius: 4px; font-weight: bold; }}")
         self.show()
 
