@@ -10,11 +10,10 @@ from PySide6.QtWidgets import QLabel
 
 from app.runs.record import RunRecord
 from core.decode.events import DoneEvent
+from core.decode.quality import COMPRESSION_RATIO_THRESHOLD as COMPRESSION_RATIO_MAX
+from core.decode.quality import LOGPROB_THRESHOLD as LOGPROB_MIN
+from core.decode.quality import NO_SPEECH_THRESHOLD as NO_SPEECH_MAX
 
-# openai-whisper's defaults (transcribe.py): a window past one of these is suspect.
-COMPRESSION_RATIO_MAX = 2.4
-LOGPROB_MIN = -1.0
-NO_SPEECH_MAX = 0.6
 PASS_COLOR, FAIL_COLOR = "#1b5e20", "#b71c1c"
 
 

@@ -122,10 +122,14 @@ class Focus:
     def phrase(self) -> str:
         return PHRASES.get(self.kind, "")
 
+    def clause(self) -> str:
+        """e.g. `while attention was at 4.1 s of 11.0 s (a pause)`."""
+        where = f"while attention was at {self.at_s:.1f} s of {self.duration_s:.1f} s"
+        return f"{where} ({self.phrase})" if self.phrase else where
+
     def describe(self, what: str = "EOT") -> str:
         """e.g. `EOT while attention was at 4.1 s of 11.0 s (a pause)`."""
-        where = f"{what} while attention was at {self.at_s:.1f} s of {self.duration_s:.1f} s"
-        return f"{where} ({self.phrase})" if self.phrase else where
+        return f"{what} {self.clause()}"
 
 
 def classify_focus(at_s: float, energy: np.ndarray | None, duration_s: float | None = None) -> Focus:
@@ -150,6 +154,15 @@ def classify_focus(at_s: float, energy: np.ndarray | None, duration_s: float | N
     else:
         kind = "speech" if speech[min(int(at_s * FRAMES_PER_S), len(speech) - 1)] else "pause"
     return Focus(at_s, duration, kind, end_s)
+
+
+def window_focus(attention: np.ndarray, offset_s: float, energy: np.ndarray) -> Focus:
+    """Where a step of the window starting at `offset_s` looked, judged against that window's own audio:
+    `energy` is frame_energy of its frames that hold audio (their count is its length). Times in the audio."""
+    length_s = len(energy) / FRAMES_PER_S
+    f = classify_focus(focus_seconds(attention, 0.0, duration_s=length_s), energy, length_s)
+    end = None if f.speech_end_s is None else round(offset_s + f.speech_end_s, 2)
+    return Focus(round(offset_s + f.at_s, 2), round(offset_s + f.duration_s, 2), f.kind, end)
 
 
 def eot_focus(windows: list, steps: list, energy: np.ndarray | None, duration_s: float) -> Focus | None:

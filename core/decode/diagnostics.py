@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from core.decode.eot_focus import EotFocus, eot_focus
+from core.decode.attention_focus import Focus, window_focus
 from core.decode.events import TokenEvent
 from core.decode.quality import WindowQuality
 
@@ -59,7 +59,7 @@ class WindowDiagnosis:
     no_speech_prob: float = 0.0
     verdict: str = ""
     quality: WindowQuality | None = None
-    eot_focus: EotFocus | None = None   # where the attention sat at the EOT step (attention and levels known)
+    eot_focus: Focus | None = None   # where the attention sat at the EOT step (attention and levels known)
 
 
 @dataclass
@@ -112,7 +112,7 @@ def diagnose_window(steps: list[TokenEvent], reason: str, window: int = 0, eot: 
                     silent: bool = False, no_speech_prob: float = 0.0, quality: WindowQuality | None = None,
                     offset_s: float = 0.0, levels: np.ndarray | None = None) -> WindowDiagnosis:
     """Diagnose one window's steps (in order) given the reason its DoneEvent gave; `eot` defaults to
-    the window's own (see eot_token). With `levels` (core/decode/eot_focus.py's frame_levels of the
+    the window's own (see eot_token). With `levels` (core/decode/attention_focus.py's frame_energy of the
     window's audio, which starts at `offset_s`) and attention on the EOT step, say where it looked."""
     if eot is None and reason == "eot" and steps:
         eot = steps[-1].token
@@ -130,7 +130,7 @@ def diagnose_window(steps: list[TokenEvent], reason: str, window: int = 0, eot: 
         loop=find_loop([s.token for s in sampled], sampled[0].step if sampled else 0),
         silent=silent, no_speech_prob=no_speech_prob, quality=quality)
     if reason == "eot" and eot_at is not None and eot_at.attention is not None and levels is not None and len(levels):
-        d.eot_focus = eot_focus(eot_at.attention, offset_s, levels)
+        d.eot_focus = window_focus(eot_at.attention, offset_s, levels)
     if d.loop:
         d.loop.window = window
     d.verdict = window_verdict(d)
@@ -191,8 +191,8 @@ def diagnose(steps: list[TokenEvent], reasons: dict[int, str], eot: int | None =
 
 
 def diagnose_transcript(transcript, eot: int | None = None, levels: dict[int, np.ndarray] | None = None) -> Diagnosis:
-    """`diagnose` over a core.decode.transcript.Transcript; `levels`: window → frame_levels of its audio
-    (core/decode/eot_focus.py), from the host's own mel, for the EOT focus."""
+    """`diagnose` over a core.decode.transcript.Transcript; `levels`: window → frame_energy of its audio
+    (core/decode/attention_focus.py), from the host's own mel, for the EOT focus."""
     levels = levels or {}
     return diagnose(transcript.steps, {w.window: w.reason for w in transcript.windows}, eot,
                     {w.window: (w.silent, w.no_speech_prob) for w in transcript.windows},

@@ -12,7 +12,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from core.decode.decoding import FRAMES_PER_SECOND
-from core.decode.eot_focus import frame_levels
+from core.decode.attention_focus import frame_energy
 from core.decode.events import DoneEvent, EncodedEvent, Event
 from core.decode.options import DecodeOptions
 from core.model.mel import N_FRAMES
@@ -26,7 +26,7 @@ DecodeOne = Callable[[np.ndarray, DecodeOptions, int], Iterator[Event]]
 def decode_source(source: MelSource, options: DecodeOptions, decode_one: DecodeOne,
                   should_cancel: Callable[[], bool] = lambda: False,
                   levels: dict[int, np.ndarray] | None = None) -> Iterator[Event]:
-    """`levels`, when given, receives each window's per-frame loudness (core/decode/eot_focus.py), from the
+    """`levels`, when given, receives each window's per-frame loudness (core/decode/attention_focus.py), from the
     mel in hand: what the verdict needs to place the EOT step's attention, at 12 KB a window."""
     cursor = source.cursor()
     language, seek, window = options.language, 0, 0
@@ -34,7 +34,7 @@ def decode_source(source: MelSource, options: DecodeOptions, decode_one: DecodeO
         size = min(N_FRAMES, source.n_frames - seek)
         mel = cursor.at(seek)
         if levels is not None:
-            levels[window] = frame_levels(mel, size)
+            levels[window] = frame_energy(mel, size)
         events = decode_one(mel[None], replace(options, language=language), size)
         done = None
         try:

@@ -1,12 +1,12 @@
-"""Where the attention sat at EOT: real attention on the JFK clip (the end of the speech), and crafted rows
-over a crafted loudness track (a pause, mid-speech, the end)."""
+"""The verdict says where the attention sat at EOT: real attention on the JFK clip (the end of the speech), and
+crafted rows over a crafted loudness track (a pause, mid-speech, the end, the silence after it)."""
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from core.decode.diagnostics import diagnose_transcript
-from core.decode.eot_focus import ELSEWHERE, END, PAUSE, eot_focus, frame_levels, speech_frames
+from core.decode.attention_focus import frame_energy, window_focus
 from core.decode.options import DecodeOptions
 from core.decode.transcript import Transcript
 from core.model.audio import load_audio
@@ -31,21 +31,17 @@ def row_at(seconds: float) -> np.ndarray:
 TRACK = levels((1, False), (2, True), (1, False), (2, True), (2, False))
 
 
-@pytest.mark.parametrize("at, kind", [(3.5, PAUSE), (2.0, ELSEWHERE), (5.8, END), (7.5, END)])
+@pytest.mark.parametrize("at, kind", [(3.5, "pause"), (2.0, "speech"), (5.8, "end of speech"),
+                                      (7.5, "silence after the speech"), (0.5, "silence before the speech")])
 def test_crafted_focus(at, kind):
-    f = eot_focus(row_at(at), 30.0, TRACK)
+    f = window_focus(row_at(at), 30.0, TRACK)
     assert f.kind == kind and f.at_s == pytest.approx(30.0 + at, abs=0.03)
-    assert f.window_end_s == 38.0 and f.speech_end_s == pytest.approx(36.0, abs=0.1)
+    assert f.duration_s == 38.0 and f.speech_end_s == pytest.approx(36.0, abs=0.1)
 
 
 def test_phrase():
-    f = eot_focus(row_at(3.5), 0.0, TRACK)
-    assert f.phrase() == "EOT while attention was at 3.5 s of 8.0 s (a pause)"
-
-
-def test_speech_frames_bridge_a_stop_consonant():
-    track = levels((1, True), (0.05, False), (1, True))
-    assert speech_frames(track).all()
+    f = window_focus(row_at(3.5), 0.0, TRACK)
+    assert f.describe() == "EOT while attention was at 3.5 s of 8.0 s (a pause)"
 
 
 @pytest.fixture(scope="module")
@@ -56,15 +52,15 @@ def jfk(model, clip_mels, encoder_cache):
     for ev in model.transcribe(clip_mels("test_en.wav"), DecodeOptions(language="en", attention=True),
                                encoder_cache=encoder_cache, n_frames=n_frames):
         t.add(ev)
-    return t, frame_levels(log_mel(audio), n_frames)
+    return t, frame_energy(log_mel(audio), n_frames)
 
 
 def test_jfk_eot_is_at_the_end_of_the_speech(jfk):
     t, lv = jfk
     d = diagnose_transcript(t, levels={0: lv})
     focus = d.windows[0].eot_focus
-    assert focus.kind == END, focus
-    assert focus.window_end_s == pytest.approx(len(lv) / 100, abs=0.01)
+    assert focus.kind == "end of speech", focus
+    assert focus.duration_s == pytest.approx(len(lv) / 100, abs=0.01)
     assert focus.at_s > 0.8 * focus.speech_end_s
     assert d.verdict.startswith("EOT at step") and focus.clause() in d.verdict
 
