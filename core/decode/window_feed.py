@@ -11,8 +11,8 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from core.decode.decoding import FRAMES_PER_SECOND
 from core.decode.attention_focus import frame_energy
+from core.decode.decoding import FRAMES_PER_SECOND
 from core.decode.events import DoneEvent, EncodedEvent, Event
 from core.decode.options import DecodeOptions
 from core.model.mel import N_FRAMES

@@ -5,8 +5,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from core.decode.diagnostics import diagnose_transcript
 from core.decode.attention_focus import frame_energy, window_focus
+from core.decode.diagnostics import diagnose_transcript
 from core.decode.options import DecodeOptions
 from core.decode.transcript import Transcript
 from core.model.audio import load_audio
@@ -35,7 +35,7 @@ TRACK = levels((1, False), (2, True), (1, False), (2, True), (2, False))
                                       (7.5, "silence after the speech"), (0.5, "silence before the speech")])
 def test_crafted_focus(at, kind):
     f = window_focus(row_at(at), 30.0, TRACK)
-    assert f.kind == kind and f.at_s == pytest.approx(30.0 + at, abs=0.03)
+    assert f.kind == kind and f.at_s == pytest.approx(30.0 + at, abs=0.05)   # the 100 ms smoothing: a lone peak is a plateau
     assert f.duration_s == 38.0 and f.speech_end_s == pytest.approx(36.0, abs=0.1)
 
 
