@@ -194,6 +194,35 @@ def measure(configs: dict[str, tuple[Path, str]], mel: np.ndarray, steps: int, r
     return best
 
 
+def step_times(paths: dict[str, Path], backends: list[str], mel: np.ndarray, reps: int) -> dict:
+    """In one process: each backend and form's step graph alone, at cache_len 100, `reps` calls alternating
+    the configurations; (min, median) ms. The minimum is the least disturbed by other load on the machine."""
+    import time
+
+    from core.model.kv_cache import KVCache
+    from device.runner.backends import make_backend
+
+    steps, times = {}, {}
+    for backend in backends:
+        for form in FORMS:
+            b = make_backend(backend, paths[form])
+            d = b.dims
+            cache = KVCache(d.n_text_layer, d.n_text_ctx, d.n_text_state)
+            rng = np.random.default_rng(0)
+            for _ in range(100):
+                cache.write(*(rng.standard_normal((2, d.n_text_layer, 1, 1, d.n_text_state)).astype(np.float32)))
+            x = rng.standard_normal((1, 1, d.n_text_state)).astype(np.float32)
+            args = (x, cache.k, cache.v, *b.encode(mel), cache.mask())
+            b.step(*args)
+            steps[f"{backend} {form}"], times[f"{backend} {form}"] = (b, args), []
+    for _ in range(reps):
+        for name, (b, args) in steps.items():
+            t0 = time.perf_counter()
+            b.step(*args)
+            times[name].append((time.perf_counter() - t0) * 1e3)
+    return {name: (min(t), float(np.median(t))) for name, t in times.items()}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--work", default=None, help="where the two bundles are exported (default: a temp dir)")
@@ -203,6 +232,8 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--bandwidths", default="10,17,34", help="GB/s, for the floor on ms per token")
     ap.add_argument("--only-bytes", action="store_true", help="skip the runner measurements")
+    ap.add_argument("--step-reps", type=int, default=0, help="also time the step graphs alone in this process, "
+                    "this many alternating calls each (0: skip)")
     ap.add_argument("--json", default=None, help="also write every figure to this file")
     args = ap.parse_args(argv)
 
@@ -226,6 +257,13 @@ def main(argv=None) -> int:
                   f"{r['peak_rss_mib']:9.0f} "
                   f"{r['encoder_ms']:11.0f} {r['step1_ms']:10.1f} {r[f'step{s}_ms']:11.1f}")
         result["host"] = runs
+        if args.step_reps:
+            got = step_times(paths, args.backends.split(","), mel, args.step_reps)
+            print(f"\n## the step graph alone at cache_len 100, in one process, {args.step_reps} alternating calls")
+            print(f"{'backend form':<16} {'min ms':>7} {'median ms':>10}")
+            for name, (lo, med) in got.items():
+                print(f"{name:<16} {lo:7.2f} {med:10.2f}")
+            result["step_alone"] = got
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1))
     return 0
