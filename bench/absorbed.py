@@ -14,10 +14,11 @@
    every layout copy written, goes to DRAM).
 3. On this host, per backend and form: a real runner process (`python -m device.runner --model BUNDLE
    --backend B --encoder-cache-mb 0`) over the local link decodes --clip's first window with EOT suppressed
-   to --steps + 6 tokens; reported are the cross bytes it holds (its `encoded` event), its peak RSS
-   (VmHWM), the encoder ms and the runner's ms per token at step 1 (steps 1-5, median; step 0 carries the
-   SOT prefix) and at step --steps (median of --steps±5). Configurations run one after the other; each
-   measured --rounds times after a warm-up request, best round kept. Never asserts a time.
+   to --steps + 6 tokens; reported are the cross bytes it holds (its `encoded` event), its RSS at step
+   --steps (MiB, VmRSS; lowest of the rounds), idle after the rounds, and its peak (VmHWM), the encoder ms
+   and the runner's ms per token at step 1 (steps 1-5, median; step 0 carries the SOT prefix) and at step
+   --steps (median of --steps±5). All runners start first; after a warm-up request each, --rounds rounds
+   alternate the configurations; best round kept. Never asserts a time.
 """
 from __future__ import annotations
 
@@ -144,33 +145,82 @@ def _vm(pid: int, key: str) -> float:
     return float("nan")
 
 
-def measure(bundle: Path, backend: str, mel: np.ndarray, steps: int, rounds: int) -> dict:
-    """One runner process on `bundle`: a warm-up request, then `rounds` forced long decodes."""
+def _round(client, mel: np.ndarray, steps: int) -> dict:
+    """One forced long decode: encoder ms, ms per token at step 1 and at `steps`, the cross state reported,
+    and the runner's RSS at step `steps` (while it holds the window's cross state and self cache)."""
+    from core.decode.options import DecodeOptions
+
+    opts = DecodeOptions(language="en", suppress_eot=True, max_tokens=steps + 6)
+    events, rss = [], float("nan")
+    for a in client.transcribe(mel, opts):
+        events.append(a.event)
+        if a.event.type == "token" and a.event.step == steps:
+            rss = _vm(client._stream.proc.pid, "VmRSS")
+    enc = next(e for e in events if e.type == "encoded")
+    ms = [e.ms for e in events if e.type == "token"]
+    return {"encoder_ms": enc.ms, "step1_ms": float(np.median(ms[1:6])),
+            f"step{steps}_ms": float(np.median(ms[steps - 5:steps + 6])), "tokens": len(ms),
+            "cross_form": enc.cross_form, "cross_bytes": enc.cross_bytes, "rss_decoding_mib": rss}
+
+
+def measure(configs: dict[str, tuple[Path, str]], mel: np.ndarray, steps: int, rounds: int) -> dict:
+    """One runner process per configuration ({name: (bundle, backend)}), all started first (each idles
+    while another decodes), a warm-up request each, then `rounds` rounds that alternate the configurations,
+    so that load from elsewhere on the machine falls on all of them alike. Best round per figure."""
     from core.decode.options import DecodeOptions
     from device.link.client import BoardClient
     from device.link.local import LocalTransport
 
-    opts = DecodeOptions(language="en", suppress_eot=True, max_tokens=steps + 6)
-    best: dict = {}
-    with BoardClient(LocalTransport(), runner_args=["--model", str(bundle), "--backend", backend,
-                                                    "--encoder-cache-mb", "0", "--log-level", "WARNING"],
-                     connect_timeout=900, read_timeout=600, mel_dtype="float32") as client:
-        pid = client._stream.proc.pid
-        list(client.transcribe(mel, DecodeOptions(language="en", max_tokens=8)))
-        for _ in range(rounds):
-            events = [a.event for a in client.transcribe(mel, opts)]
-            enc = next(e for e in events if e.type == "encoded")
-            ms = [e.ms for e in events if e.type == "token"]
-            got = {"encoder_ms": enc.ms, "step1_ms": float(np.median(ms[1:6])),
-                   f"step{steps}_ms": float(np.median(ms[steps - 5:steps + 6])), "tokens": len(ms),
-                   "cross_form": enc.cross_form, "cross_bytes": enc.cross_bytes}
-            for k, v in got.items():
-                if k.endswith("_ms"):
-                    best[k] = min(best.get(k, v), v)
-                else:
-                    best[k] = v
-        best["rss_mib"], best["peak_rss_mib"] = _vm(pid, "VmRSS"), _vm(pid, "VmHWM")
+    clients, best = {}, {name: {} for name in configs}
+    try:
+        for name, (bundle, backend) in configs.items():
+            print(f"starting the {name} runner", file=sys.stderr, flush=True)
+            clients[name] = BoardClient(LocalTransport(), runner_args=[
+                "--model", str(bundle), "--backend", backend, "--encoder-cache-mb", "0", "--log-level", "WARNING"],
+                connect_timeout=900, read_timeout=600, mel_dtype="float32")
+            clients[name].connect()
+            list(clients[name].transcribe(mel, DecodeOptions(language="en", max_tokens=8)))
+        for r in range(rounds):
+            for name, client in clients.items():
+                for k, v in _round(client, mel, steps).items():
+                    best[name][k] = min(best[name].get(k, v), v) if k.endswith(("_ms", "_mib")) else v
+            print(f"round {r + 1} done", file=sys.stderr, flush=True)
+        for name, client in clients.items():
+            pid = client._stream.proc.pid
+            best[name]["rss_idle_mib"], best[name]["peak_rss_mib"] = _vm(pid, "VmRSS"), _vm(pid, "VmHWM")
+    finally:
+        for client in clients.values():
+            client.close()
     return best
+
+
+def step_times(paths: dict[str, Path], backends: list[str], mel: np.ndarray, reps: int) -> dict:
+    """In one process: each backend and form's step graph alone, at cache_len 100, `reps` calls alternating
+    the configurations; (min, median) ms. The minimum is the least disturbed by other load on the machine."""
+    import time
+
+    from core.model.kv_cache import KVCache
+    from device.runner.backends import make_backend
+
+    steps, times = {}, {}
+    for backend in backends:
+        for form in FORMS:
+            b = make_backend(backend, paths[form])
+            d = b.dims
+            cache = KVCache(d.n_text_layer, d.n_text_ctx, d.n_text_state)
+            rng = np.random.default_rng(0)
+            for _ in range(100):
+                cache.write(*(rng.standard_normal((2, d.n_text_layer, 1, 1, d.n_text_state)).astype(np.float32)))
+            x = rng.standard_normal((1, 1, d.n_text_state)).astype(np.float32)
+            args = (x, cache.k, cache.v, *b.encode(mel), cache.mask())
+            b.step(*args)
+            steps[f"{backend} {form}"], times[f"{backend} {form}"] = (b, args), []
+    for _ in range(reps):
+        for name, (b, args) in steps.items():
+            t0 = time.perf_counter()
+            b.step(*args)
+            times[name].append((time.perf_counter() - t0) * 1e3)
+    return {name: (min(t), float(np.median(t))) for name, t in times.items()}
 
 
 def main(argv=None) -> int:
@@ -182,6 +232,8 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--bandwidths", default="10,17,34", help="GB/s, for the floor on ms per token")
     ap.add_argument("--only-bytes", action="store_true", help="skip the runner measurements")
+    ap.add_argument("--step-reps", type=int, default=0, help="also time the step graphs alone in this process, "
+                    "this many alternating calls each (0: skip)")
     ap.add_argument("--json", default=None, help="also write every figure to this file")
     args = ap.parse_args(argv)
 
@@ -193,19 +245,25 @@ def main(argv=None) -> int:
         from core.model.mel import mel_windows
 
         mel = mel_windows(load_audio(AUDIO / args.clip))[:1]
-        runs = {}
-        for backend in args.backends.split(","):
-            for form in FORMS:
-                print(f"measuring {backend} {form}", file=sys.stderr, flush=True)
-                runs[f"{backend} {form}"] = measure(paths[form], backend, mel, args.steps, args.rounds)
+        configs = {f"{backend} {form}": (paths[form], backend) for backend in args.backends.split(",")
+                   for form in FORMS}
+        runs = measure(configs, mel, args.steps, args.rounds)
         s = args.steps
         print(f"\n## on this host, fp32, {args.clip} (first window), EOT suppressed, best of {args.rounds} rounds")
-        print(f"{'backend form':<16} {'cross MB':>9} {'RSS MiB':>8} {'peak MiB':>9} {'encoder ms':>11} "
-              f"{'ms/tok @1':>10} {f'ms/tok @{s}':>11}")
+        print(f"{'backend form':<16} {'cross MB':>9} {f'RSS @{s}':>8} {'RSS idle':>9} {'peak MiB':>9} "
+              f"{'encoder ms':>11} {'ms/tok @1':>10} {f'ms/tok @{s}':>11}")
         for name, r in runs.items():
-            print(f"{name:<16} {r['cross_bytes'] / 1e6:9.2f} {r['rss_mib']:8.0f} {r['peak_rss_mib']:9.0f} "
+            print(f"{name:<16} {r['cross_bytes'] / 1e6:9.2f} {r['rss_decoding_mib']:8.0f} {r['rss_idle_mib']:9.0f} "
+                  f"{r['peak_rss_mib']:9.0f} "
                   f"{r['encoder_ms']:11.0f} {r['step1_ms']:10.1f} {r[f'step{s}_ms']:11.1f}")
         result["host"] = runs
+        if args.step_reps:
+            got = step_times(paths, args.backends.split(","), mel, args.step_reps)
+            print(f"\n## the step graph alone at cache_len 100, in one process, {args.step_reps} alternating calls")
+            print(f"{'backend form':<16} {'min ms':>7} {'median ms':>10}")
+            for name, (lo, med) in got.items():
+                print(f"{name:<16} {lo:7.2f} {med:10.2f}")
+            result["step_alone"] = got
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1))
     return 0
