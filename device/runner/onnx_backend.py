@@ -9,6 +9,8 @@ quantised: the step graph's own, dequantised), so both modes share one set of nu
 """
 from __future__ import annotations
 
+import os
+import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -19,6 +21,7 @@ from core.model.backend import check_cross
 from core.model.weights import WhisperWeights
 
 _NP_DTYPES = {"tensor(float)": np.float32, "tensor(float16)": np.float16}
+ATTENTION_GRAPH = "decoder_step_attention.onnx"   # in the start-up cache, once a runner was asked for attention
 
 
 @dataclass
@@ -198,17 +201,46 @@ class OnnxBackend:
         """step() through the attention variant of the step graph (core.model.backend.AttentionBackend),
         built from the step's weights on first use: a second session, so ordinary steps pay nothing."""
         if getattr(self, "_step_attention", None) is None:
-            from device.graphs import onnx_graphs as G
-            from device.graphs.host_passes import fuse_layer_norms
-            from device.graphs.quantize import quantize_model
-
-            graph = quantize_model(G.build_decoder_step(self._full_params(), self.dims, self.alignment_heads,
-                                                        self.cross), self.dtype)
-            graph = fuse_layer_norms(G.per_layer_inputs(graph)).SerializeToString()
-            self._step_attention = _session(graph, replace(self.config, profile=None), prepack=self.config.prepack_step)
+            self._step_attention = self._attention_session()
         outs = self._step_attention.run(["logits", "new_k", "new_v", "attention"],
                                         self._step_feeds(x, self_k, self_v, cross_k, cross_v, mask))
         return tuple(o.astype(np.float32, copy=False) for o in outs)
+
+    def _attention_session(self):
+        """The attention variant's session: from the start-up cache when an earlier runner left it there
+        (`attention_dir`, set by device/runner/startup_cache.py), else built from the weights (~5 s) and left
+        there for the next start."""
+        cfg = replace(self.config, profile=None)
+        directory = getattr(self, "attention_dir", None)
+        cached = directory / ATTENTION_GRAPH if directory is not None else None
+        if cached is not None and cached.is_file():
+            try:
+                return _session(cached, replace(cfg, optimization="disable"), prepack=cfg.prepack_step)
+            except Exception:      # truncated or foreign: build it again below
+                pass
+        from device.graphs import onnx_graphs as G
+        from device.graphs.host_passes import fuse_layer_norms
+        from device.graphs.quantize import quantize_model
+
+        graph = quantize_model(G.build_decoder_step(self._full_params(), self.dims, self.alignment_heads,
+                                                    self.cross), self.dtype)
+        graph = fuse_layer_norms(G.per_layer_inputs(graph)).SerializeToString()
+        if cached is None:
+            return _session(graph, cfg, prepack=cfg.prepack_step)
+        # Written beside the other cached graphs through a private folder, the graph file moved last: a runner
+        # that finds it finds its initializers too.
+        tmp = directory / f".attention.{os.getpid()}"
+        try:
+            shutil.rmtree(tmp, ignore_errors=True)
+            tmp.mkdir()
+            session = _session(graph, cfg, tmp / ATTENTION_GRAPH, prepack=cfg.prepack_step)
+            os.replace(tmp / (ATTENTION_GRAPH + ".data"), directory / (ATTENTION_GRAPH + ".data"))
+            os.replace(tmp / ATTENTION_GRAPH, cached)
+        except OSError:              # a read-only or full cache only means building it again next time
+            session = _session(graph, cfg, prepack=cfg.prepack_step)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return session
 
     def full(self, x: np.ndarray, cross_k: np.ndarray, cross_v: np.ndarray, mask: np.ndarray) -> np.ndarray:
         if self._full is None:

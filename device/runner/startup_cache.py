@@ -5,6 +5,7 @@ keeps its result in `cache_home()/<sha256[:16]>/<backend>/` (`<backend>.absorbed
 cross-attention form, core/model/backend.py; meta.json records the form too):
 
     encoder.onnx, decoder_step.onnx (+ .data)   the optimised graphs, their initializers beside them
+    decoder_step_attention.onnx (+ .data)       the attention variant, added when a runner is first asked for it
     token_embedding.npy, positional_embedding.npy   memory-mapped on later starts
     tokenizer.json
     meta.json                                       format, sha256, source, dims, ONNX Runtime version
@@ -99,6 +100,7 @@ def load_cached(path: str | Path | None, backend: str, cross: str = "kv"):
             model = OnnxBackend.from_optimised(directory, ModelDims(**meta["dims"]), sha, _reload(path, dtype, cross),
                                                dtype=dtype, cross=cross)
             log.info("loaded the optimised graphs from the start-up cache %s", directory)
+            model.attention_dir = directory
             return model, directory / "tokenizer.json", sha, source
         except Exception as exc:     # truncated or foreign files: rebuild below
             log.warning("the start-up cache %s is unreadable (%s); rebuilding it", directory, exc)
@@ -128,6 +130,7 @@ def load_cached(path: str | Path | None, backend: str, cross: str = "kv"):
     log.info("start-up cache written to %s", directory)
     # The embeddings live on in memory-mapped files, not as a second fp32 copy beside the sessions.
     model.token_embedding, model.positional_embedding = embedding_tables(directory)
+    model.attention_dir = directory
     return model, directory / "tokenizer.json", sha, source
 
 
