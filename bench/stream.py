@@ -1,6 +1,6 @@
 """Live transcription: commit lag, compute per second of audio, and WER against offline `transcribe`.
 
-    python bench/stream.py [--backend auto|onnx-int8] [--long-minutes 4] [--min-chunk 1.0] [--prompt-chars 200] [--out stream.json]
+    python bench/stream.py [--backend auto|onnx-int8] [--long-minutes 4] [--min-chunk 1.0] [--prompt-chars 100] [--trim 8] [--out stream.json]
 
 Everything goes through one local runner (`--device local`, the default backend), fed in real time:
 1. a recording of at least 60 s made by joining the bundled English clips (resources/audio/transcripts.json,
@@ -116,11 +116,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--long-minutes", type=float, default=4.0, help="length of the looped stream (0: skip it)")
     ap.add_argument("--min-chunk", type=float, default=1.0)
-    ap.add_argument("--prompt-chars", type=int, default=200)
+    ap.add_argument("--prompt-chars", type=int, default=100)
+    ap.add_argument("--trim", type=float, default=8.0, help="cut the buffer at a committed sentence past this")
     ap.add_argument("--backend", default="auto", help="the runner's backend (auto = onnx fp32, onnx-int8, ...)")
     ap.add_argument("--out", default=None, help="write every figure as JSON here")
     args = ap.parse_args()
-    config = StreamConfig(language="en", min_chunk_s=args.min_chunk, prompt_chars=args.prompt_chars)
+    config = StreamConfig(language="en", min_chunk_s=args.min_chunk, prompt_chars=args.prompt_chars, trim_s=args.trim,
+                          word_cut_s=max(args.trim, 20.0))
     tokenizer = WhisperTokenizer.from_file(find_tokenizer())
     audio, reference = joined_english()
     report: dict = {"cpu": cpu_name(), "load_before": os.getloadavg(), "audio_s": round(len(audio) / SAMPLE_RATE, 2),
@@ -131,6 +133,7 @@ def main() -> int:
         warm_up(window_decoder(client), "en")
         off_text = offline(client, audio)
         report["offline_wer"] = round(error_rate(reference, off_text), 4)
+        report["offline_text"] = off_text
         one = live(client, tokenizer, audio, config)
         report["stream"] = {k: v for k, v in one.items() if k not in ("events", "commits", "passes")}
         report["stream"]["wer"] = round(error_rate(reference, one["text"]), 4)

@@ -26,8 +26,8 @@ def register(subs) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON document at the end: text, commits "
                    "[{text, start_s, end_s, emitted_s}], passes [{audio_s, encoder_ms, tokens, decode_ms, cache_len}]")
     p.add_argument("--min-chunk", type=float, default=1.0, metavar="S", help="new audio between passes (default 1 s)")
-    p.add_argument("--prompt-chars", type=int, default=200, metavar="N", help="prompt each pass with up to N "
-                   "characters of committed text that has left the buffer (0: no prompt; default 200)")
+    p.add_argument("--prompt-chars", type=int, default=100, metavar="N", help="prompt each pass with up to N "
+                   "characters of committed text that has left the buffer (0: no prompt; default 100)")
     p.add_argument("--no-vad", action="store_true", help="no voice activity gate: every second is transcribed")
     p.add_argument("--model", default=None, help="a model directory or exported bundle (default: the installed wheels)")
     p.add_argument("--backend", default="auto", help="auto, onnx, numpy, onnx-fp16, onnx-int8 or tflite")

@@ -44,10 +44,13 @@ SENTENCE_ENDS = ".?!。！？"
 class StreamConfig:
     language: str | None = None    # None: detected on the first pass that hears speech, then kept
     min_chunk_s: float = 1.0       # new audio between two passes
-    trim_s: float = 15.0           # past this, cut the buffer at a committed sentence's end
+    # whisper_streaming trims at 15 s and prompts with 200 characters; on a 2-core CPU the shorter buffer and
+    # prompt cut the decoder steps of every pass (bench/stream.py, onnx-int8, machine under load: median lag
+    # 4.2 and 5.4 s in two runs against 6.1 s, docs/benchmarks_stream_draft.md).
+    trim_s: float = 8.0            # past this, cut the buffer at a committed sentence's end
     word_cut_s: float = 20.0       # past this, at the last committed word
     forced_s: float = 25.0         # past this, commit the tentative words and cut after them (Whisper hears 30 s)
-    prompt_chars: int = 200        # 0: no prompt
+    prompt_chars: int = 100        # 0: no prompt
     speech_pad_s: float = 0.3      # audio kept before a speech start and after its end
     min_speech_s: float = 0.25     # shorter bursts of "speech" are dropped unheard
     carry_gap_s: float = 2.0       # after a pause up to this long, the next buffer keeps the sentence before
