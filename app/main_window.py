@@ -213,7 +213,7 @@ class MainWindow(QMainWindow):
         """Transcribe the loaded audio with the run controls' options."""
         if self.clip is None:
             return None
-        return self.transcribe_clip(self.clip, self.controls.options())
+        return self.transcribe_clip(self.clip, self.controls.run_options())
 
     def transcribe_clip(self, clip: AudioClip, options: DecodeOptions) -> RunRecord | None:
         """Start a run of any clip (the QA tab asks for its suite's clips); None while another decodes."""

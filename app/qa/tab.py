@@ -172,9 +172,10 @@ class QaTab(QWidget):
         if self.stopping:
             self._finish()
             return
-        # Attention, so that a failing clip's report shows where the decoder looked.
-        options = replace(clip.options(cache=self.cache.isChecked(),
-                                       timestamps=clip.timestamps or self.timestamps.isChecked()), attention=True)
+        # Attention, so that a failing clip's report shows where the decoder looked (cache on only: the uncached
+        # reference has no attention output).
+        options = clip.options(cache=self.cache.isChecked(), timestamps=clip.timestamps or self.timestamps.isChecked())
+        options = replace(options, attention=options.cache)
         self.transcribeRequested.emit(audio, options)
 
     def run_started(self, run: RunRecord | None) -> None:

@@ -1,6 +1,8 @@
 """Run controls: language, task, cache on/off, max tokens, timestamps, attention, Transcribe and Stop."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -57,6 +59,7 @@ class RunControls(QGroupBox):
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addLayout(buttons)
+        self.cache.toggled.connect(self.attention.setEnabled)
         self.transcribe_button.clicked.connect(self.transcribeRequested)
         self.stop_button.clicked.connect(self.stopRequested)
         self.set_options(DecodeOptions())
@@ -67,6 +70,12 @@ class RunControls(QGroupBox):
                              cache=self.cache.isChecked(), max_tokens=self.max_tokens.value(),
                              timestamps=self.timestamps.isChecked(), suppress_eot=self.suppress_eot.isChecked(),
                              attention=self.attention.isChecked())
+
+    def run_options(self) -> DecodeOptions:
+        """What a run asks for: the options, without attention when the cache is off (the uncached reference
+        runs the full decoder graph, which has no attention output, and the runner refuses the request)."""
+        o = self.options()
+        return replace(o, attention=o.attention and o.cache)
 
     def set_options(self, o: DecodeOptions) -> None:
         self.language.setCurrentText(o.language_label)

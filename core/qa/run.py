@@ -164,7 +164,8 @@ def run_clip(clip: Clip, decode: Decode, cache: bool = True, timestamps: bool | 
     transcript = Transcript()
     t0 = time.perf_counter()
     # Attention: the report shows where a failing clip's decoder looked, and where EOT looked.
-    options = replace(clip.options(cache=cache, timestamps=timestamps), attention=True)
+    options = clip.options(cache=cache, timestamps=timestamps)
+    options = replace(options, attention=options.cache)   # no attention output from the uncached reference
     for ev in decode(mels, options, content_frames(audio)):
         transcript.add(ev)
         if on_event is not None:

@@ -15,7 +15,7 @@ def client(local_client):
 
 
 def test_hello_lists_the_prompt_feature(client):
-    assert "prompt" in client.info.features and client.info.raw["features"] == list(P.FEATURES)
+    assert "prompt" in client.info.features and set(P.FEATURES) <= set(client.info.raw["features"])
 
 
 def test_the_runner_feeds_the_prompt_and_refuses_one_over_budget(client, en_mel):
