@@ -100,10 +100,11 @@ class LogitRules:
         total = e.sum()                                    # float32 pairwise sum: exact enough, half the time
         norm = m + np.float32(np.log(total))
         pick = Pick(top, x[top] - norm, float(x[self.special.eot] - norm), norm=float(norm))
-        # H = log Z - sum(e * (x - m)) / Z with Z = sum(e): one clamp and one dot, no second exp. The clamp
-        # keeps suppressed logits (-inf, where e is 0) from making 0 * inf a NaN.
-        np.maximum(x, m - np.float32(1e4), out=x)
-        pick.entropy = max(0.0, float(np.log(total)) - (float(np.dot(e, x)) - float(m) * float(total)) / float(total))
+        # H = log Z - sum(e * (x - m)) / Z with Z = sum(e): one dot, no second exp. Where a rule set x to -inf,
+        # e is 0; everywhere else x equals the raw logit (the rules only add 0 or -inf), so the dot runs over the
+        # finite raw logits and no pass is spent keeping 0 * -inf from making a NaN.
+        pick.entropy = max(0.0, float(np.log(total)) - (float(np.dot(e, logits)) - float(m) * float(total))
+                           / float(total))
         return pick
 
     def sample(self, pick: Pick, temperature: float, rng: np.random.Generator) -> tuple[int, float]:
