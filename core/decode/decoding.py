@@ -74,34 +74,40 @@ class LogitRules:
         if options.suppress_eot:
             suppress[sp.eot] = True
         self.suppress = suppress
-        self.additive = np.where(suppress, -np.inf, 0.0).astype(np.float32)   # one add, not a masked store
+        # A copy and a store at ~1700 indices: adding a -inf/0 vector read 200 KB more, cold after every graph call.
+        self.suppressed = np.flatnonzero(suppress)
         self.blank = tokenizer.encode(" ") + [sp.eot]
         self.special = tokenizer.special
         self.timestamps, self.k = options.timestamps, options.top_k
         # Reused every step: a fresh 200 KB array per step costs page faults between two graph calls.
-        self._x, self._tmp = np.empty(n_vocab, np.float32), np.empty(n_vocab, np.float32)
+        self._x = np.empty(n_vocab, np.float32)
+        self._seen: tuple[np.ndarray, list[int]] | None = None    # what `pick` last saw, for `sample`
 
     def apply(self, logits: np.ndarray, sampled: list[int]) -> np.ndarray:
         """The rule-applied logits, in a buffer the next call overwrites."""
-        logits = np.add(logits, self.additive, out=self._x, dtype=np.float32)
+        x = self._x
+        np.copyto(x, logits, casting="same_kind")
+        x[self.suppressed] = -np.inf
         if not sampled:
-            logits[self.blank] = -np.inf
+            x[self.blank] = -np.inf
         if self.timestamps:
-            apply_timestamp_rules(logits, sampled, self.special)
-        return logits
+            apply_timestamp_rules(x, sampled, self.special)
+        return x
 
     def pick(self, logits: np.ndarray, sampled: list[int]) -> Pick:
         """Greedy choice over the rule-applied logits, with the log-softmax of only what is reported:
         the same values as `log_softmax(x)[ids]`, without writing the whole vocabulary out."""
         x = self.apply(logits, sampled)
+        self._seen = (logits, sampled)
         top = top_k(x, self.k)
         m = x[top[0]]
-        e = np.exp(np.subtract(x, m, out=self._tmp), out=self._tmp)
+        chosen, eot = x[top], x[self.special.eot]
+        e = np.exp(np.subtract(x, m, out=x), out=x)      # in place: x is not needed again (`sample` re-applies)
         total = e.sum()                                    # float32 pairwise sum: exact enough, half the time
         norm = m + np.float32(np.log(total))
-        pick = Pick(top, x[top] - norm, float(x[self.special.eot] - norm), norm=float(norm))
+        pick = Pick(top, chosen - norm, float(eot - norm), norm=float(norm))
         # H = log Z - sum(e * (x - m)) / Z with Z = sum(e): one dot, no second exp. Where a rule set x to -inf,
-        # e is 0; everywhere else x equals the raw logit (the rules only add 0 or -inf), so the dot runs over the
+        # e is 0; everywhere else x equals the raw logit (the rules only set -inf), so the dot runs over the
         # finite raw logits and no pass is spent keeping 0 * -inf from making a NaN.
         pick.entropy = max(0.0, float(np.log(total)) - (float(np.dot(e, logits)) - float(m) * float(total))
                            / float(total))
@@ -110,9 +116,9 @@ class LogitRules:
     def sample(self, pick: Pick, temperature: float, rng: np.random.Generator) -> tuple[int, float]:
         """A token drawn from softmax(logits / T) of the logits `pick` just saw (whisper's fallback sampling),
         and its logprob at T=1 (what whisper sums for avg_logprob)."""
-        x, m = self._x, self._x[pick.top[0]]
-        e = np.exp(np.multiply(np.subtract(x, m, out=self._tmp), np.float32(1 / temperature), out=self._tmp),
-                   out=self._tmp)
+        x = self.apply(*self._seen)
+        m = x[pick.top[0]]
+        e = np.exp(np.multiply(x - m, np.float32(1 / temperature)))
         cdf = np.cumsum(e, dtype=np.float64)
         tok = int(min(np.searchsorted(cdf, rng.random() * cdf[-1], side="right"), len(cdf) - 1))
         return tok, float(x[tok] - pick.norm)
