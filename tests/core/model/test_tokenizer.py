@@ -26,6 +26,13 @@ def test_byte_level_decode_round_trip(tok):
     assert b"".join(tok.token_bytes(i) for i in ids).decode() == text
 
 
+def test_token_bytes_are_the_same_on_a_second_lookup(tok):
+    ids = tok.encode(" Hello 世界") + [tok.special.eot, tok.special.timestamp_begin]
+    first = [tok.token_bytes(i) for i in ids]
+    assert [tok.token_bytes(i) for i in ids] == first
+    assert first[-2:] == [b"", b""] and b"".join(first).decode() == " Hello 世界"
+
+
 def test_streaming_never_shows_half_a_character(tok):
     ids = tok.encode("甚至出现交易几乎停滞的情况")
     pieces = [tok.token_bytes(i) for i in ids]
