@@ -90,7 +90,7 @@ class OnnxBackend:
         import onnx
 
         from device.graphs import onnx_graphs as G  # onnx itself (~10 MB, 0.1 s): not for a cached start
-        from device.graphs.host_passes import fuse_layer_norms
+        from device.graphs.host_passes import attention_by_head, fuse_layer_norms
         from device.graphs.quantize import FROM_FP32, quantize_model
         self.config = config or SessionConfig()
         step_model = None                      # kept for full() only when its weights exist nowhere else
@@ -121,7 +121,7 @@ class OnnxBackend:
         if step_model is not None:
             self._full_params = lambda: G.params_from_graph(step_model)
         self.name = "onnx" if self.dtype == "fp32" else f"onnx-{self.dtype}"
-        encoder = fuse_layer_norms(encoder).SerializeToString()
+        encoder = attention_by_head(fuse_layer_norms(encoder), self.dims.n_audio_head).SerializeToString()
         self._encoder = _session(encoder, replace(self.config, profile=None), save_dir and save_dir / "encoder.onnx",
                                  self._prepack_encoder())
         del encoder
