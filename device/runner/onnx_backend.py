@@ -248,7 +248,6 @@ class OnnxBackend:
         if self._full is None:
             from device.graphs import onnx_graphs as G
             from device.graphs.host_passes import fuse_layer_norms
-
             from device.graphs.quantize import FROM_FP32, quantize_model
 
             full = G.build_decoder_full(self._full_params(), self.dims, self.cross)
