@@ -117,8 +117,8 @@ class FasterWhisper:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--backends", default="onnx,onnx-int8", help="comma-separated: onnx, onnx-int8, onnx-fp16, numpy, "
-                    "tflite")
+    ap.add_argument("--backends", default="onnx-int8b,onnx,onnx-int8",
+                    help="comma-separated: onnx-int8b, onnx, onnx-int8, onnx-fp16, numpy, tflite")
     ap.add_argument("--clips", default=",".join(CLIPS))
     ap.add_argument("--long-clip", default="test_en.wav", help="clip for the forced long decode")
     ap.add_argument("--steps", type=int, default=100, help="measure the long decode around this step")

@@ -78,7 +78,7 @@ def profile_ops(name: str, mel: np.ndarray, opts: DecodeOptions) -> list[tuple[s
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--backends", default="onnx,onnx-int8")
+    ap.add_argument("--backends", default="onnx-int8b,onnx,onnx-int8")
     ap.add_argument("--clip", default="test_en.wav")
     ap.add_argument("--steps", type=int, default=100)
     args = ap.parse_args(argv)

@@ -43,8 +43,8 @@ def open_decoder(args, url: str, suite, stack: ExitStack):
         from device.runner.backends import resolve
         from device.runner.load import load_model_source
 
-        backend = resolve(args.backend)      # an unknown name fails before the model load
-        model = load_model_source(args.model, backend)   # weights, or an exported bundle, as the runner takes them
+        resolve(args.backend)                # an unknown name fails before the model load
+        model = load_model_source(args.model, args.backend)   # weights, or an exported bundle, as the runner takes them
         for clip in suite.clips:
             check_language(clip.language, model.tokenizer.languages)
         meta = {"device": "in-process", "backend": model.backend.name, "model_sha256": model.sha256}

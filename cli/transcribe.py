@@ -28,8 +28,9 @@ def register(subs) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON document with every step")
     p.add_argument("--timestamps", action="store_true", help="Whisper's timestamp tokens: timed segments, "
                    "and long audio advances by the last timestamp")
-    p.add_argument("--backend", default="auto", help="auto (default: the fastest exact one, onnx when "
-                   "onnxruntime is installed), onnx, numpy, onnx-fp16, onnx-int8 or tflite")
+    p.add_argument("--backend", default="auto", help="auto (default: the fastest one whose tokens equal "
+                   "the reference's on every bundled clip, onnx-int8b when onnxruntime is installed), onnx (exact "
+                   "fp32), numpy, onnx-int8b, onnx-fp16, onnx-int8 or tflite")
     p.add_argument("--delegate", default=None, metavar="PATH", help="tflite: a delegate library for the runner "
                    "to load (on a Genio board, /usr/lib/libneuron_stable_delegate.so)")
     p.add_argument("--word-timestamps", action="store_true", help="words with start, end and probability, by "

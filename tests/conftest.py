@@ -1,8 +1,10 @@
 """Shared fixtures: the real Whisper base weights and the bundled clips, loaded once per session."""
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import tempfile
 from functools import lru_cache
 from pathlib import Path
@@ -10,8 +12,11 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-# Runners started by the tests (subprocesses inherit this) build their start-up cache here, not in ~/.cache.
-os.environ.setdefault("WHISPERKV_CACHE", tempfile.mkdtemp(prefix="whisperkv-test-cache-"))
+# Runners started by the tests (subprocesses inherit this) build their start-up cache here, not in ~/.cache;
+# ~600 MB once every backend was built, so it goes when the session ends.
+if "WHISPERKV_CACHE" not in os.environ:
+    os.environ["WHISPERKV_CACHE"] = tempfile.mkdtemp(prefix="whisperkv-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["WHISPERKV_CACHE"], True)
 
 ROOT = Path(__file__).resolve().parent.parent
 AUDIO = ROOT / "resources" / "audio"

@@ -1,8 +1,9 @@
 """The runner's compute backends by name, and how weights or a bundle become one (core.model.backend.Backend).
 
 - `numpy`: core/model/whisper.py, the reference; needs nothing but NumPy.
-- `onnx`: the exported fp32 graphs under ONNX Runtime; same tokens as numpy, faster.
+- `onnx`: the exported fp32 graphs under ONNX Runtime; same tokens as numpy, logits within 1e-3: the exact one.
 - `onnx-fp16`, `onnx-int8`: the quantised graphs (in memory from weights, or a quantised bundle).
+- `onnx-int8b`: block-wise int8 weights (device/graphs/quantize.py), from weights or an fp32 bundle.
 - `tflite`: the TFLite graphs in the LiteRT interpreter, with an optional delegate (on a Genio board,
   MediaTek's Neuron delegate puts them on the MDLA).
 Each runs either form of the cross state (core/model/backend.py): a bundle's own, or for weights the
@@ -17,10 +18,11 @@ from core.errors import ModelError, WhisperKVError
 from core.model.backend import Backend, check_cross
 from core.model.weights import WhisperWeights
 
-ONNX_DTYPES = {"onnx": "fp32", "onnx-fp16": "fp16", "onnx-int8": "int8"}
+ONNX_DTYPES = {"onnx": "fp32", "onnx-fp16": "fp16", "onnx-int8": "int8", "onnx-int8b": "int8b"}
 BACKENDS = ("numpy", *ONNX_DTYPES, "tflite")
-# Fastest first among the backends whose tokens equal the reference (the quantised ones may differ).
-PREFERENCE = ("onnx", "numpy")
+# Fastest first among the backends whose tokens equal the reference on every bundled clip
+# (tests/device/runner/test_auto_backend.py); onnx-int8 and onnx-fp16 differ on some.
+PREFERENCE = ("onnx-int8b", "onnx", "numpy")
 
 
 class BackendError(WhisperKVError):

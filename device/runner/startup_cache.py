@@ -29,8 +29,8 @@ from core.model.weights import ModelDims, load_model, locate_model, sha256_files
 
 log = logging.getLogger("whisperkv.agent")
 
-FORMAT = 2
-BACKENDS = ("onnx", "onnx-fp16", "onnx-int8")
+FORMAT = 3
+BACKENDS = ("onnx", "onnx-fp16", "onnx-int8", "onnx-int8b")
 
 
 def cache_home() -> Path:
@@ -67,13 +67,14 @@ def _stamp() -> dict:
 
 
 def _reload(path, dtype: str, cross: str):
-    """The params full() runs on: the canonical ones, or (quantised) the step graph's own, dequantised."""
+    """The params full() runs on: the canonical ones (fp32, int8b), or the step graph's own, dequantised."""
     def params():
+        from device.graphs.quantize import FROM_FP32, quantize_model
+
         weights = load_model(path)
-        if dtype == "fp32":
+        if dtype in FROM_FP32:
             return weights.params
         from device.graphs import onnx_graphs as G
-        from device.graphs.quantize import quantize_model
 
         step = G.build_decoder_step(weights.params, weights.dims, cross=cross)
         return G.params_from_graph(quantize_model(step, dtype))

@@ -1,9 +1,10 @@
-"""The host-only LayerNorm fusion: every decomposed LayerNorm becomes one node, with the same outputs."""
+"""The host-only passes: every decomposed LayerNorm becomes one node, and the encoder's attention runs head
+by head, with the same outputs."""
 import numpy as np
 import onnxruntime as ort
 
 from device.graphs import onnx_graphs as G
-from device.graphs.host_passes import fuse_layer_norms, layer_norm_count
+from device.graphs.host_passes import attention_by_head, fuse_layer_norms, layer_norm_count
 
 
 def run(model, feeds):
@@ -33,3 +34,27 @@ def test_a_graph_without_the_pattern_is_left_alone(model):
     step = G.per_layer_inputs(G.build_decoder_step(model.weights.params, dims))
     once = fuse_layer_norms(step)
     assert fuse_layer_norms(once).SerializeToString() == once.SerializeToString()
+
+
+def test_the_encoders_attention_runs_head_by_head_with_identical_outputs(model, clip_mels):
+    dims = model.weights.dims
+    encoder = G.build_encoder(model.weights.params, dims)
+    split = attention_by_head(encoder, dims.n_audio_head)
+    ops = [n.op_type for n in split.graph.node]
+    assert ops.count("Softmax") == dims.n_audio_layer * dims.n_audio_head
+    assert ops.count("Concat") - [n.op_type for n in encoder.graph.node].count("Concat") == dims.n_audio_layer
+    feeds = {"mel": clip_mels("test_en.wav")[0].reshape(1, dims.n_mels, -1)}
+    for a, b in zip(run(encoder, feeds), run(split, feeds)):
+        assert np.array_equal(a, b)              # each head's MatMul and Softmax are the batched ones' slice
+
+
+def test_masked_attention_is_not_split(model):
+    """The decoder's self-attention adds a mask to its scores: left as it is."""
+    step = G.build_decoder_step(model.weights.params, model.weights.dims)
+
+    def masked(graph):
+        made = {n.output[0]: n.op_type for n in graph.graph.node}
+        return sum(n.op_type == "Softmax" and made.get(n.input[0]) == "Add" for n in graph.graph.node)
+
+    assert masked(step) == model.weights.dims.n_text_layer
+    assert masked(attention_by_head(step, model.weights.dims.n_text_head)) == masked(step)

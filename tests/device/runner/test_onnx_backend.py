@@ -72,7 +72,7 @@ def test_both_backends_satisfy_the_written_interface(model, onnx_backend):
 
 
 def test_backend_selection():
-    assert best_backend() == "onnx"
-    assert {"numpy", "onnx", "onnx-int8", "onnx-fp16"} <= set(available_backends())
+    assert best_backend() == "onnx-int8b"
+    assert {"numpy", "onnx", "onnx-int8", "onnx-int8b", "onnx-fp16"} <= set(available_backends())
     with pytest.raises(BackendError, match="unknown backend 'tpu'.*use auto or one of"):
         make_backend("tpu", None)

@@ -117,13 +117,14 @@ def test_a_partial_or_corrupt_cache_is_rebuilt(first, cache_root, monkeypatch, e
     load_model_source(None, "onnx")
 
 
-def test_a_quantised_backend_is_cached_under_its_own_name(first, cache_root, monkeypatch, en_mel):
+@pytest.mark.parametrize("backend", ["onnx-int8", "onnx-int8b"])
+def test_a_quantised_backend_is_cached_under_its_own_name(backend, first, cache_root, monkeypatch, en_mel):
     monkeypatch.setenv("WHISPERKV_CACHE", str(cache_root))
-    built = load_model_source(None, "onnx-int8")
-    assert (cache_root / first.sha256[:16] / "onnx-int8" / "meta.json").is_file()
+    built = load_model_source(None, backend)
+    assert (cache_root / first.sha256[:16] / backend / "meta.json").is_file()
     monkeypatch.setattr(startup_cache, "load_model", lambda path=None: pytest.fail("the weights were loaded"))
-    again = load_model_source(None, "onnx-int8")
-    assert again.backend.name == "onnx-int8"
+    again = load_model_source(None, backend)
+    assert again.backend.name == backend
     a, b = decode(built, en_mel[:1]), decode(again, en_mel[:1])
     assert a.tokens == b.tokens and a.reason == "eot"
 
