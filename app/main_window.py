@@ -18,13 +18,13 @@ from app.board.controller import BoardController
 from app.board.panel import DevicePanel
 from app.board.worker import TranscribeWorker
 from app.errors import Failure
+from app.live_controller import LiveRunController
 from app.live_worker import LiveWorker
 from app.plots.attention_heatmap import AttentionHeatmap
 from app.plots.live_refresh import LiveRefresher
 from app.plots.panel import PlotsPanel
 from app.qa.tab import QaTab
 from app.run_controller import RunController
-from app.runs import live as live_runs
 from app.runs import token_names
 from app.runs.record import RunRecord, cache_ceiling
 from app.runs.session import Session
@@ -61,7 +61,6 @@ class MainWindow(QMainWindow):
         self.session = Session()
         self.clip: AudioClip | None = None
         self.run: RunRecord | None = None          # the run on display
-        self.live_run: RunRecord | None = None     # the live stream's run while it streams
         self.tasks = TaskRunner(self)
 
         self.audio = AudioPanel(recorder)
@@ -93,6 +92,7 @@ class MainWindow(QMainWindow):
         worker = worker or TranscribeWorker()
         self.runs = RunController(self.session, worker, self)
         self.live_worker = LiveWorker(worker)
+        self.live_runs = LiveRunController(self.session, self.live_worker, self)
         self.board = BoardController(self.device, self.status, worker, self.tasks, self)
         self.live = LiveRefresher([self._sync_text, self.table.sync, *(p.refresh for p in self.plots.plots()),
                                    self.heatmap.refresh], self)
@@ -123,11 +123,10 @@ class MainWindow(QMainWindow):
         self.live_panel.startRequested.connect(self.start_live)
         self.live_panel.stopRequested.connect(self.live_worker.stop)
         self.live_worker.events.connect(self.live_panel.add_events)
-        self.live_worker.events.connect(self._on_live_events)
-        self.live_worker.runner_events.connect(self._on_live_runner_events)
         self.live_worker.ended.connect(self.live_panel.finish)
-        self.live_worker.ended.connect(self._on_live_ended)
         self.live_worker.failed.connect(self._on_live_failed)
+        self.live_runs.updated.connect(self._on_run_updated)
+        self.live_runs.ended.connect(self._settle_end)
         self._wire_attention()
 
     def _wire_attention(self) -> None:
@@ -293,44 +292,19 @@ class MainWindow(QMainWindow):
     def start_live(self, source: str) -> None:
         """Stream the microphone ("mic") or the loaded clip at 1x ("file") through the runner, as a new run of
         the session shown at once."""
-        if self.live_worker.running or (source == "file" and self.clip is None):
+        if source == "file" and self.clip is None:
+            return
+        clip = self.clip if source == "file" else None
+        run = self.live_runs.start(clip, self.audio.device_combo.currentData(), self.device.profile(),
+                                   self.device.password.text(), self.board.run_info(), self.controls.options().language)
+        if run is None:
             return
         self.live_panel.reset()
         self.live_panel.set_running(True)
-        samples = self.clip.samples if source == "file" else None
-        name = "mic" if samples is None else self.clip.name
-        profile, options = self.device.profile(), self.controls.options()
-        run = self.session.new_run(name, DecodeOptions(language=options.language, word_timestamps=True),
-                                   profile.url(), self.board.run_info(), 0.0 if samples is None else self.clip.duration_s)
-        self.live_run = live_runs.start_live(run, name)
         self._add_run_to_picker(run)
-        self.live_worker.start(samples, self.audio.device_combo.currentData(), profile,
-                               self.device.password.text(), options.language)
-        self.status.showMessage("Live: " + ("the microphone" if samples is None else self.clip.name))
-
-    def _on_live_events(self, events: list) -> None:
-        if self.live_run is not None:
-            live_runs.add_stream_events(self.live_run, events)
-
-    def _on_live_runner_events(self, batch: list) -> None:
-        run = self.live_run
-        if run is None:
-            return
-        for event, host_ms in batch:
-            run.add(event, host_ms)
-        if run is self.run:
-            self.live.poke()
-
-    def _on_live_ended(self, summary: dict) -> None:
-        run, self.live_run = self.live_run, None
-        if run is None:
-            return
-        live_runs.end_live(run, summary)
-        self._settle_end(run)
+        self.status.showMessage("Live: " + ("the microphone" if clip is None else clip.name))
 
     def _on_live_failed(self, failure: Failure) -> None:
-        if self.live_run is not None:
-            self.live_run.error = failure.to_dict()
         self.live_panel.set_running(False, self.clip is not None)
         self.show_failure(failure)
 
