@@ -46,8 +46,7 @@ class LiveRunController(QObject):
         run = self.run
         if run is None:
             return
-        for event, host_ms in batch:
-            run.add(event, host_ms)
+        run.add_batch(batch)
         self.updated.emit(run)
 
     def _on_failed(self, failure: Failure) -> None:

@@ -63,6 +63,11 @@ class RunRecord:
             return row
         return None
 
+    def add_batch(self, batch: list) -> None:
+        """[(event, host arrival ms)] as the workers hand them over."""
+        for event, arrival_ms in batch:
+            self.add(event, arrival_ms)
+
     # --- what the views and exports read -------------------------------------------------
 
     @property
