@@ -87,7 +87,7 @@ class LiveWorker(QObject):
             stream_live(blocks, make_policy, on_event, self._stop.is_set)
             end = STOPPED if self._stop.is_set() else END_OF_STREAM
         except Exception as exc:
-            telemetry.flush()
+            telemetry.flush()       # what the stream got before the failure reaches the run before its error
             batch.flush()
             failure = failure_of(exc)
             if failure.code in RESTARTABLE:     # as a run's failure does: the next request starts a runner again

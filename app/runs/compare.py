@@ -68,7 +68,7 @@ def text_comparison(a: RunRecord, b: RunRecord) -> str:
     neither run is live."""
     if a.live is None and b.live is None:
         return ""
-    live, other = (a, b) if a.live is not None and b.live is None else (b, a) if b.live is not None else (a, b)
+    live, other = (a, b) if a.live is not None else (b, a)
     language = other.transcript.language or live.transcript.language or "en"
     metric = "CER" if uses_cer(language) else "WER"
     rate = error_rate(other.text(), live.text(), language)
