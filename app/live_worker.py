@@ -1,6 +1,8 @@
 """The studio's Live mode off the UI thread: runs a live stream (core/stream) on the decode worker's thread,
 through its runner, from the microphone or from the loaded clip at 1x, and hands the stream's events to the
-UI in batches. Stop ends the stream: what was heard is still committed."""
+UI in batches, with every pass's runner events (one window per pass, host arrival times) for the stream's run
+of the session. Stop ends the stream: what was heard is still committed. If the link dies, `failed` comes
+first and then `ended` with what the stream had committed until then."""
 from __future__ import annotations
 
 import threading
@@ -12,14 +14,17 @@ from PySide6.QtCore import QObject, Signal, Slot
 from app.audio.recorder import sounddevice_stream
 from app.board.profile import DeviceProfile
 from app.board.worker import Batcher, TranscribeWorker
-from app.errors import failure_of
+from app.errors import RESTARTABLE, failure_of
+from app.runs.live import END_OF_STREAM, STOPPED, recording_decoder
+from core.decode.events import TokenEvent
 from core.model.audio import SAMPLE_RATE
 from core.stream.events import PassRecord
 
 
 class LiveWorker(QObject):
     events = Signal(list)           # [StreamEvent], in order
-    ended = Signal(dict)            # core.stream.stats.stream_summary of the whole stream
+    runner_events = Signal(list)    # [(EncodedEvent | TokenEvent | DoneEvent, host ms since the stream began)]
+    ended = Signal(dict)            # core.stream.stats.stream_summary of the whole stream, and "end": how it ended
     failed = Signal(object)         # Failure
     _start_requested = Signal(object, object, object, str, object)
 
@@ -55,29 +60,45 @@ class LiveWorker(QObject):
         from core.stream.vad import SileroVad, VoiceGate
         from device.link.client import window_decoder
 
-        batch = Batcher(self.events.emit)
+        batch, telemetry = Batcher(self.events.emit), Batcher(self.runner_events.emit)
         collected: list = []
+        policies: list = []
+        backend = ""
 
         def on_event(ev):
             collected.append(ev)
             batch.add(ev, urgent=not isinstance(ev, PassRecord))
 
+        def make_policy(clock):
+            policies.append(StreamPolicy(decode_one, tokenizer, config, gate, clock, "prompt" in client.info.features))
+            return policies[0]
+
         try:
             client = self.transcriber._ensure_client(profile, password)   # the worker's runner, on its thread
+            backend = client.info.backend
             decode_one, tokenizer = window_decoder(client), WhisperTokenizer.from_file(find_tokenizer())
             warm_up(decode_one, language)
+            decode_one = recording_decoder(decode_one, lambda ev, ms: telemetry.add(
+                (ev, ms), urgent=not isinstance(ev, TokenEvent)))
             gate = VoiceGate(SileroVad())
             blocks = (realtime_blocks(samples) if samples is not None
                       else mic_blocks(self.stream_factory, mic_device, should_stop=self._stop.is_set))
             config = StreamConfig(language=language)
-            policy = stream_live(blocks, lambda clock: StreamPolicy(decode_one, tokenizer, config, gate, clock,
-                                                                    "prompt" in client.info.features),
-                                 on_event, self._stop.is_set)
-            batch.flush()
-            self.ended.emit(stream_summary(collected, policy.fed / SAMPLE_RATE) | {"language": policy.language or "",
-                                                                                   "backend": client.info.backend})
+            stream_live(blocks, make_policy, on_event, self._stop.is_set)
+            end = STOPPED if self._stop.is_set() else END_OF_STREAM
         except Exception as exc:
+            telemetry.flush()       # what the stream got before the failure reaches the run before its error
             batch.flush()
-            self.failed.emit(failure_of(exc))
-        finally:
-            self.running = False
+            failure = failure_of(exc)
+            if failure.code in RESTARTABLE:     # as a run's failure does: the next request starts a runner again
+                self.transcriber._lost = True
+                self.transcriber.close()
+            self.failed.emit(failure)
+            end = "error"
+        telemetry.flush()
+        batch.flush()
+        policy = policies[0] if policies else None
+        fed_s = policy.fed / SAMPLE_RATE if policy else 0.0
+        self.running = False
+        self.ended.emit(stream_summary(collected, fed_s) | {"language": (policy and policy.language) or "",
+                                                            "backend": backend, "end": end})

@@ -18,6 +18,7 @@ from app.board.controller import BoardController
 from app.board.panel import DevicePanel
 from app.board.worker import TranscribeWorker
 from app.errors import Failure
+from app.live_controller import LiveRunController
 from app.live_worker import LiveWorker
 from app.plots.attention_heatmap import AttentionHeatmap
 from app.plots.live_refresh import LiveRefresher
@@ -91,6 +92,7 @@ class MainWindow(QMainWindow):
         worker = worker or TranscribeWorker()
         self.runs = RunController(self.session, worker, self)
         self.live_worker = LiveWorker(worker)
+        self.live_runs = LiveRunController(self.session, self.live_worker, self)
         self.board = BoardController(self.device, self.status, worker, self.tasks, self)
         self.live = LiveRefresher([self._sync_text, self.table.sync, *(p.refresh for p in self.plots.plots()),
                                    self.heatmap.refresh], self)
@@ -123,6 +125,8 @@ class MainWindow(QMainWindow):
         self.live_worker.events.connect(self.live_panel.add_events)
         self.live_worker.ended.connect(self.live_panel.finish)
         self.live_worker.failed.connect(self._on_live_failed)
+        self.live_runs.updated.connect(self._on_run_updated)
+        self.live_runs.ended.connect(self._settle_end)
         self._wire_attention()
 
     def _wire_attention(self) -> None:
@@ -243,6 +247,9 @@ class MainWindow(QMainWindow):
 
     def _on_run_ended(self, run: RunRecord) -> None:
         self.controls.set_running(False, can_run=self.clip is not None)
+        self._settle_end(run)
+
+    def _settle_end(self, run: RunRecord) -> None:
         if run is self.run:
             self.live.settle(lambda: self._announce_end(run))
         else:
@@ -283,15 +290,19 @@ class MainWindow(QMainWindow):
     # --- live mode -------------------------------------------------------------------------------
 
     def start_live(self, source: str) -> None:
-        """Stream the microphone ("mic") or the loaded clip at 1x ("file") through the runner."""
-        if self.live_worker.running or (source == "file" and self.clip is None):
+        """Stream the microphone ("mic") or the loaded clip at 1x ("file") through the runner, as a new run of
+        the session shown at once."""
+        if source == "file" and self.clip is None:
+            return
+        clip = self.clip if source == "file" else None
+        run = self.live_runs.start(clip, self.audio.device_combo.currentData(), self.device.profile(),
+                                   self.device.password.text(), self.board.run_info(), self.controls.options().language)
+        if run is None:
             return
         self.live_panel.reset()
         self.live_panel.set_running(True)
-        samples = self.clip.samples if source == "file" else None
-        self.live_worker.start(samples, self.audio.device_combo.currentData(), self.device.profile(),
-                               self.device.password.text(), self.controls.options().language)
-        self.status.showMessage("Live: " + ("the microphone" if samples is None else self.clip.name))
+        self._add_run_to_picker(run)
+        self.status.showMessage("Live: " + ("the microphone" if clip is None else clip.name))
 
     def _on_live_failed(self, failure: Failure) -> None:
         self.live_panel.set_running(False, self.clip is not None)

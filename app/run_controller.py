@@ -61,8 +61,7 @@ class RunController(QObject):
         run = self.session.by_id(run_id)
         if run is None:
             return
-        for event, host_ms in batch:
-            run.add(event, host_ms)
+        run.add_batch(batch)
         self.updated.emit(run)
 
     def _on_finished(self, run_id: int) -> None:

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from app.runs.record import RunRecord
 from core.decode.events import EncodedEvent
+from core.qa.scoring import error_rate, uses_cer
 
 
 @dataclass
@@ -14,6 +15,7 @@ class Comparison:
     faster: RunRecord | None
     slower: RunRecord | None
     same_tokens: bool
+    texts: str = ""                   # how a live run's text compares with the other's ("" for two offline runs)
 
     def sentence(self) -> str:
         if self.faster is None or self.per_token_speedup is None:
@@ -25,7 +27,10 @@ class Comparison:
         if self.total_speedup:
             text += (f"; whole decode {self.total_speedup:.1f}× "
                      f"({f.decode_ms_total() / 1e3:.2f} s vs {s.decode_ms_total() / 1e3:.2f} s)")
-        text += ". Tokens identical." if self.same_tokens else ". Tokens differ."
+        if self.texts:
+            text += f". {self.texts}."
+        else:
+            text += ". Tokens identical." if self.same_tokens else ". Tokens differ."
         cross = [(r, cross_text(r)) for r in (f, s)]
         if all(t for _, t in cross):
             text += " " + "; ".join(f"#{r.id}: {t}" for r, t in cross) + "."
@@ -52,7 +57,23 @@ def cross_text(run: RunRecord) -> str:
 
 def _what(run: RunRecord) -> str:
     form = (cross_cache(run) or ("kv", 0))[0]
-    return f"cache {'on' if run.options.cache else 'off'}, {run.device}" + (f", {form} cross" if form != "kv" else "")
+    live = "live, " if run.live is not None else ""
+    return (f"{live}cache {'on' if run.options.cache else 'off'}, {run.device}"
+            + (f", {form} cross" if form != "kv" else ""))
+
+
+def text_comparison(a: RunRecord, b: RunRecord) -> str:
+    """A live run's passes re-decode overlapping audio, so its tokens never line up with another run's: say
+    how its committed text scores against the other run's text instead (WER, or CER for zh/ja/…); "" when
+    neither run is live."""
+    if a.live is None and b.live is None:
+        return ""
+    live, other = (a, b) if a.live is not None else (b, a)
+    language = other.transcript.language or live.transcript.language or "en"
+    metric = "CER" if uses_cer(language) else "WER"
+    rate = error_rate(other.text(), live.text(), language)
+    same = " (the same words)" if rate == 0 else ""
+    return f"Text of live #{live.id} against #{other.id}: {metric} {rate:.1%}{same}"
 
 
 def compare(a: RunRecord, b: RunRecord) -> Comparison:
@@ -63,4 +84,7 @@ def compare(a: RunRecord, b: RunRecord) -> Comparison:
     faster, slower = (a, b) if ma <= mb else (b, a)
     per_token = max(ma, mb) / min(ma, mb)
     tf, ts = faster.decode_ms_total(), slower.decode_ms_total()
-    return Comparison(per_token, ts / tf if tf else None, faster, slower, same)
+    texts = text_comparison(a, b)
+    # A live run decodes its audio many times over: its whole-decode time is no measure against a single pass.
+    total = ts / tf if tf and not texts else None
+    return Comparison(per_token, total, faster, slower, same, texts)

@@ -19,12 +19,20 @@ def transcript_txt(run: RunRecord) -> str:
     return run.text() + "\n"
 
 
+def cues(run: RunRecord) -> list[subtitles.Cue]:
+    """The transcript's cues; a live stream's are its commits (its passes overlap, its commits do not)."""
+    if run.live is not None:
+        return [subtitles.Cue(float(c["start_s"]), float(c["end_s"]), text) for c in run.live.get("commits", [])
+                if (text := str(c["text"]).strip())]
+    return subtitles.cues(run.transcript, run.duration_s)
+
+
 def srt(run: RunRecord) -> str:
-    return subtitles.srt(subtitles.cues(run.transcript, run.duration_s))
+    return subtitles.srt(cues(run))
 
 
 def vtt(run: RunRecord) -> str:
-    return subtitles.vtt(subtitles.cues(run.transcript, run.duration_s))
+    return subtitles.vtt(cues(run))
 
 
 def token_csv(run: RunRecord, name_of: Callable[[int], str] = str) -> str:

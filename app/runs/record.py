@@ -48,6 +48,7 @@ class RunRecord:
     transcript: Transcript = field(default_factory=Transcript)
     error: dict | None = None                        # {"problem", "fix", "code"} when the run failed
     runner_loading: bool = False                     # the runner was starting for this run (until its first event)
+    live: dict | None = None                         # a live stream's summary (app/runs/live.py); None offline
     clip: object = None                              # the AudioClip decoded (not in the session file): plays spans
     derived: dict = field(default_factory=dict, repr=False, compare=False)  # words per window, energy: computed once
 
@@ -62,6 +63,11 @@ class RunRecord:
             return row
         return None
 
+    def add_batch(self, batch: list) -> None:
+        """[(event, host arrival ms)] as the workers hand them over."""
+        for event, arrival_ms in batch:
+            self.add(event, arrival_ms)
+
     # --- what the views and exports read -------------------------------------------------
 
     @property
@@ -73,9 +79,12 @@ class RunRecord:
 
     @property
     def stop_reason(self) -> str | None:
-        """None while the run decodes; "error" for a failed run, else the last window's reason."""
+        """None while the run decodes; "error" for a failed run; how a live stream ended ("stopped", "end of
+        stream"); else the last window's reason."""
         if self.error is not None:
             return "error"
+        if self.live is not None:
+            return self.live.get("end") or None
         return self.transcript.stop_reason or None
 
     @property
@@ -93,7 +102,10 @@ class RunRecord:
         return self.rows[0].arrival_ms if self.rows else None
 
     def text(self) -> str:
-        """The transcript, and while a window decodes (or after a failure part-way) its tokens so far."""
+        """The transcript, and while a window decodes (or after a failure part-way) its tokens so far. A live
+        stream's text is what it committed, not its passes one after another."""
+        if self.live is not None:
+            return self.live.get("text", "")
         return self.transcript.live_text
 
     def verdict(self) -> str:
@@ -130,4 +142,5 @@ class RunRecord:
 
     def label(self) -> str:
         reason = self.stop_reason or "running"
-        return f"#{self.id} {self.audio_name} · {self.options.label()} · {len(self.rows)} tok · {reason}"
+        what = f"live: {self.audio_name}" if self.live is not None else self.audio_name
+        return f"#{self.id} {what} · {self.options.label()} · {len(self.rows)} tok · {reason}"

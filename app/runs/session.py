@@ -45,6 +45,7 @@ def run_to_dict(run: RunRecord) -> dict:
         "stop_reason": run.stop_reason,
         "text": run.text(),
         "error": run.error,
+        "live": run.live,
         "events": [dict(event_to_dict(ev), host_arrival_ms=round(t, 3)) for ev, t in zip(run.events, run.arrivals_ms)],
     }
 
@@ -55,4 +56,5 @@ def run_from_dict(d: dict) -> RunRecord:
     for ev in d.get("events", []):
         run.add(event_from_dict(ev), float(ev.get("host_arrival_ms", 0.0)))
     run.error = d.get("error")
+    run.live = d.get("live")
     return run

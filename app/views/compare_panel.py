@@ -69,7 +69,8 @@ class ComparePanel(QWidget):
                 continue
             s = run.series()
             curve.setData(s["x"], s["runner_ms"])
-            legend.addItem(curve, f"{name}: #{run.id} cache {'on' if run.options.cache else 'off'}")
+            live = " live" if run.live is not None else ""
+            legend.addItem(curve, f"{name}: #{run.id}{live} cache {'on' if run.options.cache else 'off'}")
         if all(runs) and runs[0] is not runs[1]:
             self.verdict.setText(compare(*runs).sentence())
         elif len(self.session.runs) < 2:

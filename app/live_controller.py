@@ -1,0 +1,60 @@
+"""A live stream's life as a run of the session: the run is created when the stream starts, the live worker's
+runner-event batches and commits are folded into it, and it ends with the stream's summary (or its error)."""
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+
+from app.board.profile import DeviceProfile
+from app.errors import Failure
+from app.live_worker import LiveWorker
+from app.runs import live as live_runs
+from app.runs.record import RunRecord
+from app.runs.session import Session
+from core.decode.options import DecodeOptions
+
+
+class LiveRunController(QObject):
+    updated = Signal(object)       # RunRecord that received runner events
+    ended = Signal(object)         # RunRecord: its stream ended (stopped, end of stream, or error)
+
+    def __init__(self, session: Session, worker: LiveWorker, parent=None):
+        super().__init__(parent)
+        self.session, self.worker = session, worker
+        self.run: RunRecord | None = None           # the run streaming now
+        worker.events.connect(self._on_events)
+        worker.runner_events.connect(self._on_runner_events)
+        worker.failed.connect(self._on_failed)
+        worker.ended.connect(self._on_ended)
+
+    def start(self, clip, mic_device, profile: DeviceProfile, password: str, device_info: dict,
+              language: str | None) -> RunRecord | None:
+        """A new live run of `clip` at 1x, or of the microphone when clip is None; None while one streams."""
+        if self.worker.running:
+            return None
+        name = "mic" if clip is None else clip.name
+        options = DecodeOptions(language=language, word_timestamps=True)   # what every pass asks for
+        run = self.session.new_run(name, options, profile.url(), device_info, clip.duration_s if clip else 0.0)
+        self.run = live_runs.start_live(run, name)
+        self.worker.start(None if clip is None else clip.samples, mic_device, profile, password, language)
+        return run
+
+    def _on_events(self, events: list) -> None:
+        if self.run is not None:
+            live_runs.add_stream_events(self.run, events)
+
+    def _on_runner_events(self, batch: list) -> None:
+        run = self.run
+        if run is None:
+            return
+        run.add_batch(batch)
+        self.updated.emit(run)
+
+    def _on_failed(self, failure: Failure) -> None:
+        if self.run is not None:
+            self.run.error = failure.to_dict()
+
+    def _on_ended(self, summary: dict) -> None:
+        run, self.run = self.run, None
+        if run is not None:
+            live_runs.end_live(run, summary)
+            self.ended.emit(run)
