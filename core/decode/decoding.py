@@ -13,10 +13,10 @@ from typing import Callable, Generator, Iterator
 import numpy as np
 
 from core.decode.events import DoneEvent, EncodedEvent, Event, TokenEvent
-from core.decode.options import DecodeOptions
+from core.decode.options import DecodeOptions, for_length
 from core.decode.quality import FALLBACK_TEMPERATURES, window_quality
 from core.decode.steppers import CachedStepper, Stepper, UncachedStepper
-from core.decode.timestamps import apply_timestamp_rules, split_segments
+from core.decode.timestamps import apply_timestamp_rules, kept_length, split_segments
 from core.decode.word_timing import window_words
 from core.model.backend import Backend, cross_bytes, cross_form
 from core.model.encoder_cache import EncoderCache, mel_key
@@ -69,7 +69,7 @@ class LogitRules:
         suppress = np.zeros(n_vocab, bool)
         suppress[tokenizer.non_speech_tokens] = True
         suppress[sp.sot:] = True  # every special token but EOT (timestamps too, unless asked for)
-        if options.timestamps:
+        if options.timestamp_tokens:
             suppress[sp.timestamp_begin:] = False
         if options.suppress_eot:
             suppress[sp.eot] = True
@@ -78,7 +78,7 @@ class LogitRules:
         self.suppressed = np.flatnonzero(suppress)
         self.blank = tokenizer.encode(" ") + [sp.eot]
         self.special = tokenizer.special
-        self.timestamps, self.k = options.timestamps, options.top_k
+        self.timestamps, self.k = options.timestamp_tokens, options.top_k
         # Reused every step: a fresh 200 KB array per step costs page faults between two graph calls.
         self._x = np.empty(n_vocab, np.float32)
         self._seen: tuple[np.ndarray, list[int]] | None = None    # what `pick` last saw, for `sample`
@@ -198,7 +198,9 @@ class WindowDecoder:
                 break
             fallbacks.append(done.quality.fallback_note())
         if self.options.word_timestamps:
-            done.words = [w.to_dict() for w in window_words(sampled.events, done, self.tokenizer, segment_frames)]
+            kept = sampled.events[:kept_length(done.tokens, self.tokenizer)] if self.options.timestamp_tokens \
+                else sampled.events
+            done.words = [w.to_dict() for w in window_words(kept, done, self.tokenizer, segment_frames)]
         yield done
 
     def stepper(self, cross_k: np.ndarray, cross_v: np.ndarray) -> Stepper:
@@ -209,7 +211,7 @@ class WindowDecoder:
     def prefix_tokens(self, language: str) -> list[int]:
         """What the decoder is fed before the first sampled token: <|startofprev|> + prompt, if any, then
         the SOT sequence."""
-        sot = self.tokenizer.sot_sequence(language, self.options.task, self.options.timestamps)
+        sot = self.tokenizer.sot_sequence(language, self.options.task, self.options.timestamp_tokens)
         return ([self.special.sot_prev, *self.options.prompt] if self.options.prompt else []) + sot
 
     def language(self, stepper: Stepper, language: str | None) -> tuple[str, dict[str, float], np.ndarray | None]:
@@ -279,10 +281,15 @@ class WindowDecoder:
 
     def result(self, sampled: Sampled, language: str, no_speech_prob: float, t0: float, offset_s: float,
                segment_frames: int, temperature: float = 0.0, fallbacks: list[str] = ()) -> DoneEvent:
-        tokens = sampled.tokens
-        segments, seek = split_segments(tokens, self.tokenizer, offset_s, segment_frames) \
-            if self.options.timestamps else ([], segment_frames)
-        text, avg_logprob = self.tokenizer.decode(tokens), sampled.sum_logprob / max(1, len(tokens))
+        tokens, timed = sampled.tokens, self.options.timestamp_tokens
+        segments, seek = split_segments(tokens, self.tokenizer, offset_s, segment_frames) if timed \
+            else ([], segment_frames)
+        decoded = self.tokenizer.decode(tokens)    # what whisper's thresholds judge
+        # The text shown is that of the complete segments: an unfinished one is decoded again by the next window.
+        text = self.tokenizer.decode(tokens[:kept_length(tokens, self.tokenizer)]) if timed else decoded
+        avg_logprob = sampled.sum_logprob / max(1, len(tokens))
+        if not self.options.timestamps:
+            segments = []      # timestamps only to seek: the run shows plain text
         entropy = float(np.mean(sampled.entropies)) if sampled.entropies else 0.0
         return DoneEvent(window=self.window, reason=sampled.reason, tokens=tokens, text=text,
                          ms_total=(time.perf_counter() - t0) * 1e3, language=language,
@@ -290,7 +297,7 @@ class WindowDecoder:
                          offset_s=offset_s, seek_frames=seek,
                          segments=[{"start": round(g.start, 3), "end": round(g.end, 3), "text": g.text}
                                    for g in segments],
-                         quality=window_quality(text, avg_logprob, no_speech_prob, round(entropy, 4), temperature,
+                         quality=window_quality(decoded, avg_logprob, no_speech_prob, round(entropy, 4), temperature,
                                                 fallbacks))
 
 
@@ -318,9 +325,10 @@ def decode_windows(backend: Backend, tokenizer: WhisperTokenizer, mels: np.ndarr
     mels = np.asarray(mels).reshape(-1, *np.shape(mels)[-2:])
     full = np.concatenate(list(mels), axis=-1)
     total = min(n_frames or full.shape[-1], full.shape[-1])
+    options = for_length(options, total)
     language, seek, window = options.language, 0, 0
     while seek < total and not should_cancel():
-        if options.timestamps:
+        if options.timestamp_tokens:
             mel, size = pad_or_trim(full[:, seek:seek + N_FRAMES]), min(N_FRAMES, total - seek)
         else:
             mel, size = mels[window], min(N_FRAMES, total - seek)
@@ -332,5 +340,5 @@ def decode_windows(backend: Backend, tokenizer: WhisperTokenizer, mels: np.ndarr
             if isinstance(ev, DoneEvent):
                 if ev.reason == "cancelled":
                     return
-                seek += ev.seek_frames if options.timestamps else N_FRAMES
+                seek += ev.seek_frames if options.timestamp_tokens else N_FRAMES
         window += 1

@@ -5,8 +5,9 @@ client sends and `from_wire` is the runner's check of what it received.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 
+from core.model.mel import N_FRAMES
 from core.model.weights import ModelDims
 
 TASKS = ("transcribe", "translate")
@@ -24,7 +25,9 @@ class DecodeOptions:
     cache: bool = True
     max_tokens: int = 224         # sampled tokens per window (Whisper's default sample_len)
     top_k: int = 5
-    timestamps: bool = False
+    timestamps: bool = False      # timed segments, shown
+    # Timestamp tokens sampled only to seek through long audio (`for_length`); the text stays plain, no segments.
+    seek_timestamps: bool = False
     suppress_eot: bool = False    # diagnostics: forbid EOT to provoke a run into the cache ceiling
     attention: bool = False       # each token event carries the alignment heads' cross-attention
     word_timestamps: bool = False  # words with times (core/decode/word_timing.py); needs the attention
@@ -45,6 +48,11 @@ class DecodeOptions:
     @property
     def wants_attention(self) -> bool:
         return self.attention or self.word_timestamps
+
+    @property
+    def timestamp_tokens(self) -> bool:
+        """Whether the decoder samples timestamp tokens: to show segments, or only to seek."""
+        return self.timestamps or self.seek_timestamps
 
     @property
     def language_label(self) -> str:
@@ -69,7 +77,8 @@ class DecodeOptions:
         """The `transcribe` header fields (cache travels as "on"/"off", auto language as null)."""
         return {"language": self.language, "task": self.task, "cache": "on" if self.cache else "off",
                 "max_tokens": self.max_tokens, "top_k": self.top_k, "timestamps": self.timestamps,
-                "suppress_eot": self.suppress_eot} | {name: True for name in ("attention", "word_timestamps")
+                "suppress_eot": self.suppress_eot} | {name: True for name in ("attention", "word_timestamps",
+                                                                                    "seek_timestamps")
                                                       if getattr(self, name)} | self._fallback_wire() | (
                    {"prompt": list(self.prompt)} if self.prompt else {})
 
@@ -100,7 +109,7 @@ class DecodeOptions:
         if type(top_k) is not int or not 1 <= top_k <= MAX_TOP_K:
             raise OptionsError(f"top_k {top_k!r} is not an integer in 1..{MAX_TOP_K}")
         flags = {}
-        for name in ("timestamps", "suppress_eot", "attention", "word_timestamps"):
+        for name in ("timestamps", "suppress_eot", "attention", "word_timestamps", "seek_timestamps"):
             flags[name] = h.get(name, False)
             if type(flags[name]) is not bool:
                 raise OptionsError(f"{name} {flags[name]!r} is not true or false")
@@ -111,6 +120,16 @@ class DecodeOptions:
         prompt = checked_prompt(h.get("prompt", []), max_len, n_vocab)
         return cls(language=language, task=task, cache=cache == "on", max_tokens=max_tokens, top_k=top_k, **flags,
                    temperature_fallback=fallback, seed=seed, prompt=prompt)
+
+
+def for_length(options: DecodeOptions, n_frames: int) -> DecodeOptions:
+    """The options a decode of `n_frames` mel frames runs with. Audio longer than one window is decoded with
+    timestamp tokens, as openai-whisper does, so each next window starts after the last complete segment: a
+    window whose decoder ends at a pause would otherwise take the speech after that pause with it when the
+    next window starts 30 s on. One window's options stay as they were asked for."""
+    if n_frames > N_FRAMES and not options.timestamp_tokens:
+        return replace(options, seek_timestamps=True)
+    return options
 
 
 def check_seed(seed) -> int:

@@ -2,7 +2,7 @@
 
 The cues are the transcript's timed segments (timestamps mode). A window without segments (no
 timestamps asked for, or a window cut off before its done event) is one cue over its 30 s, clamped to
-the end of the audio. Windows under Whisper's no-speech rule get no cue, as they get no text.
+the start of the next window and the end of the audio. Windows under Whisper's no-speech rule get no cue, as they get no text.
 """
 from __future__ import annotations
 
@@ -25,6 +25,8 @@ class Cue:
 def cues(transcript: Transcript, duration_s: float = 0.0) -> list[Cue]:
     """The subtitle cues of a transcript of `duration_s` seconds of audio (0: unknown, nothing clamped)."""
     out: list[Cue] = []
+    # Runners that predate offset_s send 0 for every window; without timestamps they are 30 s apart.
+    starts = {w.window: w.offset_s or w.window * WINDOW_S for w in transcript.windows}
     for w in transcript.shown_windows:
         if w.segments:
             out += [Cue(float(g["start"]), float(g["end"]), text) for g in w.segments
@@ -32,9 +34,10 @@ def cues(transcript: Transcript, duration_s: float = 0.0) -> list[Cue]:
             continue
         text = transcript.window_text(w).strip()
         if text:
-            # Runners that predate offset_s send 0 for every window; without timestamps they are 30 s apart.
-            start = w.offset_s or w.window * WINDOW_S
-            end = min(start + WINDOW_S, duration_s) if duration_s > start else start + WINDOW_S
+            start = starts[w.window]
+            # Long audio seeks by timestamps: the next window may start before this one's 30 s are over.
+            end = min([start + WINDOW_S] + [s for s in starts.values() if s > start])
+            end = min(end, duration_s) if duration_s > start else end
             out.append(Cue(start, end, text))
     return out
 

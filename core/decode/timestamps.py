@@ -78,3 +78,14 @@ def split_segments(tokens: list[int], tokenizer: WhisperTokenizer, offset_s: flo
             segments.append(Segment(offset_s, offset_s + duration, tokenizer.decode(text), tokens))
         seek = segment_frames
     return segments, max(1, seek)
+
+
+def kept_length(tokens: list[int], tokenizer: WhisperTokenizer) -> int:
+    """How many of a window's sampled tokens its complete segments hold (as `split_segments` cuts them): the
+    rest, an unfinished segment after the last timestamp pair, is decoded again by the window that starts there."""
+    tb = tokenizer.special.timestamp_begin
+    is_ts = [t >= tb for t in tokens]
+    consecutive = [i + 1 for i in range(len(tokens) - 1) if is_ts[i] and is_ts[i + 1]]
+    if not consecutive or is_ts[-2:] == [False, True]:
+        return len(tokens)
+    return consecutive[-1]

@@ -14,7 +14,7 @@ import numpy as np
 from core.decode.attention_focus import frame_energy
 from core.decode.decoding import FRAMES_PER_SECOND
 from core.decode.events import DoneEvent, EncodedEvent, Event
-from core.decode.options import DecodeOptions
+from core.decode.options import DecodeOptions, for_length
 from core.model.mel import N_FRAMES
 from core.model.mel_file import MelSource
 
@@ -29,6 +29,7 @@ def decode_source(source: MelSource, options: DecodeOptions, decode_one: DecodeO
     """`levels`, when given, receives each window's per-frame loudness (core/decode/attention_focus.py), from the
     mel in hand: what the verdict needs to place the EOT step's attention, at 12 KB a window."""
     cursor = source.cursor()
+    options = for_length(options, source.n_frames)
     language, seek, window = options.language, 0, 0
     while seek < source.n_frames and not should_cancel():
         size = min(N_FRAMES, source.n_frames - seek)
@@ -49,7 +50,7 @@ def decode_source(source: MelSource, options: DecodeOptions, decode_one: DecodeO
             getattr(events, "close", lambda: None)()
         if done is None or done.reason == "cancelled":
             return
-        seek += done.seek_frames if options.timestamps else N_FRAMES
+        seek += done.seek_frames if options.timestamp_tokens else N_FRAMES
         window += 1
 
 

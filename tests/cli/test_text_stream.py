@@ -45,3 +45,21 @@ def test_a_terminal_sees_tokens_live_and_the_no_speech_window_wiped():
     s = out.getvalue()
     assert s.index(" Hello") < s.index(" world.") < s.index(" you") < s.rindex(RESTORE_AND_CLEAR)
     assert s.count(SAVE) == 2 and s.endswith(RESTORE_AND_CLEAR + "\n")
+
+
+def test_a_terminal_rewrites_a_window_whose_unfinished_last_segment_was_dropped():
+    """Long audio: the window's tokens streamed ' Hello world. And so', its final text keeps the complete
+    segment only (the next window decodes ' And so' again), so the screen must end as the transcript."""
+    out = Tty()
+    result, stream = Transcript(), TextStream(out)
+    events = [EncodedEvent(0, 1.0),
+              *(TokenEvent(0, i, 100 + i, text, -0.1, 0.0, [], i + 1, 0, 1.0)
+                for i, text in enumerate([" Hello", " world.", " And", " so"])),
+              DoneEvent(0, "eot", [100, 101, 102, 103], " Hello world.", 5.0, no_speech_prob=0.01, avg_logprob=-0.1)]
+    for ev in events:
+        result.add(ev)
+        stream.feed(ev, result)
+    stream.end()
+    s = out.getvalue()
+    assert s.index(" so") < s.rindex(RESTORE_AND_CLEAR)
+    assert s.endswith(RESTORE_AND_CLEAR + "Hello world.\n") and result.text == "Hello world."

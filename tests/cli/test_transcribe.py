@@ -6,6 +6,7 @@ import sys
 import numpy as np
 import soundfile as sf
 
+from core.qa.scoring import error_rate
 from tests.conftest import AUDIO, ROOT
 
 
@@ -93,3 +94,19 @@ def test_a_clip_shorter_than_one_mel_frame_is_transcribed_as_a_padded_clip(tmp_p
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
     doc = json.loads(r.stdout)
     assert doc["stop_reason"] in ("eot", "max_tokens") and doc["language"]
+
+
+def test_long_audio_keeps_the_speech_after_a_pause_without_timestamps(tmp_path, references):
+    """JFK (11 s), 15 s of silence, then the LibriVox sentence from 26 s to 33 s. Seeking by 30 s, the first
+    window's decoder stopped at the pause and its next window began at 30 s: "And Mr. John Dashwood had then
+    leisure to consider how" was lost. Long audio now seeks to the last complete segment (timestamp tokens,
+    as openai-whisper), and the output stays plain text."""
+    jfk, austen = "test_en.wav", "en_librivox_sense_sensibility_0870.wav"
+    audio = np.concatenate([sf.read(AUDIO / jfk, dtype="float32")[0], np.zeros(15 * 16000, np.float32),
+                            sf.read(AUDIO / austen, dtype="float32")[0]])
+    sf.write(tmp_path / "pause.wav", audio, 16000)
+    r = whisperkv("transcribe", str(tmp_path / "pause.wav"), "--language", "en")
+    assert r.returncode == 0, r.stderr
+    assert "Dashwood" in r.stdout and "leisure" in r.stdout, r.stdout
+    assert error_rate(references[jfk]["reference"] + " " + references[austen]["reference"], r.stdout) <= 0.1
+    assert len(r.stdout.splitlines()) == 1 and "-->" not in r.stdout      # plain text, no timed segments

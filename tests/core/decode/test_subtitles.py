@@ -45,3 +45,13 @@ def test_a_window_cut_off_part_way_is_one_cue_of_its_tokens_so_far():
     events += [TokenEvent(1, 0, 5, " Half", -0.1, 0.0, [], 4, 0, 1.0), TokenEvent(1, 1, 6, " way", -0.1, 0.0, [], 5, 0, 1.0)]
     cues = subtitles.cues(fold(events), duration_s=45.0)
     assert [(c.start, c.end, c.text) for c in cues] == [(0.0, 30.0, "Done."), (30.0, 45.0, "Half way")]
+
+
+def test_window_cues_of_long_audio_end_where_the_next_window_starts():
+    """Long audio seeks by timestamp tokens even without timestamps shown: windows at 0, 25.92 and 48 s."""
+    events = []
+    for i, (offset, text) in enumerate([(0.0, " One."), (25.92, " Two."), (48.0, " Three.")]):
+        events += [EncodedEvent(i, 10.0, "en", offset_s=offset),
+                   DoneEvent(i, "eot", [1], text, 20.0, "en", no_speech_prob=0.0, avg_logprob=-0.1, offset_s=offset)]
+    cues = subtitles.cues(fold(events), duration_s=66.4)
+    assert [(c.start, c.end) for c in cues] == [(0.0, 25.92), (25.92, 48.0), (48.0, 66.4)]

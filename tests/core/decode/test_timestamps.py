@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from core.decode.timestamps import apply_timestamp_rules, split_segments
+from core.decode.timestamps import apply_timestamp_rules, kept_length, split_segments
 from core.model.tokenizer import WhisperTokenizer
 from core.model.weights import find_tokenizer
 
@@ -60,3 +60,14 @@ def test_segments_never_end_after_the_audio(tok):
     tokens = [TB] + tok.encode(" hello world") + [TB + 100]  # <|2.00|> on a 1.4 s window
     segs, _ = split_segments(tokens, tok, offset_s=0.0, segment_frames=140)
     assert [(s.start, s.end) for s in segs] == [(0.0, 1.4)]
+
+
+def test_kept_length_leaves_out_only_an_unfinished_last_segment(tok):
+    a, b, c = tok.encode(" one two"), tok.encode(" three"), tok.encode(" four")
+    done = [TB] + a + [TB + 50, TB + 50] + b + [TB + 120]
+    assert kept_length(done, tok) == len(done)                             # ends on a single timestamp
+    cut = done + [TB + 120] + c
+    assert kept_length(cut, tok) == len(done) and tok.decode(cut[:kept_length(cut, tok)]) == " one two three"
+    assert kept_length(done[:-1] + [TB + 120, TB + 120], tok) == len(done)  # a trailing pair: its opener goes
+    plain = [TB] + a                                                        # no pair: one segment, all kept
+    assert kept_length(plain, tok) == len(plain) and kept_length(a, tok) == len(a) and kept_length([], tok) == 0
