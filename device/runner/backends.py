@@ -3,7 +3,7 @@
 - `numpy`: core/model/whisper.py, the reference; needs nothing but NumPy.
 - `onnx`: the exported fp32 graphs under ONNX Runtime; same tokens as numpy, logits within 1e-3: the exact one.
 - `onnx-fp16`, `onnx-int8`: the quantised graphs (in memory from weights, or a quantised bundle).
-- `onnx-int8b`: block-wise int8 weights (device/graphs/quantize.py), from weights or an fp32 bundle.
+- `onnx-int8b`: block-wise int8 weights, a scale per 16 (device/graphs/quantize.py), from weights or an fp32 bundle.
 - `tflite`: the TFLite graphs in the LiteRT interpreter, with an optional delegate (on a Genio board,
   MediaTek's Neuron delegate puts them on the MDLA).
 Each runs either form of the cross state (core/model/backend.py): a bundle's own, or for weights the

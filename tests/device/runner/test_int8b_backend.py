@@ -26,7 +26,7 @@ def test_every_weight_matmul_is_block_quantised(model):
     assert not any(t.data_type == 1 and t.dims and np.prod(t.dims) >= 512 * 512 for t in inits.values()
                    if not t.name.endswith("_scales")), "an fp32 weight matrix is left"
     attrs = [{a.name: a.i for a in n.attribute} for n in graph.graph.node if n.op_type == "MatMulNBits"]
-    assert all(a["bits"] == 8 and a["block_size"] == 32 for a in attrs)
+    assert all(a["bits"] == 8 and a["block_size"] == 16 for a in attrs)
     assert [a["N"] for a in attrs].count(model.weights.dims.n_vocab) == 1          # the LM head
 
 
