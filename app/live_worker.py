@@ -79,7 +79,8 @@ class LiveWorker(QObject):
             decode_one, tokenizer = window_decoder(client), WhisperTokenizer.from_file(find_tokenizer())
             warm_up(decode_one, language)
             decode_one = recording_decoder(decode_one, lambda ev, ms: telemetry.add(
-                (ev, ms), urgent=not isinstance(ev, TokenEvent)))
+                (ev, ms), urgent=not isinstance(ev, TokenEvent)),
+                buffer_start_s=lambda: policies[0].buffer_start_s if policies else 0.0)
             gate = VoiceGate(SileroVad())
             blocks = (realtime_blocks(samples) if samples is not None
                       else mic_blocks(self.stream_factory, mic_device, should_stop=self._stop.is_set))

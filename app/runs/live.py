@@ -18,18 +18,24 @@ STOPPED, END_OF_STREAM = "stopped", "end of stream"
 Sink = Callable[[object, float], None]    # (runner event renumbered to its pass, host ms since the stream began)
 
 
-def recording_decoder(decode_one: DecodeOne, sink: Sink, clock: Callable[[], float] = time.monotonic) -> DecodeOne:
+def recording_decoder(decode_one: DecodeOne, sink: Sink, clock: Callable[[], float] = time.monotonic,
+                      buffer_start_s: Callable[[], float] = lambda: 0.0) -> DecodeOne:
     """`decode_one` that also hands every event it yields to `sink`, its window set to the pass's index: every
-    pass is a request for window 0, and the run's transcript must keep the passes apart."""
+    pass is a request for window 0, and the run's transcript must keep the passes apart. `buffer_start_s()`
+    says where the pass's buffer starts in the stream: the recorded window starts there, so its word times and
+    attention columns point at the stream's audio, not at the trimmed buffer's."""
     t0 = clock()
     passes = itertools.count()
 
     def decode(mel, options, n_frames):
-        index = next(passes)
+        index, offset = next(passes), round(buffer_start_s(), 3)
         events = decode_one(mel, options, n_frames)
         try:
             for ev in events:
-                sink(replace(ev, window=index), (clock() - t0) * 1e3)
+                recorded = replace(ev, window=index)
+                if hasattr(recorded, "offset_s"):
+                    recorded = replace(recorded, offset_s=offset)
+                sink(recorded, (clock() - t0) * 1e3)
                 yield ev
         finally:
             getattr(events, "close", lambda: None)()

@@ -110,6 +110,11 @@ class StreamPolicy:
             return self.fed >= end
         return self.fed - max(start, self.last_pass_end) >= self.config.min_chunk_s * SAMPLE_RATE
 
+    @property
+    def buffer_start_s(self) -> float:
+        """Where the buffer of the pass that runs (or runs next) starts, in seconds of the stream."""
+        return self.segments[0][0] / SAMPLE_RATE if self.segments else 0.0
+
     # --- passes --------------------------------------------------------------------------------------
     def run_pass(self) -> list[StreamEvent]:
         merged = self._merge_waiting()

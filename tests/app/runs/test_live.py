@@ -118,3 +118,15 @@ def test_compare_a_live_run_with_an_offline_run_scores_the_texts():
     assert "Tokens" not in sentence and "whole decode" not in sentence
     add_stream_events(run, [commit(" there", 1.0, 1.4)])
     assert "WER 50.0%" in compare(offline, run).sentence()
+
+
+def test_a_pass_window_starts_where_its_buffer_starts_in_the_stream():
+    """After the policy trims its buffer, a pass decodes audio from later in the stream: the recorded window
+    (its encoded and done events) says where, so word times and the heatmap point at the stream's audio."""
+    recorded, starts = [], iter([0.0, 12.5])
+    decode = recording_decoder(fake_decoder([one_pass([" a"]), one_pass([" b"])]),
+                               lambda ev, ms: recorded.append(ev), lambda: 0.0, lambda: next(starts))
+    for _ in range(2):
+        list(decode(None, None, 0))
+    offsets = [(ev.window, ev.offset_s) for ev in recorded if isinstance(ev, (EncodedEvent, DoneEvent))]
+    assert offsets == [(0, 0.0), (0, 0.0), (1, 12.5), (1, 12.5)]
