@@ -73,7 +73,6 @@ class LogitRules:
             suppress[sp.timestamp_begin:] = False
         if options.suppress_eot:
             suppress[sp.eot] = True
-        self.suppress = suppress
         # A copy and a store at ~1700 indices: adding a -inf/0 vector read 200 KB more, cold after every graph call.
         self.suppressed = np.flatnonzero(suppress)
         self.blank = tokenizer.encode(" ") + [sp.eot]

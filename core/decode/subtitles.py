@@ -2,7 +2,8 @@
 
 The cues are the transcript's timed segments (timestamps mode). A window without segments (no
 timestamps asked for, or a window cut off before its done event) is one cue over its 30 s, clamped to
-the start of the next window and the end of the audio. Windows under Whisper's no-speech rule get no cue, as they get no text.
+the start of the next window and the end of the audio. Windows under Whisper's no-speech rule get no cue,
+as they get no text.
 """
 from __future__ import annotations
 

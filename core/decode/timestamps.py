@@ -51,14 +51,12 @@ def split_segments(tokens: list[int], tokenizer: WhisperTokenizer, offset_s: flo
                    segment_frames: int) -> tuple[list[Segment], int]:
     """Segments (absolute seconds) of one window's sampled tokens, and the frames to seek forward."""
     tb = tokenizer.special.timestamp_begin
-    is_ts = [t >= tb for t in tokens]
     # Whisper may stamp past the end of the audio (a 1.4 s clip ending at <|2.00|>): clamp to it.
     t_of = lambda tok: min((tok - tb) * TIME_PRECISION, segment_frames / 100.0)  # noqa: E731
-    single_ending = is_ts[-2:] == [False, True]
-    consecutive = [i + 1 for i in range(len(tokens) - 1) if is_ts[i] and is_ts[i + 1]]
+    slices = _segment_ends(tokens, tb)
     segments: list[Segment] = []
-    if consecutive:
-        slices = consecutive + ([len(tokens)] if single_ending else [])
+    if slices:
+        single_ending = slices[-1] == len(tokens)
         last = 0
         for cut in slices:
             part = tokens[last:cut]
@@ -80,12 +78,16 @@ def split_segments(tokens: list[int], tokenizer: WhisperTokenizer, offset_s: flo
     return segments, max(1, seek)
 
 
+def _segment_ends(tokens: list[int], tb: int) -> list[int]:
+    """Where whisper cuts a window's tokens into complete segments: after each pair of consecutive timestamps,
+    and at the end when the window ends on a single timestamp. Empty when no two timestamps are consecutive."""
+    is_ts = [t >= tb for t in tokens]
+    ends = [i + 1 for i in range(len(tokens) - 1) if is_ts[i] and is_ts[i + 1]]
+    return ends + [len(tokens)] if ends and is_ts[-2:] == [False, True] else ends
+
+
 def kept_length(tokens: list[int], tokenizer: WhisperTokenizer) -> int:
     """How many of a window's sampled tokens its complete segments hold (as `split_segments` cuts them): the
     rest, an unfinished segment after the last timestamp pair, is decoded again by the window that starts there."""
-    tb = tokenizer.special.timestamp_begin
-    is_ts = [t >= tb for t in tokens]
-    consecutive = [i + 1 for i in range(len(tokens) - 1) if is_ts[i] and is_ts[i + 1]]
-    if not consecutive or is_ts[-2:] == [False, True]:
-        return len(tokens)
-    return consecutive[-1]
+    ends = _segment_ends(tokens, tokenizer.special.timestamp_begin)
+    return ends[-1] if ends else len(tokens)

@@ -133,7 +133,7 @@ class StreamPolicy:
                                   round(self.last_pass_ms, 1)))
         if end - seg[0] > 30 * SAMPLE_RATE:      # only reachable when passes are far slower than the audio
             events += self._commit(self.agreement.flush()) + self._cut((end - 30 * SAMPLE_RATE) / SAMPLE_RATE, "dropped")
-        start_s = seg[0] / SAMPLE_RATE
+        start_s = self.buffer_start_s
         prompt = (prompt_tokens(self.tokenizer, prompt_text(self.history, start_s, self.config.prompt_chars))
                   if self.use_prompt else [])
         # A buffer holds at most ~5 tokens a second of speech: a cap well above that stops a repetition loop
