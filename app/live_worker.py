@@ -14,7 +14,6 @@ from PySide6.QtCore import QObject, Signal, Slot
 from app.audio.recorder import sounddevice_stream
 from app.board.profile import DeviceProfile
 from app.board.worker import Batcher, TranscribeWorker
-from app.errors import RESTARTABLE, failure_of
 from app.runs.live import END_OF_STREAM, STOPPED, recording_decoder
 from core.decode.events import TokenEvent
 from core.model.audio import SAMPLE_RATE
@@ -90,10 +89,7 @@ class LiveWorker(QObject):
         except Exception as exc:
             telemetry.flush()       # what the stream got before the failure reaches the run before its error
             batch.flush()
-            failure = failure_of(exc)
-            if failure.code in RESTARTABLE:     # as a run's failure does: the next request starts a runner again
-                self.transcriber._lost = True
-                self.transcriber.close()
+            failure = self.transcriber.request_failure(exc)   # as a run's: a lost runner restarts next time
             self.failed.emit(failure)
             end = "error"
         telemetry.flush()

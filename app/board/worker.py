@@ -15,7 +15,7 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 from app.board.link import make_client
 from app.board.profile import DeviceProfile
 from app.board.reconnect import reconnect
-from app.errors import RESTARTABLE, failure_of
+from app.errors import RESTARTABLE, Failure, failure_of
 from core.decode.events import TokenEvent
 from core.decode.options import DecodeOptions
 
@@ -133,6 +133,15 @@ class TranscribeWorker(QObject):
         self._lost = False
         return client
 
+    def request_failure(self, exc: Exception) -> Failure:
+        """What a request's exception tells the user; a lost link or runner also means the next request
+        starts a runner again (with a backoff)."""
+        failure = failure_of(exc)
+        if failure.code in RESTARTABLE:
+            self._lost = True
+            self.close()
+        return failure
+
     def _open(self, profile: DeviceProfile, password: str):
         self.close()
         self.profile = profile
@@ -159,10 +168,7 @@ class TranscribeWorker(QObject):
                     cancel_sent = True
         except Exception as exc:
             batch.flush()
-            failure = failure_of(exc)
-            if failure.code in RESTARTABLE:
-                self._lost = True
-                self.close()
+            failure = self.request_failure(exc)
             self.failed.emit(run_id, failure)
             return
         batch.flush()
