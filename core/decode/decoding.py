@@ -7,7 +7,7 @@ the same logit rules, so their tokens must be identical.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Generator, Iterator
 
 import numpy as np
@@ -189,7 +189,8 @@ class WindowDecoder:
         for i, temperature in enumerate(temperatures):
             if i:
                 stepper, sot_logits, self.t_step = self.stepper(cross_k, cross_v), None, time.perf_counter()
-            logits, sot_logits = self.prefix(stepper, language, sot_logits)
+            # A draft is checked against greedy choices only: a re-decode at a temperature samples.
+            logits, sot_logits = self.prefix(stepper, language, sot_logits, self.options.draft if i == 0 else ())
             no_speech_prob = float(np.exp(log_softmax(sot_logits)[self.special.no_speech]))
             sampled = yield from self.main_loop(stepper, logits, temperature, rng)
             done = self.result(sampled, language, no_speech_prob, t0, offset_s, segment_frames, temperature, fallbacks)
@@ -221,15 +222,15 @@ class WindowDecoder:
         language, probs = detect_language(self.tokenizer, sot_logits)
         return language, probs, sot_logits
 
-    def prefix(self, stepper: Stepper, language: str,
-               sot_logits: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        """Feed the rest of the SOT sequence: (the logits for the first sampled token, the SOT logits)."""
-        logits = None
-        for tok in self.prefix_tokens(language)[stepper.length:]:
-            logits = stepper.advance(tok)
-            if tok == self.special.sot:
-                sot_logits = logits
-        return logits, sot_logits
+    def prefix(self, stepper: Stepper, language: str, sot_logits: np.ndarray | None,
+               draft: list[int] = ()) -> tuple[np.ndarray, np.ndarray]:
+        """Feed the rest of the SOT sequence (with `draft`, the tokens expected after it: Stepper.feed):
+        (the logits for the first sampled token, the SOT logits)."""
+        tokens = self.prefix_tokens(language)[stepper.length:]
+        rows = stepper.feed(tokens, draft)
+        if self.special.sot in tokens:
+            sot_logits = rows[tokens.index(self.special.sot)]
+        return rows[-1], sot_logits
 
     def main_loop(self, stepper: Stepper, logits: np.ndarray, temperature: float = 0.0,
                   rng: np.random.Generator | None = None) -> Generator[TokenEvent, None, Sampled]:
@@ -331,8 +332,9 @@ def decode_windows(backend: Backend, tokenizer: WhisperTokenizer, mels: np.ndarr
             mel, size = pad_or_trim(full[:, seek:seek + N_FRAMES]), min(N_FRAMES, total - seek)
         else:
             mel, size = mels[window], min(N_FRAMES, total - seek)
-        for ev in decode_window(backend, tokenizer, mel, options, window, language, should_cancel,
-                                encoder_cache, offset_s=seek / FRAMES_PER_SECOND, segment_frames=size):
+        for ev in decode_window(backend, tokenizer, mel, options if not window else replace(options, draft=[]),
+                                window, language, should_cancel, encoder_cache, offset_s=seek / FRAMES_PER_SECOND,
+                                segment_frames=size):
             if isinstance(ev, EncodedEvent):
                 language = ev.language
             yield ev

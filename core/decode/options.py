@@ -35,6 +35,9 @@ class DecodeOptions:
     seed: int = 0                 # the sampling RNG of those re-decodes: the same seed, the same tokens
     # Tokens of earlier text, fed as <|startofprev|> + prompt before the SOT sequence (Whisper's prompt)
     prompt: list[int] = field(default_factory=list)
+    # Tokens this decode is expected to produce (a live stream's previous pass): fed with the prefix in one
+    # batched call and kept as far as greedy decoding agrees with them. The tokens do not change, only the cost.
+    draft: list[int] = field(default_factory=list)
 
     def __post_init__(self):
         if self.language in ("", "auto"):
@@ -80,7 +83,7 @@ class DecodeOptions:
                 "suppress_eot": self.suppress_eot} | {name: True for name in ("attention", "word_timestamps",
                                                                                     "seek_timestamps")
                                                       if getattr(self, name)} | self._fallback_wire() | (
-                   {"prompt": list(self.prompt)} if self.prompt else {})
+                   {"prompt": list(self.prompt)} if self.prompt else {}) | ({"draft": list(self.draft)} if self.draft else {})
 
     def _fallback_wire(self) -> dict:
         return {"temperature_fallback": True, "seed": self.seed} if self.temperature_fallback else {}
@@ -118,8 +121,9 @@ class DecodeOptions:
             raise OptionsError(f"temperature_fallback {fallback!r} is not true or false")
         seed = check_seed(h.get("seed", 0))
         prompt = checked_prompt(h.get("prompt", []), max_len, n_vocab)
+        draft = checked_prompt(h.get("draft", []), max_len, n_vocab, "draft")
         return cls(language=language, task=task, cache=cache == "on", max_tokens=max_tokens, top_k=top_k, **flags,
-                   temperature_fallback=fallback, seed=seed, prompt=prompt)
+                   temperature_fallback=fallback, seed=seed, prompt=prompt, draft=draft)
 
 
 def for_length(options: DecodeOptions, n_frames: int) -> DecodeOptions:
@@ -143,11 +147,12 @@ def prompt_budget(max_len: int = ModelDims().n_text_ctx) -> int:
     return max_len // 2 - 1
 
 
-def checked_prompt(prompt, max_len: int = ModelDims().n_text_ctx, n_vocab: int = ModelDims().n_vocab) -> list[int]:
-    """A wire `prompt`: a list of token ids in the vocabulary, no longer than `prompt_budget`."""
+def checked_prompt(prompt, max_len: int = ModelDims().n_text_ctx, n_vocab: int = ModelDims().n_vocab,
+                   name: str = "prompt") -> list[int]:
+    """A wire `prompt` (or `draft`): a list of token ids in the vocabulary, no longer than `prompt_budget`."""
     if not isinstance(prompt, list) or any(type(t) is not int or not 0 <= t < n_vocab for t in prompt):
-        raise OptionsError(f"prompt must be a list of token ids in 0..{n_vocab - 1}")
+        raise OptionsError(f"{name} must be a list of token ids in 0..{n_vocab - 1}")
     if len(prompt) > prompt_budget(max_len):
-        raise OptionsError(f"prompt has {len(prompt)} tokens; at most {prompt_budget(max_len)} fit the "
+        raise OptionsError(f"{name} has {len(prompt)} tokens; at most {prompt_budget(max_len)} fit the "
                            f"{max_len}-position decoder context (keep the last ones)")
     return prompt

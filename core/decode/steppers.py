@@ -1,12 +1,22 @@
 """How the decoder advances one token: through the step graph and the KV cache, or (the uncached
-reference) through the full causal decoder over every token so far. Both give the same logits."""
+reference) through the full causal decoder over every token so far. Both give the same logits.
+
+A window's first tokens (a prompt and the SOT sequence) can go in at once: `feed` runs them through the
+backend's batched prefill (core.model.backend.PrefillBackend) when it has one, with a draft of the tokens
+expected next (the previous pass of a live stream). `advance` then serves each drafted token that is sampled
+from what the prefill already computed, and drops the rest at the first one that differs: the tokens are those
+of greedy decoding either way, only fewer graph calls make them."""
 from __future__ import annotations
 
 import numpy as np
 
-from core.model.backend import Backend
+from core.model.backend import Backend, PrefillBackend
 from core.model.kv_cache import KVCache
 from core.model.whisper import causal_mask, embed
+
+# Fewer tokens than this step one by one: the prefill graph is another copy of the decoder's weights in memory,
+# built on first use, and the ordinary SOT sequence (3-4 tokens) gains too little to pay for it.
+PREFILL_MIN = 8
 
 
 class CachedStepper:
@@ -20,20 +30,51 @@ class CachedStepper:
         self.cache = KVCache(d.n_text_layer, d.n_text_ctx, d.n_text_state)
         self.want_attention, self.attention = attention, None
         self._x = np.empty((1, 1, d.n_text_state), np.float32)   # the step's input, rewritten in place
+        # Drafted tokens already in the cache, not yet sampled: (token, logits after it, its attention) each.
+        self._ahead: list[tuple[int, np.ndarray, np.ndarray | None]] = []
 
     @property
     def length(self) -> int:
-        return self.cache.cache_len
+        """Tokens fed so far (drafted ones count once they are sampled)."""
+        return self.cache.cache_len - len(self._ahead)
 
     @property
     def full(self) -> bool:
-        return self.cache.full
+        return self.length >= self.cache.max_len
 
     @property
     def bytes_used(self) -> int:
-        return self.cache.bytes_used
+        return self.length * self.cache.bytes_per_token
+
+    def feed(self, tokens: list[int], draft: list[int] = ()) -> np.ndarray:
+        """The logits after each of `tokens`, [len(tokens), V], as `advance` one by one would give them.
+        In one backend call when it has a prefill, the cache is empty, and there are PREFILL_MIN tokens or
+        more with `draft` (tokens expected to follow, fed in the same call: see the module docstring)."""
+        draft = list(draft)[:max(0, self.cache.max_len - self.length - len(tokens))]
+        if (not isinstance(self.backend, PrefillBackend) or self.length or not tokens
+                or len(tokens) + len(draft) < PREFILL_MIN):
+            return np.stack([self.advance(t) for t in tokens])
+        ids = [*tokens, *draft]
+        x = embed(self.backend, ids, 0)
+        out = self.backend.prefill(x, self.cross_k, self.cross_v, causal_mask(len(ids))[None, None],
+                                   attention=self.want_attention)
+        logits, new_k, new_v = out[0].reshape(len(ids), -1), out[1], out[2]
+        attention = np.asarray(out[3], np.float16).transpose(1, 0, 2) if self.want_attention else [None] * len(ids)
+        self.cache.write_many(new_k, new_v)
+        n = len(tokens)
+        self.attention = attention[n - 1]
+        self._ahead = [(ids[i], logits[i], attention[i]) for i in range(n, len(ids))]
+        return logits[:n]
 
     def advance(self, token: int) -> np.ndarray:
+        if self._ahead:
+            drafted, logits, attention = self._ahead[0]
+            if drafted == token:
+                del self._ahead[0]
+                self.attention = attention
+                return logits
+            self.cache.truncate(self.length)       # the draft went another way: its K/V from here are dropped
+            self._ahead = []
         # embed() for one token, into a reused buffer: the same sum without three temporaries a step.
         x = np.add(self.backend.token_embedding[token], self.backend.positional_embedding[self.cache.cache_len],
                    out=self._x[0, 0], dtype=np.float32)[None, None]
@@ -66,6 +107,10 @@ class UncachedStepper:
 
     bytes_used = 0
     attention = None          # the full decoder graph has no attention output
+
+    def feed(self, tokens: list[int], draft: list[int] = ()) -> np.ndarray:
+        """The logits after each of `tokens`, [len(tokens), V] (a draft is no use without a cache)."""
+        return np.stack([self.advance(t) for t in tokens])
 
     def advance(self, token: int) -> np.ndarray:
         self.tokens.append(token)

@@ -69,6 +69,20 @@ class AttentionBackend(Protocol):
         ...
 
 
+@runtime_checkable
+class PrefillBackend(Protocol):
+    """A backend that can feed a window's first T tokens in one call instead of T steps (the prompt and the
+    SOT sequence of a live stream's pass, and a draft to check: core/decode/steppers.py). Optional: the
+    decoder steps through them one by one on a backend without it."""
+
+    def prefill(self, x: np.ndarray, cross_k: np.ndarray, cross_v: np.ndarray, mask: np.ndarray,
+                attention: bool = False) -> tuple[np.ndarray, ...]:
+        """x [1, T, d] (embeddings of the tokens at positions 0..T-1), the cross state, mask [1, 1, T, T]
+        (additive causal) -> logits [1, T, V] (each position's), new_k/new_v [L, 1, T, d] (what T steps would
+        write into the cache); with `attention`, also the alignment heads' cross-attention [n_heads, T, A]."""
+        ...
+
+
 CROSS_FORMS = ("kv", "absorbed")
 
 

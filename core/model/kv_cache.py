@@ -67,3 +67,16 @@ class KVCache:
         self.k[:, :, self.cache_len] = new_k[:, :, 0]
         self.v[:, :, self.cache_len] = new_v[:, :, 0]
         self.cache_len += 1
+
+    def write_many(self, new_k: np.ndarray, new_v: np.ndarray) -> None:
+        """Store [layers,1,T,d] keys and values of T tokens from cache_len on (a batched prefill)."""
+        n = new_k.shape[2]
+        if self.cache_len + n > self.max_len:
+            raise CacheFull(f"{n} more tokens do not fit the KV cache of {self.max_len}")
+        self.k[:, :, self.cache_len:self.cache_len + n] = new_k
+        self.v[:, :, self.cache_len:self.cache_len + n] = new_v
+        self.cache_len += n
+
+    def truncate(self, length: int) -> None:
+        """Forget every slot from `length` on; the mask hides them again (their values are overwritten later)."""
+        self.cache_len = min(self.cache_len, length)

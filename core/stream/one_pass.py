@@ -3,7 +3,7 @@ this process), folded into timed words and a record of what it cost."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -23,6 +23,7 @@ class PassResult:
     record: PassRecord
     language: str
     silent: bool              # Whisper's no-speech rule: the pass heard no speech, its words are dropped
+    tokens: list[int] = field(default_factory=list)   # the text tokens decoded: the next pass's draft
 
 
 def buffer_mel(audio: np.ndarray) -> tuple[np.ndarray, int]:
@@ -58,7 +59,7 @@ def run_pass(decode_one: DecodeOne, tokenizer: WhisperTokenizer, audio: np.ndarr
     silent = done is None or done.is_silence
     record.wall_ms = round((time.perf_counter() - t0) * 1e3, 3)
     language = (encoded.language if encoded else "") or options.language or ""
-    return PassResult([] if silent else words, record, language, silent)
+    return PassResult([] if silent else words, record, language, silent, list(done.tokens) if done else [])
 
 
 def warm_up(decode_one: DecodeOne, language: str | None = None) -> None:

@@ -11,7 +11,9 @@
   request: encoder plus cached decode) and the words two consecutive hypotheses agree on are committed.
 - When the segment ends (`min_silence_s` of silence), one last pass commits all it hears: the tail of an
   utterance is not held back until the next one.
-- Each pass is prompted with committed text that has left the buffer (core/stream/prompt.py).
+- Each pass is prompted with committed text that has left the buffer (core/stream/prompt.py), and carries the
+  last pass's tokens as a draft when its buffer start and prompt are the same: the runner checks them in one
+  batched call, and most of a pass's tokens then cost no decoder step of their own.
 - Past `trim_s` the buffer is cut at the end of a committed sentence; past `word_cut_s` at the last
   committed word; past `forced_s` the tentative words are committed and cut after (reported, never silent).
 - A pass slower than `min_chunk_s` makes the next one take all the audio that arrived meanwhile, and is
@@ -78,6 +80,8 @@ class StreamPolicy:
         self.last_pass_end = 0
         self.last_pass_ms = 0.0
         self.last_pass_heard_s = 0.0
+        self.last_context: tuple[int, list[int]] | None = None   # (buffer start, prompt) of the last pass
+        self.last_tokens: list[int] = []
         self.agreement = LocalAgreement()
         self.history: list[Word] = []           # every committed word
 
@@ -139,7 +143,11 @@ class StreamPolicy:
         # A buffer holds at most ~5 tokens a second of speech: a cap well above that stops a repetition loop
         # from costing a 224-token pass.
         max_tokens = min(self.config.max_tokens, 16 + int(12 * (end - seg[0]) / SAMPLE_RATE))
-        options = DecodeOptions(language=self.language, max_tokens=max_tokens, word_timestamps=True, prompt=prompt)
+        # The last pass's tokens, when it heard the same buffer start with the same prompt: most of them come
+        # again, and the runner checks them in one batched call instead of a step each (DecodeOptions.draft).
+        draft = self.last_tokens if self.last_context == (seg[0], prompt) else []
+        options = DecodeOptions(language=self.language, max_tokens=max_tokens, word_timestamps=True, prompt=prompt,
+                                draft=draft)
         at_s = self.clock()
         result = run_pass(self.decode_one, self.tokenizer, self.audio[seg[0] - self.audio_start:end - self.audio_start],
                           start_s, options, at_s=at_s, final=final)
@@ -148,6 +156,7 @@ class StreamPolicy:
         # Audio that arrived while the pass ran (0 when a file is fed as fast as possible)
         self.last_pass_heard_s = self.clock() - at_s
         self.last_pass_end, self.last_pass_ms = end, result.record.wall_ms
+        self.last_context, self.last_tokens = (seg[0], prompt), result.tokens
         events.append(result.record)
         if final:
             events += self._commit(self.agreement.flush(result.words))

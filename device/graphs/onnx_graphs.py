@@ -3,8 +3,8 @@
 Board graphs (static shapes, rank <= 4, no Gather/Trilu):
 - `encoder.onnx`: mel [1,80,3000] -> cross_k, cross_v [L,1,1500,d] (absorbed form: F [1,1,1500,d]);
 - `decoder_step.onnx`: the step signature in docs/protocol.md.
-Host-only graph (never deployed, not checked): `decoder_full`, the uncached reference over a
-dynamic number of tokens.
+Host-only graphs (never deployed, not checked), over a dynamic number of tokens: `decoder_full`, the
+uncached reference, and `decoder_prefill`, a window's first tokens in one call.
 
 Lowering choices, all for MDLA 5.3:
 - conv1d is a 2D Conv over [1,C,1,T] (MDLA has CONV_2D, not CONV_1D), its padding on the node.
@@ -138,6 +138,11 @@ def build_decoder_step(p: dict, dims: ModelDims, alignment_heads=(), cross: str 
 def build_decoder_full(p: dict, dims: ModelDims, cross: str = "kv") -> onnx.ModelProto:
     """Host-only uncached reference: x [1,T,d], cross K/V (or F), mask [1,1,T,T] -> logits of the last token."""
     return to_onnx(whisper.describe_decoder_full(p, dims, cross))
+
+
+def build_decoder_prefill(p: dict, dims: ModelDims, alignment_heads=(), cross: str = "kv") -> onnx.ModelProto:
+    """Host-only batched prefill: x [1,T,d] ... -> logits [1,T,V], new_k/new_v [L,1,T,d] (device/graphs/whisper.py)."""
+    return to_onnx(whisper.describe_decoder_prefill(p, dims, alignment_heads, cross))
 
 
 def params_from_graph(model: onnx.ModelProto) -> dict[str, np.ndarray]:

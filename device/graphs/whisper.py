@@ -3,7 +3,8 @@
 - `describe_encoder`: mel [1,80,3000] -> cross_k, cross_v [L,1,1500,d] (board graph);
 - `describe_decoder_step`: the step signature in docs/protocol.md (board graph); given alignment
   heads, a variant that also outputs their cross-attention weights (`attention` [n_heads,1,1500]);
-- `describe_decoder_full`: the host-only uncached reference over a symbolic number of tokens T.
+- `describe_decoder_full`: the host-only uncached reference over a symbolic number of tokens T;
+- `describe_decoder_prefill`: host-only, a window's first T tokens at once (their logits and K/V).
 
 Each takes `cross`, the form of the cross state (core/model/backend.py): "kv" as above, or
 "absorbed", where the encoder outputs its final LayerNorm F [1,1,1500,d] instead of cross K/V and the
@@ -226,18 +227,48 @@ def describe_decoder_step(p: dict, dims: ModelDims, alignment_heads=(), cross: s
     return g
 
 
-def describe_decoder_full(p: dict, dims: ModelDims, cross: str = "kv") -> Graph:
-    """Host-only uncached reference: x [1,T,d], cross K/V (or F), mask [1,1,T,T] -> logits of the last token."""
-    g = Graph("whisper_decoder_full", "host-only uncached reference")
+def _causal_decoder(g: Graph, p: dict, dims: ModelDims, cross: str, heads=()) -> tuple[str, list, list, list]:
+    """The decoder over a symbolic number of tokens T at once, causal: x [1,T,d], the cross state, mask
+    [1,1,T,T] -> (the last block's output [T,d], each layer's keys and values [T,d], the alignment heads'
+    cross-attention pieces [n,T,A])."""
     d, L = dims.n_text_state, dims.n_text_layer
     x = g.reshape(g.input("x", [1, "T", d]), [-1, d])
     layer_cross = _cross_inputs(g, dims, check_cross(cross))
     mask = g.squeeze(g.input("mask", [1, 1, "T", "T"]), 0)                              # [1,T,T]
+    keys, values, picked = [], [], []
     for i in range(L):
         blk = f"decoder.blocks.{i}"
         h = _ln(g, x, p, blk + ".attn_ln")
-        attn = _attention(g, _linear(g, h, p, blk + ".attn.query"), _linear(g, h, p, blk + ".attn.key"),
-                          _linear(g, h, p, blk + ".attn.value"), dims.n_text_head, d, mask)
-        x, _ = _block_rest(g, p, dims, i, x, attn, layer_cross[i], cross)
+        q, k, v = (_linear(g, h, p, f"{blk}.attn.{name}") for name in ("query", "key", "value"))
+        keys.append(k)
+        values.append(v)
+        attn = _attention(g, q, k, v, dims.n_text_head, d, mask)
+        x, pieces = _block_rest(g, p, dims, i, x, attn, layer_cross[i], cross, [h for li, h in heads if li == i])
+        picked += pieces
+    return x, keys, values, picked
+
+
+def describe_decoder_full(p: dict, dims: ModelDims, cross: str = "kv") -> Graph:
+    """Host-only uncached reference: x [1,T,d], cross K/V (or F), mask [1,1,T,T] -> logits of the last token."""
+    g = Graph("whisper_decoder_full", "host-only uncached reference")
+    x, _, _, _ = _causal_decoder(g, p, dims, cross)
     _logits(g, p, dims, g.slice(x, 0, -1))
+    return g
+
+
+def describe_decoder_prefill(p: dict, dims: ModelDims, alignment_heads=(), cross: str = "kv") -> Graph:
+    """Host-only: the first T tokens of a window in one call instead of T steps (a prompt and the SOT
+    sequence, or those and a draft to check): x [1,T,d], cross K/V (or F), mask [1,1,T,T] -> logits
+    [1,T,V] of every position, new_k/new_v [L,1,T,d] (what the T steps would write into the cache); with
+    `alignment_heads`, also their cross-attention [n_heads,T,A]."""
+    heads = sorted((int(a), int(b)) for a, b in alignment_heads)
+    g = Graph("whisper_decoder_prefill" + ("_attention" if heads else ""), "host-only batched prefill")
+    d, V = dims.n_text_state, dims.n_vocab
+    x, keys, values, picked = _causal_decoder(g, p, dims, cross, heads)
+    logits = g.linear(_ln(g, x, p, "decoder.ln"), _param(g, p, "decoder.token_embedding.weight"))
+    g.output(g.reshape(logits, [1, -1, V]), "logits")
+    for name, rows in (("new_k", keys), ("new_v", values)):
+        g.output(g.concat([g.reshape(r, [1, 1, -1, d]) for r in rows], axis=0), name)
+    if picked:
+        g.output(g.concat(picked, axis=0) if len(picked) > 1 else picked[0], "attention")
     return g

@@ -150,6 +150,8 @@ class BoardClient:
             raise WhisperKVError(f"the runner on {self.transport.label} does not take a prompt (its hello lists "
                                  "no 'prompt' feature)", "deploy this version of the runner with "
                                  "`whisperkv deploy --device URL`, or send the request without a prompt")
+        if fields.get("draft") and "draft" not in self.info.features:
+            del fields["draft"]        # only saves time: an older runner decodes the same without it
         header = {"op": "transcribe", "id": rid, "mel": desc, **fields}
         if n_frames is not None:
             header["n_frames"] = int(n_frames)

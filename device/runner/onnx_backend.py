@@ -23,6 +23,7 @@ from core.model.weights import WhisperWeights
 
 _NP_DTYPES = {"tensor(float)": np.float32, "tensor(float16)": np.float16}
 ATTENTION_GRAPH = "decoder_step_attention.onnx"   # in the start-up cache, once a runner was asked for attention
+PREFILL_GRAPHS = {"plain": "decoder_prefill.onnx", "attention": "decoder_prefill_attention.onnx"}   # likewise
 
 
 @dataclass
@@ -209,12 +210,19 @@ class OnnxBackend:
         return tuple(o.astype(np.float32, copy=False) for o in outs)
 
     def _attention_session(self):
-        """The attention variant's session: from the start-up cache when an earlier runner left it there
-        (`attention_dir`, set by device/runner/startup_cache.py), else built from the weights (~5 s) and left
-        there for the next start."""
+        """The attention variant's session (built from the weights on first use, ~5 s, kept in the start-up cache)."""
+        from device.graphs import onnx_graphs as G
+
+        return self._host_session(ATTENTION_GRAPH, lambda p: G.build_decoder_step(p, self.dims, self.alignment_heads,
+                                                                                  self.cross))
+
+    def _host_session(self, filename: str, build):
+        """A session of a host graph made from the canonical params by `build(params)` and quantised like the
+        step: from the start-up cache when an earlier runner left it there (`attention_dir`, set by
+        device/runner/startup_cache.py), else built and left there for the next start."""
         cfg = replace(self.config, profile=None)
         directory = getattr(self, "attention_dir", None)
-        cached = directory / ATTENTION_GRAPH if directory is not None else None
+        cached = directory / filename if directory is not None else None
         if cached is not None and cached.is_file():
             try:
                 return _session(cached, replace(cfg, optimization="disable"), prepack=cfg.prepack_step)
@@ -224,25 +232,44 @@ class OnnxBackend:
         from device.graphs.host_passes import fuse_layer_norms
         from device.graphs.quantize import quantize_model
 
-        graph = quantize_model(G.build_decoder_step(self._full_params(), self.dims, self.alignment_heads,
-                                                    self.cross), self.dtype)
+        graph = quantize_model(build(self._full_params()), self.dtype)
         graph = fuse_layer_norms(G.per_layer_inputs(graph)).SerializeToString()
         if cached is None:
             return _session(graph, cfg, prepack=cfg.prepack_step)
         # Written beside the other cached graphs through a private folder, the graph file moved last: a runner
         # that finds it finds its initializers too.
-        tmp = directory / f".attention.{os.getpid()}"
+        tmp = directory / f".{filename}.{os.getpid()}"
         try:
             shutil.rmtree(tmp, ignore_errors=True)
             tmp.mkdir()
-            session = _session(graph, cfg, tmp / ATTENTION_GRAPH, prepack=cfg.prepack_step)
-            os.replace(tmp / (ATTENTION_GRAPH + ".data"), directory / (ATTENTION_GRAPH + ".data"))
-            os.replace(tmp / ATTENTION_GRAPH, cached)
+            session = _session(graph, cfg, tmp / filename, prepack=cfg.prepack_step)
+            os.replace(tmp / (filename + ".data"), directory / (filename + ".data"))
+            os.replace(tmp / filename, cached)
         except OSError:              # a read-only or full cache only means building it again next time
             session = _session(graph, cfg, prepack=cfg.prepack_step)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         return session
+
+    def prefill(self, x: np.ndarray, cross_k: np.ndarray, cross_v: np.ndarray, mask: np.ndarray, attention: bool = False):
+        """A window's first T tokens in one call (core.model.backend.PrefillBackend): logits [1,T,V], new_k/new_v
+        [L,1,T,d], and with `attention` the alignment heads' cross-attention [n_heads,T,A]. Its graph (with or
+        without the attention output) is built on first use, like the attention step's."""
+        key = "attention" if attention else "plain"
+        sessions = self.__dict__.setdefault("_prefill", {})
+        if key not in sessions:
+            from device.graphs import onnx_graphs as G
+
+            heads = self.alignment_heads if attention else ()
+            sessions[key] = self._host_session(PREFILL_GRAPHS[key], lambda p: G.build_decoder_prefill(
+                p, self.dims, heads, self.cross))
+        feeds, stacked = self._cross_feeds(cross_k, cross_v)
+        feeds |= {"x": np.ascontiguousarray(x, np.float32), "mask": np.ascontiguousarray(mask, np.float32)}
+        for name, t in stacked:
+            for layer in range(t.shape[0]):
+                feeds[f"{name}.{layer}"] = self._feed(f"{name}.{layer}", t[layer:layer + 1])
+        outs = sessions[key].run(["logits", "new_k", "new_v", *(["attention"] if attention else [])], feeds)
+        return tuple(o.astype(np.float32, copy=False) for o in outs)
 
     def full(self, x: np.ndarray, cross_k: np.ndarray, cross_v: np.ndarray, mask: np.ndarray) -> np.ndarray:
         if self._full is None:

@@ -25,3 +25,13 @@ def test_seek_timestamps_travel_only_when_set_and_are_checked():
     assert wire["seek_timestamps"] is True and DecodeOptions.from_wire(wire).seek_timestamps
     with pytest.raises(OptionsError, match="seek_timestamps"):
         DecodeOptions.from_wire({"seek_timestamps": "yes"})
+
+
+def test_a_draft_travels_only_when_set_and_is_checked_like_a_prompt():
+    assert "draft" not in DecodeOptions().to_wire()
+    wire = DecodeOptions(draft=[50, 60]).to_wire()
+    assert wire["draft"] == [50, 60] and DecodeOptions.from_wire(wire).draft == [50, 60]
+    with pytest.raises(OptionsError, match="draft must be a list of token ids"):
+        DecodeOptions.from_wire({"draft": [1, 99999]})
+    with pytest.raises(OptionsError, match="draft has 224 tokens"):
+        DecodeOptions.from_wire({"draft": [1] * 224})

@@ -39,3 +39,18 @@ def test_full_cache_refuses_writes_and_reset_empties_it():
         cache.write(one, one)
     cache.reset()
     assert cache.cache_len == 0 and not cache.full and not cache.k.any()
+
+
+def test_write_many_fills_slots_at_once_and_truncate_hides_them_again():
+    cache = KVCache()
+    cache.write(np.ones((6, 1, 1, 512), np.float32), np.ones((6, 1, 1, 512), np.float32))
+    k = np.arange(6 * 4 * 512, dtype=np.float32).reshape(6, 1, 4, 512)
+    cache.write_many(k, -k)
+    assert cache.cache_len == 5 and np.array_equal(cache.k[:, :, 1:5], k) and np.array_equal(cache.v[:, :, 1:5], -k)
+    assert visible(cache.mask()) == [0, 1, 2, 3, 4, 448]
+    cache.truncate(2)
+    assert cache.cache_len == 2 and visible(cache.mask()) == [0, 1, 448]
+    cache.truncate(9)                                    # never grows
+    assert cache.cache_len == 2
+    with pytest.raises(CacheFull):
+        cache.write_many(np.zeros((6, 1, 447, 512), np.float32), np.zeros((6, 1, 447, 512), np.float32))

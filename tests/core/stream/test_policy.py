@@ -144,3 +144,27 @@ def test_finish_without_new_audio_commits_the_tentative_text_without_a_pass(clie
     events += policy.finish()
     assert len(calls) == n            # the buffer was the last pass's: nothing to run again
     assert policy.text and policy.agreement.tentative == []
+
+
+def test_a_pass_drafts_the_last_ones_tokens_when_it_hears_the_same_buffer_start_and_prompt(client, tokenizer):
+    asked, decoded = [], []
+    real = window_decoder(client)
+
+    def recording(mel, options, n_frames):
+        asked.append(options)
+        for ev in real(mel, options, n_frames):
+            if ev.type == "done":
+                decoded.append(ev.tokens)
+            yield ev
+
+    policy = StreamPolicy(recording, tokenizer, StreamConfig(language="en", min_chunk_s=1.0, trim_s=4.0))
+    events = []
+    stream_fast(blocks_of(load_audio(AUDIO / "en_asterisk_demo-congrats.wav")[:16 * SR]), policy, events.append)
+    passes = of(events, PassRecord)
+    assert len(passes) == len(asked) == len(decoded) >= 10 and of(events, Trimmed)
+    assert asked[0].draft == []
+    for i in range(1, len(asked)):
+        same = (passes[i].buffer_start_s, asked[i].prompt) == (passes[i - 1].buffer_start_s, asked[i - 1].prompt)
+        assert asked[i].draft == (decoded[i - 1] if same else [])
+    assert sum(bool(a.draft) for a in asked) >= len(asked) // 2
+    assert "congratulations" in policy.text.lower() and "asterisk" in policy.text.lower()

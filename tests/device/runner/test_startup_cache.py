@@ -145,19 +145,24 @@ def test_the_absorbed_form_is_cached_apart_and_never_served_as_kv(first, cache_r
     assert a.tokens == b.tokens and a.reason == "eot"
 
 
-def test_the_attention_graph_is_cached_once_built(first, cache_root, no_weights, en_mel):
-    """The first attention step builds the variant from the weights and leaves it in the cache; the next
-    runner's comes from there (its weights loader refuses), with the same numbers."""
+@pytest.mark.parametrize("graph", ["attention step", "prefill"])
+def test_a_host_graph_is_cached_once_built(graph, first, cache_root, no_weights, en_mel):
+    """The first attention step (or batched prefill of a prompt) builds its graph from the weights and leaves
+    it in the cache; the next runner's comes from there (its weights loader refuses), with the same numbers."""
     import device.runner.onnx_backend as ob
 
     d = cache_dir(cache_root, first)
-    assert not (d / ob.ATTENTION_GRAPH).exists()
-    opts = DecodeOptions(language="en", attention=True, max_tokens=8)
+    name = ob.ATTENTION_GRAPH if graph == "attention step" else ob.PREFILL_GRAPHS["attention"]
+    assert not (d / name).exists()
+    prompt = first.tokenizer.encode(" A prompt long enough to go in one call.") if graph == "prefill" else []
+    opts = DecodeOptions(language="en", attention=True, max_tokens=8, prompt=prompt)
     a = [e for e in decode_windows(first.backend, first.tokenizer, en_mel, opts) if hasattr(e, "attention")]
-    assert (d / ob.ATTENTION_GRAPH).is_file() and (d / (ob.ATTENTION_GRAPH + ".data")).is_file()
-    assert not [p for p in d.iterdir() if p.name.startswith(".attention")]
+    assert (d / name).is_file() and (d / (name + ".data")).is_file()
+    assert not [p for p in d.iterdir() if p.name.startswith(".")]         # no half-written folder left
     again = load_model_source(None, "onnx")
-    again.backend._full_params = lambda: pytest.fail("the attention graph was rebuilt from the weights")
+    again.backend._full_params = lambda: pytest.fail(f"the {graph} graph was rebuilt from the weights")
+    if graph == "prefill":
+        again.backend._step_attention = first.backend._step_attention      # that one's own caching is tested above
     b = [e for e in decode_windows(again.backend, again.tokenizer, en_mel, opts) if hasattr(e, "attention")]
     assert [e.token for e in a] == [e.token for e in b] and len(a) > 3
     assert all(np.allclose(x.attention, y.attention, atol=1e-3) for x, y in zip(a, b))
