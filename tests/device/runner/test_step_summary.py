@@ -3,10 +3,10 @@ path of LogitRules.pick on real onnx-int8b logits: the same tokens and top-k ids
 float rounding, and each closer than 1e-4 to a float64 reference."""
 import numpy as np
 import pytest
-from core.model.int8b_cross import EncoderCache
 
 from core.decode.decoding import LogitRules, decode_windows
 from core.decode.options import DecodeOptions
+from core.model.encoder_cache import EncoderCache
 from device.runner.backends import make_backend
 
 
@@ -53,7 +53,7 @@ def test_the_summary_matches_the_numpy_pick_on_real_logits(model, int8b, clip_me
         return out
 
     monkeypatch.setattr(int8b, "step_summary", record)
-    list(decode_windows(int8b, model.tokenizer, clip_mels("test_en.wav"), options, int8b_cross=int8b_cross))
+    list(decode_windows(int8b, model.tokenizer, clip_mels("test_en.wav"), options, encoder_cache=int8b_cross))
     assert len(seen) > 10                        # every step after the first ran through the summary
     rules = LogitRules(model.tokenizer, options, model.backend.dims.n_vocab)
     for logits, summary in seen:
@@ -72,10 +72,10 @@ def test_decoding_through_the_summary_gives_the_numpy_paths_tokens_and_values(mo
                                                                               int8b_cross):
     options = DecodeOptions(language="en")
     mels = clip_mels("test_en.wav")
-    graph = [e for e in decode_windows(int8b, model.tokenizer, mels, options, int8b_cross=int8b_cross)
+    graph = [e for e in decode_windows(int8b, model.tokenizer, mels, options, encoder_cache=int8b_cross)
              if e.type == "token"]
     numpy = [e for e in decode_windows(NoSummary(int8b), model.tokenizer, mels, options,
-                                       int8b_cross=int8b_cross) if e.type == "token"]
+                                       encoder_cache=int8b_cross) if e.type == "token"]
     assert [e.token for e in graph] == [e.token for e in numpy] and len(graph) > 10
     for a, b in zip(graph, numpy):
         assert [t for t, _ in a.top] == [t for t, _ in b.top]
