@@ -30,26 +30,21 @@ from core.model.mel import mel_windows  # noqa: E402
 
 
 class StepTimer:
-    """Wraps a backend's `step` (and `step_summary`, core.model.backend.SummaryBackend): the time inside each
-    call, and the gap since the previous call returned."""
+    """Wraps a backend's `step`: the time inside each call, and the gap since the previous call returned."""
 
     def __init__(self, backend):
-        self.backend, self.gaps, self.calls = backend, [], []
+        self.backend, self.inner, self.gaps, self.calls = backend, backend.step, [], []
         self._returned = None
-        for name in ("step", "step_summary"):
-            if hasattr(backend, name):
-                setattr(backend, name, self.timed(getattr(backend, name)))
+        backend.step = self
 
-    def timed(self, inner):
-        def call(*args):
-            t = time.perf_counter()
-            if self._returned is not None:
-                self.gaps.append(t - self._returned)
-            out = inner(*args)
-            self._returned = time.perf_counter()
-            self.calls.append(self._returned - t)
-            return out
-        return call
+    def __call__(self, *args):
+        t = time.perf_counter()
+        if self._returned is not None:
+            self.gaps.append(t - self._returned)
+        out = self.inner(*args)
+        self._returned = time.perf_counter()
+        self.calls.append(self._returned - t)
+        return out
 
     def reset(self) -> None:
         self.gaps, self.calls, self._returned = [], [], None

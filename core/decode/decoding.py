@@ -18,7 +18,7 @@ from core.decode.quality import FALLBACK_TEMPERATURES, window_quality
 from core.decode.steppers import CachedStepper, Stepper, UncachedStepper
 from core.decode.timestamps import apply_timestamp_rules, kept_length, split_segments
 from core.decode.word_timing import window_words
-from core.model.backend import SUPPRESSED, Backend, StepSummary, cross_bytes, cross_form
+from core.model.backend import Backend, cross_bytes, cross_form
 from core.model.encoder_cache import EncoderCache, mel_key
 from core.model.mel import N_FRAMES, pad_or_trim
 from core.model.tokenizer import Utf8Assembler, WhisperTokenizer
@@ -80,8 +80,6 @@ class LogitRules:
         self.timestamps, self.k = options.timestamp_tokens, options.top_k
         # Reused every step: a fresh 200 KB array per step costs page faults between two graph calls.
         self._x = np.empty(n_vocab, np.float32)
-        self._bias: np.ndarray | None = None       # the static rules as a graph summary's bias, made on demand
-        self._k = np.array([self.k], np.int64)
         self._seen: tuple[np.ndarray, list[int]] | None = None    # what `pick` last saw, for `sample`
 
     def apply(self, logits: np.ndarray, sampled: list[int]) -> np.ndarray:
@@ -95,16 +93,11 @@ class LogitRules:
             apply_timestamp_rules(x, sampled, self.special)
         return x
 
-    def pick(self, logits: np.ndarray, sampled: list[int], stepper=None) -> Pick:
+    def pick(self, logits: np.ndarray, sampled: list[int]) -> Pick:
         """Greedy choice over the rule-applied logits, with the log-softmax of only what is reported:
-        the same values as `log_softmax(x)[ids]`, without writing the whole vocabulary out.
-        `stepper` (core/decode/steppers.py): when its step graph summarised these logits under the static
-        rules and only those apply, the summary is the choice, and Python does not pass over the vocabulary."""
-        self._seen = (logits, sampled)
-        summary = self._summary(stepper) if stepper is not None else None
-        if summary is not None and sampled:        # the first step's blank rule is not static
-            return self._from_summary(summary, logits)
+        the same values as `log_softmax(x)[ids]`, without writing the whole vocabulary out."""
         x = self.apply(logits, sampled)
+        self._seen = (logits, sampled)
         top = top_k(x, self.k)
         m = x[top[0]]
         chosen, eot = x[top], x[self.special.eot]
@@ -118,23 +111,6 @@ class LogitRules:
         pick.entropy = max(0.0, float(np.log(total)) - (float(np.dot(e, logits)) - float(m) * float(total))
                            / float(total))
         return pick
-
-    def _summary(self, stepper) -> StepSummary | None:
-        """The stepper's summary of these logits under the static rules, asking for the next steps' too; None
-        with timestamp tokens (their rules change every step) or a stepper whose backend cannot summarise."""
-        ask = getattr(stepper, "summary_for", None)
-        if ask is None or self.timestamps:
-            return None
-        if self._bias is None:
-            self._bias = np.zeros(len(self._x), np.float32)
-            self._bias[self.suppressed] = SUPPRESSED
-        return ask(self._bias, self._k)
-
-    def _from_summary(self, s: StepSummary, logits: np.ndarray) -> Pick:
-        norm = float(s.top_logits[0]) - float(s.top_logprobs[0])
-        eot = self.special.eot
-        eot_logprob = -np.inf if self._bias[eot] else float(logits[eot]) - norm
-        return Pick(s.top, s.top_logprobs, eot_logprob, entropy=max(0.0, s.entropy), norm=norm)
 
     def sample(self, pick: Pick, temperature: float, rng: np.random.Generator) -> tuple[int, float]:
         """A token drawn from softmax(logits / T) of the logits `pick` just saw (whisper's fallback sampling),
@@ -264,7 +240,7 @@ class WindowDecoder:
         out = Sampled()
         step = 0
         while True:
-            p = rules.pick(logits, out.tokens, stepper)
+            p = rules.pick(logits, out.tokens)
             if temperature > 0:
                 tok, logprob = rules.sample(p, temperature, rng)
             else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.model.backend import Backend, StepSummary
+from core.model.backend import Backend
 from core.model.kv_cache import KVCache
 from core.model.whisper import causal_mask, embed
 
@@ -20,9 +20,6 @@ class CachedStepper:
         self.cache = KVCache(d.n_text_layer, d.n_text_ctx, d.n_text_state)
         self.want_attention, self.attention = attention, None
         self._x = np.empty((1, 1, d.n_text_state), np.float32)   # the step's input, rewritten in place
-        self._summarises = getattr(backend, "summarises", False) and not attention
-        self._ask: tuple[np.ndarray, np.ndarray] | None = None     # (bias, k) of the summaries asked for
-        self._made: tuple[np.ndarray, StepSummary] | None = None   # the last step's summary, and its bias
 
     @property
     def length(self) -> int:
@@ -36,25 +33,14 @@ class CachedStepper:
     def bytes_used(self) -> int:
         return self.cache.bytes_used
 
-    def summary_for(self, bias: np.ndarray, k: np.ndarray) -> StepSummary | None:
-        """The last step's summary of its logits under `bias` (core.model.backend.StepSummary), if it made one;
-        from the next step on, steps make one under `bias` and `k` when the backend can."""
-        self._ask = (bias, k) if self._summarises else None
-        made = self._made
-        return made[1] if made is not None and made[0] is bias else None
-
     def advance(self, token: int) -> np.ndarray:
         # embed() for one token, into a reused buffer: the same sum without three temporaries a step.
         x = np.add(self.backend.token_embedding[token], self.backend.positional_embedding[self.cache.cache_len],
                    out=self._x[0, 0], dtype=np.float32)[None, None]
         args = (x, self.cache.k, self.cache.v, self.cross_k, self.cross_v, self.cache.mask())
-        self._made = None
         if self.want_attention:
             logits, new_k, new_v, attn = self.backend.step_with_attention(*args)
             self.attention = np.asarray(attn, np.float16).reshape(attn.shape[0], -1)
-        elif self._ask is not None:
-            logits, new_k, new_v, summary = self.backend.step_summary(*args, *self._ask)
-            self._made = (self._ask[0], summary)
         else:
             logits, new_k, new_v = self.backend.step(*args)
         self.cache.write(new_k, new_v)

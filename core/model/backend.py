@@ -16,7 +16,6 @@ says which form it is:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -67,35 +66,6 @@ class AttentionBackend(Protocol):
                             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """`step`, and the softmax cross-attention weights of the alignment heads, [n_heads, 1, A]
         (each row sums to 1). Backends build the graph variant that outputs them on first call."""
-        ...
-
-
-SUMMARY_OUTPUTS = ("top_ids", "top_logits", "top_logprobs", "entropy")
-SUPPRESSED = np.float32(-1e30)
-"""A summary bias's value at a suppressed id: finite, so that p * log p is 0 there where -inf would make it NaN."""
-
-
-@dataclass
-class StepSummary:
-    """What greedy decoding reads of one step's logits, over x = logits + bias: the k largest ids (largest
-    first, ties: the lower id), x there, log_softmax(x) there, and the entropy of softmax(x)."""
-    top: np.ndarray
-    top_logits: np.ndarray
-    top_logprobs: np.ndarray
-    entropy: float
-
-
-@runtime_checkable
-class SummaryBackend(Protocol):
-    """A backend whose step graph can also summarise its logits (device/graphs/host_passes.py), so the
-    decoder need not pass over the vocabulary in Python (core/decode/decoding.py, LogitRules.pick)."""
-    summarises: bool
-
-    def step_summary(self, x: np.ndarray, self_k: np.ndarray, self_v: np.ndarray, cross_k: np.ndarray,
-                     cross_v: np.ndarray, mask: np.ndarray, bias: np.ndarray, k: np.ndarray
-                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, StepSummary]:
-        """`step`, and the summary of logits + bias: bias [V] float32 (0, or SUPPRESSED at each id the
-        static rules suppress), k int64 [1]."""
         ...
 
 

@@ -7,17 +7,12 @@ decomposed form check-dla accepts.
 - `attention_by_head`: the encoder's scores and softmax weights are [8, 1500, 1500] fp32, 72 MB each, and
   at its peak ONNX Runtime holds both beside the layer's other tensors. Run head by head, each head's
   9 MB are freed before the next starts. Each head's MatMul and Softmax are the batched ones' own slice.
-- `summarise_logits`: the step graph also reports what greedy decoding reads of the logits under a static
-  suppression (top-k, their log-probabilities, EOT's, the entropy), so Python need not pass over 51865
-  logits, cold after the graph call, every step (core/decode/decoding.py, LogitRules.pick).
 """
 from __future__ import annotations
 
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
-
-from core.model.backend import SUMMARY_OUTPUTS
 
 
 def _layer_norm_at(mean: onnx.NodeProto, users: dict, inits: dict):
@@ -81,43 +76,6 @@ def fuse_layer_norms(model: onnx.ModelProto) -> onnx.ModelProto:
     keep_inits = [i for i in g.initializer if i.name in used]
     del g.initializer[:]
     g.initializer.extend(keep_inits)
-    return m
-
-
-def summarise_logits(model: onnx.ModelProto) -> onnx.ModelProto:
-    """A copy of the step graph with inputs `bias` [n] (0, or core.model.backend.SUPPRESSED where the rules suppress an id) and
-    `k` int64 [1], and outputs over x = logits[..., :n] + bias: `top_ids` int64 [1,1,k] (largest first, ties:
-    the lower id, as TopK's spec says), `top_logits` (x there), `top_logprobs` (log_softmax(x) there) and
-    `entropy` [1,1,1] (of softmax(x)). `logits` stays an output, unchanged.
-    ONNX Runtime runs every node whatever is fetched: a caller that wants no summary feeds a bias of one
-    element (n = 1), and the summary costs a few µs of node overhead instead of ~0.1 ms."""
-    m = onnx.ModelProto()
-    m.CopyFrom(model)
-    g = m.graph
-    out = next(o for o in g.output if o.name == "logits")
-    logits = "logits"
-    if out.type.tensor_type.elem_type != onnx.TensorProto.FLOAT:     # fp16 graphs: summarise in fp32
-        g.node.append(helper.make_node("Cast", ["logits"], ["summary.fp32"], to=onnx.TensorProto.FLOAT))
-        logits = "summary.fp32"
-    f, i = onnx.TensorProto.FLOAT, onnx.TensorProto.INT64
-    g.input.extend([helper.make_tensor_value_info("bias", f, ["n"]),
-                    helper.make_tensor_value_info("k", i, [1])])
-    g.initializer.extend([numpy_helper.from_array(np.array([-1], np.int64), "summary.last_axis"),
-                          numpy_helper.from_array(np.array([0], np.int64), "summary.zero")])
-    g.node.extend([
-        helper.make_node("Shape", ["bias"], ["summary.n"]),
-        helper.make_node("Slice", [logits, "summary.zero", "summary.n", "summary.last_axis"], ["summary.logits"]),
-        helper.make_node("Add", ["summary.logits", "bias"], ["summary.x"]),
-        helper.make_node("LogSoftmax", ["summary.x"], ["summary.logp"], axis=-1),
-        helper.make_node("TopK", ["summary.x", "k"], ["top_logits", "top_ids"], axis=-1, largest=1, sorted=1),
-        helper.make_node("GatherElements", ["summary.logp", "top_ids"], ["top_logprobs"], axis=-1),
-        helper.make_node("Exp", ["summary.logp"], ["summary.p"]),
-        helper.make_node("Mul", ["summary.p", "summary.logp"], ["summary.plogp"]),
-        helper.make_node("ReduceSum", ["summary.plogp", "summary.last_axis"], ["summary.neg_entropy"], keepdims=1),
-        helper.make_node("Neg", ["summary.neg_entropy"], ["entropy"]),
-    ])
-    g.output.extend(helper.make_tensor_value_info(name, i if name == "top_ids" else f, [1, 1, None])
-                    for name in SUMMARY_OUTPUTS)
     return m
 
 

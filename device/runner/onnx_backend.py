@@ -18,12 +18,10 @@ from pathlib import Path
 import numpy as np
 
 from core.model.alignment import alignment_heads
-from core.model.backend import SUMMARY_OUTPUTS, StepSummary, check_cross
+from core.model.backend import check_cross
 from core.model.weights import WhisperWeights
 
-_NP_DTYPES = {"tensor(float)": np.float32, "tensor(float16)": np.float16, "tensor(int64)": np.int64}
-# What `step` feeds a step graph with the logit summary (device/graphs/host_passes.py) when none is wanted.
-_NO_SUMMARY = {"bias": np.zeros(1, np.float32), "k": np.ones(1, np.int64)}
+_NP_DTYPES = {"tensor(float)": np.float32, "tensor(float16)": np.float16}
 ATTENTION_GRAPH = "decoder_step_attention.onnx"   # in the start-up cache, once a runner was asked for attention
 
 
@@ -92,7 +90,7 @@ class OnnxBackend:
         import onnx
 
         from device.graphs import onnx_graphs as G  # onnx itself (~10 MB, 0.1 s): not for a cached start
-        from device.graphs.host_passes import attention_by_head, fuse_layer_norms, summarise_logits
+        from device.graphs.host_passes import attention_by_head, fuse_layer_norms
         from device.graphs.quantize import FROM_FP32, quantize_model
         self.config = config or SessionConfig()
         step_model = None                      # kept for full() only when its weights exist nowhere else
@@ -127,7 +125,7 @@ class OnnxBackend:
         self._encoder = _session(encoder, replace(self.config, profile=None), save_dir and save_dir / "encoder.onnx",
                                  self._prepack_encoder())
         del encoder
-        step = summarise_logits(fuse_layer_norms(G.per_layer_inputs(step))).SerializeToString()
+        step = fuse_layer_norms(G.per_layer_inputs(step)).SerializeToString()
         self._step = _session(step, self.config, save_dir and save_dir / "decoder_step.onnx", self.config.prepack_step)
         del step
         self._full = None
@@ -193,27 +191,9 @@ class OnnxBackend:
     def step(self, x: np.ndarray, self_k: np.ndarray, self_v: np.ndarray, cross_k: np.ndarray,
              cross_v: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         feeds = self._step_feeds(x, self_k, self_v, cross_k, cross_v, mask)
-        if "bias" in self._types:
-            feeds |= _NO_SUMMARY
         logits, new_k, new_v = self._step.run(["logits", "new_k", "new_v"], feeds)
         return (logits.astype(np.float32, copy=False), new_k.astype(np.float32, copy=False),
                 new_v.astype(np.float32, copy=False))
-
-    @property
-    def summarises(self) -> bool:
-        """Whether `step_summary` runs in the graph (core.model.backend.SummaryBackend): a step session built
-        before the summary existed has no `bias` input."""
-        return "bias" in self._types
-
-    def step_summary(self, x, self_k, self_v, cross_k, cross_v, mask, bias: np.ndarray, k: np.ndarray):
-        """`step`, and the step graph's summary of logits + bias (core.model.backend.StepSummary)."""
-        feeds = self._step_feeds(x, self_k, self_v, cross_k, cross_v, mask)
-        feeds["bias"], feeds["k"] = bias, k
-        logits, new_k, new_v, top, top_logits, top_logprobs, entropy = self._step.run(
-            ["logits", "new_k", "new_v", *SUMMARY_OUTPUTS], feeds)
-        return (logits.astype(np.float32, copy=False), new_k.astype(np.float32, copy=False),
-                new_v.astype(np.float32, copy=False),
-                StepSummary(top.reshape(-1), top_logits.reshape(-1), top_logprobs.reshape(-1), float(entropy.flat[0])))
 
     @property
     def alignment_heads(self) -> tuple[tuple[int, int], ...]:

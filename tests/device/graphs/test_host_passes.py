@@ -1,13 +1,10 @@
-"""The host-only passes: every decomposed LayerNorm becomes one node, the encoder's attention runs head
-by head, with the same outputs, and the step graph summarises its logits."""
+"""The host-only passes: every decomposed LayerNorm becomes one node, and the encoder's attention runs head
+by head, with the same outputs."""
 import numpy as np
-import onnx
 import onnxruntime as ort
-from onnx import helper
 
-from core.model.backend import SUMMARY_OUTPUTS, SUPPRESSED
 from device.graphs import onnx_graphs as G
-from device.graphs.host_passes import attention_by_head, fuse_layer_norms, layer_norm_count, summarise_logits
+from device.graphs.host_passes import attention_by_head, fuse_layer_norms, layer_norm_count
 
 
 def run(model, feeds):
@@ -61,40 +58,3 @@ def test_masked_attention_is_not_split(model):
 
     assert masked(step) == model.weights.dims.n_text_layer
     assert masked(attention_by_head(step, model.weights.dims.n_text_head)) == masked(step)
-
-
-def logits_graph(vocab: int, elem_type=onnx.TensorProto.FLOAT) -> onnx.ModelProto:
-    """A stand-in step graph: its input is its logits."""
-    g = helper.make_graph([helper.make_node("Identity", ["h"], ["logits"])], "step",
-                          [helper.make_tensor_value_info("h", elem_type, [1, 1, vocab])],
-                          [helper.make_tensor_value_info("logits", elem_type, [1, 1, vocab])])
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-
-
-def summarise(logits, bias, k):
-    outs = run(summarise_logits(logits_graph(logits.size, onnx.helper.np_dtype_to_tensor_dtype(logits.dtype))),
-               {"h": logits.reshape(1, 1, -1), "bias": bias, "k": np.array([k], np.int64)})
-    return dict(zip(["logits", *SUMMARY_OUTPUTS], outs))
-
-
-def test_the_summary_ranks_ties_by_the_lower_id_and_skips_suppressed_ids():
-    logits = np.array([1, 5, 3, 5, 9, 2, 5], np.float32)
-    bias = np.zeros(7, np.float32)
-    bias[4] = SUPPRESSED
-    out = summarise(logits, bias, 4)
-    assert out["top_ids"].reshape(-1).tolist() == [1, 3, 6, 2]
-    x = np.where(bias == 0, logits, -np.inf).astype(np.float64)
-    lp = x - np.logaddexp.reduce(x)
-    np.testing.assert_allclose(out["top_logprobs"].reshape(-1), lp[[1, 3, 6, 2]], atol=1e-6)
-    np.testing.assert_allclose(out["top_logits"].reshape(-1), [5, 5, 5, 3])
-    seen = np.isfinite(lp)
-    assert abs(out["entropy"].item() + (np.exp(lp[seen]) * lp[seen]).sum()) < 1e-6
-    assert np.array_equal(out["logits"].reshape(-1), logits)
-
-
-def test_a_one_element_bias_summarises_the_first_logit_only():
-    """What `step` feeds when no summary is wanted: the logits come out whole, the summary is of one value."""
-    logits = np.arange(50, dtype=np.float16)
-    out = summarise(logits, np.zeros(1, np.float32), 1)
-    assert np.array_equal(out["logits"].reshape(-1), logits)
-    assert out["top_ids"].reshape(-1).tolist() == [0] and out["entropy"].item() == 0
