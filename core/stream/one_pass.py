@@ -9,6 +9,7 @@ import numpy as np
 
 from core.decode.events import DoneEvent, EncodedEvent, TokenEvent
 from core.decode.options import DecodeOptions
+from core.decode.steppers import PREFILL_MIN
 from core.decode.window_feed import DecodeOne
 from core.decode.word_timing import Word, window_words
 from core.model.audio import SAMPLE_RATE
@@ -63,10 +64,13 @@ def run_pass(decode_one: DecodeOne, tokenizer: WhisperTokenizer, audio: np.ndarr
 
 
 def warm_up(decode_one: DecodeOne, language: str | None = None) -> None:
-    """One token of a silent second through the decoder with word timings, before a live stream starts:
-    a runner builds its attention step graph on first use, which would otherwise stall the first pass."""
+    """One token of a silent second through the decoder with word timings and a draft, before a live stream
+    starts: a runner builds its attention step graph and its batched prefill on first use (or loads them from
+    its start-up cache), which would otherwise stall the first passes."""
     mel, n_frames = buffer_mel(np.zeros(SAMPLE_RATE, np.float32))
-    events = decode_one(mel, DecodeOptions(language=language or "en", max_tokens=1, word_timestamps=True), n_frames)
+    draft = [220] * PREFILL_MIN      # any text tokens: enough with the SOT sequence to take the batched path
+    events = decode_one(mel, DecodeOptions(language=language or "en", max_tokens=1, word_timestamps=True,
+                                           draft=draft), n_frames)
     try:
         for ev in events:
             if isinstance(ev, DoneEvent):

@@ -62,3 +62,14 @@ def test_a_prompt_and_a_draft_keep_the_default_backends_tokens(model, int8b, cli
     assert tokens(batched) == tokens(drafted) == tokens(stepped) and len(tokens(stepped)) > 20
     assert calls == [len(prompt) + 5, len(prompt) + 5 + len(tokens(stepped)) - 1]
     assert [e.cache_len for e in drafted if e.type == "token"] == [e.cache_len for e in stepped if e.type == "token"]
+
+
+def test_a_streams_warm_up_runs_the_batched_prefill_with_attention(model, onnx, monkeypatch):
+    """So a runner builds (or loads) that graph before the stream's clock starts, not in its first passes."""
+    from core.stream.one_pass import warm_up
+
+    calls = []
+    real = onnx.prefill
+    monkeypatch.setattr(onnx, "prefill", lambda *a, **k: calls.append(k.get("attention")) or real(*a, **k))
+    warm_up(lambda mel, opts, n: decode_windows(onnx, model.tokenizer, mel, opts, n_frames=n), "en")
+    assert calls == [True]
