@@ -76,8 +76,11 @@ def check_attention(options: DecodeOptions, backend) -> None:
 
 def run(args) -> int:
     from device.runner.backends import resolve
-    from device.runner.load import load_model_source
+    from device.runner.heap import steady_heap
 
+    # The log-mel's large temporaries go back to the system once freed, rather than stay resident in
+    # this process beside the runner while it encodes (docs/benchmarks.md, "Whole process").
+    steady_heap()
     options = options_from_args(args)
     resolve(args.backend)      # an unknown or missing backend fails before the slow audio and model loads
     args.levels = {}           # window → per-frame loudness of the host's mel, for the EOT focus in the verdict
@@ -94,6 +97,8 @@ def run(args) -> int:
     if args.device != "inprocess":   # the runner (a local subprocess by default, or a board): the wire protocol
         return transcribe_on_device(args, open_audio, report)
     feed, audio_s = open_audio()     # bad audio fails before the slow model load
+    from device.runner.load import load_model_source  # the decoder and tokenizer: only decoding here needs them
+
     # Weights, or an exported bundle, as the runner takes them.
     model = load_model_source(args.model, args.backend, delegate=args.delegate)
     check_language(options.language, model.tokenizer.languages)

@@ -12,10 +12,9 @@ from typing import Callable, Iterator
 import numpy as np
 
 from core.decode.attention_focus import frame_energy
-from core.decode.decoding import FRAMES_PER_SECOND
 from core.decode.events import DoneEvent, EncodedEvent, Event
 from core.decode.options import DecodeOptions, for_length
-from core.model.mel import N_FRAMES
+from core.model.mel import FRAMES_PER_SECOND, N_FRAMES
 from core.model.mel_file import MelSource
 
 # One window's decode: (mel [1, 80, 3000], options, frames holding audio) → that window's events, its done

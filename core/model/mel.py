@@ -19,6 +19,7 @@ N_FFT = 400
 HOP = 160
 N_MELS = 80
 N_FRAMES = 3000  # 30 s window
+FRAMES_PER_SECOND = SAMPLE_RATE // HOP
 WINDOW_SAMPLES = N_FRAMES * HOP
 EDGE = N_FFT // 2   # samples of context either side of a frame's centre
 # A short last window is computed with frames borrowed from before it: OpenBLAS multiplies a matrix of

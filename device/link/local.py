@@ -15,7 +15,9 @@ from device.link.transport import (
     TransportError,
     copy_concatenated,
 )
-from device.runner.agent import ROOT
+
+# The checkout holding device/ and core/, as device.runner.agent.ROOT, without importing the runner here.
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class LocalTransport(Transport):

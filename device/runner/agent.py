@@ -9,7 +9,6 @@ client that vanished leaves the board idle for the next one, which starts its ow
 from __future__ import annotations
 
 import argparse
-import ctypes
 import logging
 import os
 import queue
@@ -22,6 +21,7 @@ import numpy as np
 
 from core.decode.options import DecodeOptions
 from device import protocol as P
+from device.runner.heap import steady_heap
 from device.runner.host import ModelHost
 from device.runner.writer import Writer
 
@@ -187,19 +187,6 @@ def default_model() -> str | None:
     if env:
         return env
     return str(ROOT / "model") if (ROOT / "model").is_dir() else None
-
-
-def steady_heap(threshold: int = 1 << 20) -> None:
-    """glibc raises its mmap threshold each time a large block is freed, so later cross K/V arrays (3 MB
-    a layer) come from the heap, and evicted ones linger there: a long-running runner's RSS then wanders
-    by a hundred MB from request to request. A fixed threshold keeps large arrays mmapped and returned to
-    the system when freed (tests/device/runner/test_soak.py). Not glibc: nothing to do."""
-    try:
-        libc = ctypes.CDLL(None)
-    except (OSError, TypeError):
-        return
-    if hasattr(libc, "mallopt"):
-        libc.mallopt(-3, threshold)      # M_MMAP_THRESHOLD (also ends the dynamic adjustment)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,6 +22,7 @@ from core.model.backend import check_cross
 from core.model.weights import WhisperWeights
 
 _NP_DTYPES = {"tensor(float)": np.float32, "tensor(float16)": np.float16}
+ENCODER_ROW_BLOCKS = 4
 ATTENTION_GRAPH = "decoder_step_attention.onnx"   # in the start-up cache, once a runner was asked for attention
 PREFILL_GRAPHS = {"plain": "decoder_prefill.onnx", "attention": "decoder_prefill_attention.onnx"}   # likewise
 
@@ -91,7 +92,7 @@ class OnnxBackend:
         import onnx
 
         from device.graphs import onnx_graphs as G  # onnx itself (~10 MB, 0.1 s): not for a cached start
-        from device.graphs.host_passes import attention_by_head, fuse_layer_norms
+        from device.graphs.host_passes import attention_by_head, cross_by_layer, fuse_layer_norms, mlp_by_rows
         from device.graphs.quantize import FROM_FP32, quantize_model
         self.config = config or SessionConfig()
         step_model = None                      # kept for full() only when its weights exist nowhere else
@@ -122,7 +123,12 @@ class OnnxBackend:
         if step_model is not None:
             self._full_params = lambda: G.params_from_graph(step_model)
         self.name = "onnx" if self.dtype == "fp32" else f"onnx-{self.dtype}"
-        encoder = attention_by_head(fuse_layer_norms(encoder), self.dims.n_audio_head).SerializeToString()
+        # Attention and MLP over blocks of rows, and the cross K/V written per layer into the arrays encode()
+        # returns: the encoder's peak holds [375, 1500] and [375, 2048] activations instead of [1500, ...]
+        # ones and no transposed copy of the cross K/V (same outputs to the bit; docs/benchmarks.md).
+        blocks = ENCODER_ROW_BLOCKS if self.dims.n_audio_ctx % ENCODER_ROW_BLOCKS == 0 else 1
+        encoder = mlp_by_rows(attention_by_head(fuse_layer_norms(encoder), self.dims.n_audio_head, blocks), blocks)
+        encoder = cross_by_layer(encoder).SerializeToString()
         self._encoder = _session(encoder, replace(self.config, profile=None), save_dir and save_dir / "encoder.onnx",
                                  self._prepack_encoder())
         del encoder
@@ -171,8 +177,23 @@ class OnnxBackend:
         mel = {"mel": self._feed("mel", np.asarray(mel).reshape(1, d.n_mels, 2 * d.n_audio_ctx))}
         if self.cross == "absorbed":
             return self._encoder.run(["F"], mel)[0].astype(np.float32, copy=False), None
+        if "cross_k.0" in {o.name for o in self._encoder.get_outputs()}:
+            return self._encode_by_layer(mel["mel"])
         k, v = self._encoder.run(["cross_k", "cross_v"], mel)
         return k.astype(np.float32, copy=False), v.astype(np.float32, copy=False)
+
+    def _encode_by_layer(self, mel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """An encoder rewritten by cross_by_layer: each layer's [T, d] output bound to its slice of the
+        [L, 1, T, d] arrays, which ONNX Runtime fills in place."""
+        d = self.dims
+        k, v = (np.empty((d.n_text_layer, 1, d.n_audio_ctx, d.n_text_state), np.float32) for _ in range(2))
+        io = self._encoder.io_binding()
+        io.bind_cpu_input("mel", mel)
+        for name, arr in (("cross_k", k), ("cross_v", v)):
+            for layer in range(d.n_text_layer):
+                io.bind_output(f"{name}.{layer}", "cpu", 0, np.float32, list(arr.shape[2:]), arr[layer, 0].ctypes.data)
+        self._encoder.run_with_iobinding(io)
+        return k, v
 
     def _cross_feeds(self, cross_k, cross_v) -> tuple[dict, tuple]:
         """F as is (absorbed), or cross K/V to split into per-layer inputs."""

@@ -1,10 +1,11 @@
-"""The host-only passes: every decomposed LayerNorm becomes one node, and the encoder's attention runs head
-by head, with the same outputs."""
+"""The host-only passes: every decomposed LayerNorm becomes one node, the encoder's attention runs head by
+head (and its queries and MLP rows in blocks), its cross K/V come out per layer, with the same outputs."""
 import numpy as np
 import onnxruntime as ort
 
 from device.graphs import onnx_graphs as G
-from device.graphs.host_passes import attention_by_head, fuse_layer_norms, layer_norm_count
+from device.graphs.host_passes import attention_by_head, cross_by_layer, fuse_layer_norms, layer_norm_count, mlp_by_rows
+from device.graphs.quantize import quantize_model
 
 
 def run(model, feeds):
@@ -58,3 +59,28 @@ def test_masked_attention_is_not_split(model):
 
     assert masked(step) == model.weights.dims.n_text_layer
     assert masked(attention_by_head(step, model.weights.dims.n_text_head)) == masked(step)
+
+
+def test_the_encoder_over_row_blocks_with_cross_kv_per_layer_gives_identical_outputs(model, clip_mels):
+    """The default backend's encoder (int8b) with every memory pass: queries and MLP rows in 4 blocks, the
+    cross K/V as per-layer outputs, which stacked are the original outputs to the bit."""
+    dims = model.weights.dims
+    encoder = fuse_layer_norms(quantize_model(G.build_encoder(model.weights.params, dims), "int8b"))
+    plain = attention_by_head(encoder, dims.n_audio_head)
+    blocked = cross_by_layer(mlp_by_rows(attention_by_head(encoder, dims.n_audio_head, 4), 4))
+    ops = [n.op_type for n in blocked.graph.node]
+    assert ops.count("Softmax") == dims.n_audio_layer * dims.n_audio_head * 4
+    assert ops.count("Gelu") == 2 + dims.n_audio_layer * 4        # the two convolutions' own, and the MLPs'
+    assert [o.name for o in blocked.graph.output] == [f"cross_{kv}.{i}" for kv in "kv" for i in range(dims.n_text_layer)]
+    for clip in ("test_en.wav", "test_zh.wav"):
+        feeds = {"mel": clip_mels(clip)[0].reshape(1, dims.n_mels, -1)}
+        k, v = run(plain, feeds)
+        per_layer = run(blocked, feeds)
+        assert np.array_equal(k[:, 0], np.stack(per_layer[:dims.n_text_layer]))
+        assert np.array_equal(v[:, 0], np.stack(per_layer[dims.n_text_layer:]))
+
+
+def test_an_encoder_without_the_cross_tail_is_left_alone(model):
+    """The absorbed form outputs F: nothing to split per layer."""
+    encoder = G.build_encoder(model.weights.params, model.weights.dims, cross="absorbed")
+    assert cross_by_layer(encoder).SerializeToString() == encoder.SerializeToString()
