@@ -261,6 +261,7 @@ def cross_by_layer(model: onnx.ModelProto, outputs=("cross_k", "cross_v")) -> on
     if not all(tails.values()) or len({id(n) for t in tails.values() for n in t[0]}) != sum(len(t[0]) for t in tails.values()):
         return m
     dropped = {id(n) for t in tails.values() for n in t[0]}
+    elem_type = {o.name: o.type.tensor_type.elem_type for o in g.output}     # fp32, or fp16 for onnx-fp16
     new_nodes, new_inits, new_outputs = [], [], []
     for out, (_, mm, bias, T, L, d) in tails.items():
         for layer in range(L):
@@ -283,7 +284,7 @@ def cross_by_layer(model: onnx.ModelProto, outputs=("cross_k", "cross_v")) -> on
                 b = numpy_helper.to_array(inits[bias.input[1]])[cols]
                 new_inits.append(numpy_helper.from_array(np.ascontiguousarray(b), f"{bias.input[1]}.{name}"))
                 new_nodes.append(helper.make_node("Add", [name + ".mm", f"{bias.input[1]}.{name}"], [name]))
-            new_outputs.append(helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, [T, d]))
+            new_outputs.append(helper.make_tensor_value_info(name, elem_type[out], [T, d]))
     kept = [n for n in g.node if id(n) not in dropped] + new_nodes
     del g.node[:]
     g.node.extend(kept)

@@ -186,14 +186,15 @@ class OnnxBackend:
         """An encoder rewritten by cross_by_layer: each layer's [T, d] output bound to its slice of the
         [L, 1, T, d] arrays, which ONNX Runtime fills in place."""
         d = self.dims
-        k, v = (np.empty((d.n_text_layer, 1, d.n_audio_ctx, d.n_text_state), np.float32) for _ in range(2))
+        dtype = next(_NP_DTYPES[o.type] for o in self._encoder.get_outputs() if o.name == "cross_k.0")
+        k, v = (np.empty((d.n_text_layer, 1, d.n_audio_ctx, d.n_text_state), dtype) for _ in range(2))
         io = self._encoder.io_binding()
         io.bind_cpu_input("mel", mel)
         for name, arr in (("cross_k", k), ("cross_v", v)):
             for layer in range(d.n_text_layer):
-                io.bind_output(f"{name}.{layer}", "cpu", 0, np.float32, list(arr.shape[2:]), arr[layer, 0].ctypes.data)
+                io.bind_output(f"{name}.{layer}", "cpu", 0, dtype, list(arr.shape[2:]), arr[layer, 0].ctypes.data)
         self._encoder.run_with_iobinding(io)
-        return k, v
+        return k.astype(np.float32, copy=False), v.astype(np.float32, copy=False)
 
     def _cross_feeds(self, cross_k, cross_v) -> tuple[dict, tuple]:
         """F as is (absorbed), or cross K/V to split into per-layer inputs."""
@@ -201,10 +202,13 @@ class OnnxBackend:
             return {"F": self._feed("F", cross_k)}, ()
         return {}, (("cross_k", cross_k), ("cross_v", cross_v))
 
-    def _step_feeds(self, x, self_k, self_v, cross_k, cross_v, mask) -> dict:
+    def _decoder_feeds(self, x, mask, cross_k, cross_v, self_k=None, self_v=None) -> dict:
+        """The step's inputs (the prefill's without a cache): x, mask, and each stacked [L,...] input as L per-layer
+        views, in the dtype of the graphs (float16 for onnx-fp16)."""
         feeds, stacked = self._cross_feeds(cross_k, cross_v)
         feeds |= {"x": self._feed("x", x), "mask": self._feed("mask", mask)}
-        for name, t in (("self_k", self_k), ("self_v", self_v), *stacked):
+        cache = (("self_k", self_k), ("self_v", self_v)) if self_k is not None else ()
+        for name, t in (*cache, *stacked):
             for layer in range(t.shape[0]):
                 key = f"{name}.{layer}"
                 feeds[key] = self._feed(key, t[layer:layer + 1])   # a view: no copy for fp32
@@ -212,7 +216,7 @@ class OnnxBackend:
 
     def step(self, x: np.ndarray, self_k: np.ndarray, self_v: np.ndarray, cross_k: np.ndarray,
              cross_v: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        feeds = self._step_feeds(x, self_k, self_v, cross_k, cross_v, mask)
+        feeds = self._decoder_feeds(x, mask, cross_k, cross_v, self_k, self_v)
         logits, new_k, new_v = self._step.run(["logits", "new_k", "new_v"], feeds)
         return (logits.astype(np.float32, copy=False), new_k.astype(np.float32, copy=False),
                 new_v.astype(np.float32, copy=False))
@@ -227,7 +231,7 @@ class OnnxBackend:
         if getattr(self, "_step_attention", None) is None:
             self._step_attention = self._attention_session()
         outs = self._step_attention.run(["logits", "new_k", "new_v", "attention"],
-                                        self._step_feeds(x, self_k, self_v, cross_k, cross_v, mask))
+                                        self._decoder_feeds(x, mask, cross_k, cross_v, self_k, self_v))
         return tuple(o.astype(np.float32, copy=False) for o in outs)
 
     def _attention_session(self):
@@ -284,12 +288,8 @@ class OnnxBackend:
             heads = self.alignment_heads if attention else ()
             sessions[key] = self._host_session(PREFILL_GRAPHS[key], lambda p: G.build_decoder_prefill(
                 p, self.dims, heads, self.cross))
-        feeds, stacked = self._cross_feeds(cross_k, cross_v)
-        feeds |= {"x": np.ascontiguousarray(x, np.float32), "mask": np.ascontiguousarray(mask, np.float32)}
-        for name, t in stacked:
-            for layer in range(t.shape[0]):
-                feeds[f"{name}.{layer}"] = self._feed(f"{name}.{layer}", t[layer:layer + 1])
-        outs = sessions[key].run(["logits", "new_k", "new_v", *(["attention"] if attention else [])], feeds)
+        outs = sessions[key].run(["logits", "new_k", "new_v", *(["attention"] if attention else [])],
+                                 self._decoder_feeds(x, mask, cross_k, cross_v))
         return tuple(o.astype(np.float32, copy=False) for o in outs)
 
     def full(self, x: np.ndarray, cross_k: np.ndarray, cross_v: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -73,3 +73,18 @@ def test_a_streams_warm_up_runs_the_batched_prefill_with_attention(model, onnx, 
     monkeypatch.setattr(onnx, "prefill", lambda *a, **k: calls.append(k.get("attention")) or real(*a, **k))
     warm_up(lambda mel, opts, n: decode_windows(onnx, model.tokenizer, mel, opts, n_frames=n), "en")
     assert calls == [True]
+
+
+def test_the_fp16_backend_encodes_and_prefills_in_its_own_dtype(model, clip_mels, monkeypatch):
+    """onnx-fp16's graphs take and give float16: the per-layer encoder outputs and the prefill's inputs too."""
+    import core.decode.steppers as steppers
+
+    fp16 = make_backend("onnx-fp16", model.weights)
+    mels, prompt = clip_mels("test_en.wav")[:1], model.tokenizer.encode(" And so, my fellow citizens of the world.")
+    cross_k, cross_v = fp16.encode(mels[0])
+    assert cross_k.dtype == np.float32 and cross_k.shape == (6, 1, 1500, 512) and np.isfinite(cross_v).all()
+    opts = DecodeOptions(language="en", prompt=prompt, word_timestamps=True)
+    batched = list(decode_windows(fp16, model.tokenizer, mels, opts))
+    monkeypatch.setattr(steppers, "PREFILL_MIN", 10 ** 6)                     # one step at a time
+    stepped = list(decode_windows(fp16, model.tokenizer, mels, opts))
+    assert tokens(batched) == tokens(stepped) and len(tokens(stepped)) > 20
