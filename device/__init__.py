@@ -3,3 +3,6 @@
 Nothing here imports Qt; the runner path (protocol, agent, backends) needs only NumPy, tokenizers
 and core's model and decoding, so it runs on a bare aarch64 board.
 """
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent   # the directory holding device/ and core/ (a checkout, or a deploy)

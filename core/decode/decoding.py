@@ -20,7 +20,7 @@ from core.decode.timestamps import apply_timestamp_rules, kept_length, split_seg
 from core.decode.word_timing import window_words
 from core.model.backend import Backend, cross_bytes, cross_form
 from core.model.encoder_cache import EncoderCache, mel_key
-from core.model.mel import N_FRAMES, pad_or_trim
+from core.model.mel import FRAMES_PER_SECOND, N_FRAMES, pad_or_trim
 from core.model.tokenizer import Utf8Assembler, WhisperTokenizer
 
 
@@ -56,9 +56,6 @@ class Pick:
     eot_logprob: float
     entropy: float = 0.0
     norm: float = 0.0
-
-
-FRAMES_PER_SECOND = 100
 
 
 class LogitRules:

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from device import ROOT
 from device.link.transport import (
     CommandResult,
     ProcessStream,
@@ -15,9 +16,6 @@ from device.link.transport import (
     TransportError,
     copy_concatenated,
 )
-
-# The checkout holding device/ and core/, as device.runner.agent.ROOT, without importing the runner here.
-ROOT = Path(__file__).resolve().parents[2]
 
 
 class LocalTransport(Transport):

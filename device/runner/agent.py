@@ -15,18 +15,17 @@ import queue
 import sys
 import threading
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from core.decode.options import DecodeOptions
+from device import ROOT
 from device import protocol as P
 from device.runner.heap import steady_heap
 from device.runner.host import ModelHost
 from device.runner.writer import Writer
 
 log = logging.getLogger("whisperkv.agent")
-ROOT = Path(__file__).resolve().parents[2]   # the directory holding device/ and core/
 MAX_ID = 128
 
 
