@@ -46,6 +46,8 @@ def test_split_segments_and_seek(tok):
     assert seek == 3000  # ends on a single timestamp: the whole window is done
     segs, seek = split_segments(tokens + [TB + 120] + tok.encode(" four"), tok, 0.0, 3000)
     assert seek == 120 * 2 and len(segs) == 2  # unfinished text: the next window starts at the last timestamp
+    segs, seek = split_segments(tokens + [TB + 120], tok, 0.0, 3000)
+    assert seek == 120 * 2 and len(segs) == 2  # ends on a closed pair (then EOT): the next window starts there
 
 
 def test_timestamps_outweighing_every_text_token_force_a_timestamp(tok):
