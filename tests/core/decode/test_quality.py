@@ -68,6 +68,23 @@ def test_entropy_equals_the_full_distribution_s(model):
         assert abs(pick.entropy - expect) < 1e-3 * max(1.0, expect), (scale, pick.entropy, expect)
 
 
+def test_logprobs_hold_for_logits_far_outside_the_unshifted_exp_range(model):
+    """pick() takes exp(x) unshifted when the max logit is moderate; past SAFE_EXP either way (overflow, or
+    every term underflowing) it shifts by the max. The logprobs and entropy must be log_softmax's in all three."""
+    rules = rules_for(model.tokenizer)
+    rng = np.random.default_rng(2)
+    for offset in (0.0, 200.0, -200.0):
+        logits = (rng.standard_normal(51865) * 4 + offset).astype(np.float32)
+        lp = log_softmax(rules.apply(logits.copy(), [5]).astype(np.float64))
+        pick = rules.pick(logits.copy(), [5])
+        assert np.isfinite(pick.logprobs).all() and np.isfinite(pick.entropy), offset
+        np.testing.assert_allclose(pick.logprobs, lp[pick.top], atol=2e-4)
+        assert abs(pick.eot_logprob - lp[model.tokenizer.special.eot]) < 2e-4 or lp[model.tokenizer.special.eot] == -np.inf
+        p_ = np.exp(lp)
+        expect = -np.sum(p_[p_ > 0] * lp[p_ > 0])
+        assert abs(pick.entropy - expect) < 1e-3 * max(1.0, expect), (offset, pick.entropy, expect)
+
+
 def test_sampling_is_seeded_and_follows_the_tempered_softmax(model):
     rules = rules_for(model.tokenizer)
     logits = np.full(51865, -30.0, np.float32)
