@@ -49,13 +49,16 @@ def open_decoder(args):
     if args.device == "inprocess":
         from device.runner.load import load_model_source
 
-        model = load_model_source(args.model, args.backend, delegate=args.delegate)
+        model = load_model_source(args.model, args.backend, delegate=args.delegate, keep_buffers=True)
         cache = EncoderCache(128 << 20)
         yield ((lambda mel, options, n_frames: model.transcribe(mel, options, encoder_cache=cache, n_frames=n_frames)),
                model.tokenizer, {"backend": model.backend.name, "device": "inprocess"}, True)
         return
+    from device.link.connect import long_lived_args
+
     transport = open_device(args)
     client = device_client(args, transport)
+    client.runner_args += long_lived_args(args.device)      # a pass a second: its buffers are kept
     try:
         with _loading_line():
             info = client.connect()

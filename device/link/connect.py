@@ -26,6 +26,16 @@ def open_transport(url: str | DeviceURL | None = "local", *, trust_host_key: str
     return LocalTransport(python=u.python, dir=u.dir)
 
 
+# A local runner that serves request after request (a live stream's passes, the studio) keeps its graphs'
+# activation memory between them (device/runner/agent.py --keep-buffers). Only the local one: it is always this
+# checkout's runner, where a board's may predate the flag.
+LONG_LIVED = ["--keep-buffers"]
+
+
+def long_lived_args(url: str | DeviceURL | None) -> list[str]:
+    return LONG_LIVED if parse_device_url(url).scheme == "local" else []
+
+
 def runner_args(url: str | DeviceURL | None) -> list[str]:
     u = parse_device_url(url)
     return [arg for name in ("backend", "model", "delegate") if getattr(u, name)

@@ -74,10 +74,11 @@ def _cross_for(source: WhisperWeights | str | Path, cross: str | None) -> str:
 
 
 def make_backend(name: str | None, source: WhisperWeights | str | Path, delegate: str | None = None,
-                 cross: str | None = None) -> Backend:
+                 cross: str | None = None, keep_buffers: bool = False) -> Backend:
     """`source`: WhisperWeights, or the path of an exported bundle (device/toolchain/export.py).
     `delegate`: a TFLite delegate library to load (tflite only). `cross`: kv or absorbed
-    (core/model/backend.py); None is a bundle's own form, or kv for weights."""
+    (core/model/backend.py); None is a bundle's own form, or kv for weights. `keep_buffers`: onnx sessions
+    keep their activations' memory between calls (SessionConfig.arena)."""
     name = resolve(name)
     cross = _cross_for(source, cross)
     if delegate and name != "tflite":
@@ -94,6 +95,6 @@ def make_backend(name: str | None, source: WhisperWeights | str | Path, delegate
         from device.runner.bundle import weights_from_bundle
 
         return NumpyBackend(source if not isinstance(source, (str, Path)) else weights_from_bundle(source), cross)
-    from device.runner.onnx_backend import OnnxBackend
+    from device.runner.onnx_backend import OnnxBackend, SessionConfig
 
-    return OnnxBackend(source, dtype=ONNX_DTYPES[name], cross=cross)
+    return OnnxBackend(source, dtype=ONNX_DTYPES[name], config=SessionConfig(arena=keep_buffers), cross=cross)

@@ -39,8 +39,10 @@ class SessionConfig:
     # saves on a short clip. Unpacked weights from the start-up cache stay memory-mapped.
     prepack_step: bool = True
     prepack_encoder: bool = False
-    # Without the arena, the encoder's ~100 MB of activations go back after each window (peak RSS -35 MB,
-    # no measured cost in speed).
+    # ONNX Runtime's arena and memory pattern keep each graph's activations between calls. Off, the encoder's
+    # ~100 MB of activations go back after each window (a one-shot transcribe's peak RSS -35 MB, no cost to its
+    # single window). On (runner --keep-buffers: a live stream, the studio), a repeated call skips the page
+    # faults of fresh buffers: a stream's pass ~10 % faster, ~40 MB more held (docs/benchmarks.md).
     arena: bool = False
     profile: str | None = None      # a file prefix: ONNX Runtime profiles the step session (bench/step_profile.py)
 

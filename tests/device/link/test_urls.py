@@ -44,3 +44,11 @@ def test_runner_args_carry_backend_model_and_delegate():
     assert runner_args("local") == []
     assert runner_args("ssh://b?delegate=/usr/lib/libneuron_stable_delegate.so&backend=tflite&model=/opt/m") == [
         "--backend", "tflite", "--model", "/opt/m", "--delegate", "/usr/lib/libneuron_stable_delegate.so"]
+
+
+def test_only_a_local_runner_is_asked_to_keep_its_buffers():
+    """A board's runner may predate --keep-buffers (an unknown flag would stop it); this checkout's never does."""
+    from device.link.connect import long_lived_args
+
+    assert long_lived_args("local") == long_lived_args("local?backend=onnx-int8") == ["--keep-buffers"]
+    assert long_lived_args("ssh://root@board") == long_lived_args("adb://serial") == []

@@ -180,3 +180,17 @@ def test_a_missing_delegate_is_reported_and_the_runner_serves_on(tmp_path):
             assert ev["code"] == "model_missing" and "libneuron_stable_delegate.so" in ev["message"]
     finally:
         r.close()
+
+
+def test_a_runner_that_keeps_its_buffers_serves_requests(en_mel):
+    """--keep-buffers (what `whisperkv stream` and the studio ask of a local runner): two requests decode alike."""
+    r = RawRunner("--keep-buffers")
+    try:
+        assert hello(r)["backend"] in BACKENDS
+        texts = []
+        for rid in ("k1", "k2"):
+            transcribe(r, en_mel, rid)
+            texts.append(r.until(lambda ev: ev["type"] == "done")[-1]["text"])
+        assert texts[0] == texts[1] and "country" in texts[0]
+    finally:
+        r.close()

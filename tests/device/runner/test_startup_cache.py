@@ -166,3 +166,21 @@ def test_a_host_graph_is_cached_once_built(graph, first, cache_root, no_weights,
     b = [e for e in decode_windows(again.backend, again.tokenizer, en_mel, opts) if hasattr(e, "attention")]
     assert [e.token for e in a] == [e.token for e in b] and len(a) > 3
     assert all(np.allclose(x.attention, y.attention, atol=1e-3) for x, y in zip(a, b))
+
+
+def test_kept_buffers_come_from_the_cache_with_the_arena_on_and_the_same_tokens(first, cache_root, monkeypatch, en_mel):
+    """runner --keep-buffers (a live stream, the studio): every session keeps its activations' memory between
+    calls, the attention and prefill graphs built on first use included, and the tokens are the same."""
+    # word timings step through the attention graph; a draft takes the first tokens through the prefill
+    monkeypatch.setenv("WHISPERKV_CACHE", str(cache_root))
+    opts = DecodeOptions(language="en", word_timestamps=True, draft=[220] * 8)
+    results, arenas = [], []
+    for keep in (True, False):
+        model = load_model_source(None, "onnx", keep_buffers=keep)
+        results.append(list(decode_windows(model.backend, model.tokenizer, en_mel[:1], opts))[-1])
+        b = model.backend
+        sessions = [b._encoder, b._step, b._step_attention, *b._prefill.values()]
+        arenas.append({(o.enable_cpu_mem_arena, o.enable_mem_pattern) for o in (s.get_session_options() for s in sessions)})
+        assert len(sessions) == 4
+    assert arenas == [{(True, True)}, {(False, False)}]
+    assert results[0].tokens == results[1].tokens and results[0].reason == "eot"
