@@ -39,10 +39,10 @@ class SessionConfig:
     # saves on a short clip. Unpacked weights from the start-up cache stay memory-mapped.
     prepack_step: bool = True
     prepack_encoder: bool = False
-    # ONNX Runtime's arena and memory pattern keep each graph's activations between calls. Off, the encoder's
-    # ~100 MB of activations go back after each window (a one-shot transcribe's peak RSS -35 MB, no cost to its
-    # single window). On (runner --keep-buffers: a live stream, the studio), a repeated call skips the page
-    # faults of fresh buffers: a stream's pass ~10 % faster, ~40 MB more held (docs/benchmarks.md).
+    # ONNX Runtime's arena keeps each graph's activation memory between calls. Off, the encoder's ~100 MB of
+    # activations go back after each window (a one-shot transcribe's peak RSS -35 MB, no cost to its single
+    # window). On (runner --keep-buffers: a live stream, the studio), a repeated call skips the page faults of
+    # fresh buffers: a stream ~11 % faster, its runner ~100 MB larger (docs/benchmarks.md, "Live transcription").
     arena: bool = False
     profile: str | None = None      # a file prefix: ONNX Runtime profiles the step session (bench/step_profile.py)
 
@@ -62,7 +62,9 @@ def _session(model: bytes | Path, cfg: SessionConfig, save_to: Path | None = Non
     so.log_severity_level = 3
     so.add_session_config_entry("session.intra_op.allow_spinning", "1" if cfg.spin else "0")
     so.add_session_config_entry("session.disable_prepacking", "0" if prepack else "1")
-    so.enable_cpu_mem_arena = so.enable_mem_pattern = cfg.arena
+    # The memory pattern (one block planned for all of a run's activations) added 43 MB to a stream's runner
+    # on top of the arena, for no measured speed.
+    so.enable_cpu_mem_arena, so.enable_mem_pattern = cfg.arena, False
     if cfg.profile:
         so.enable_profiling, so.profile_file_prefix = True, cfg.profile
     if save_to is not None:
