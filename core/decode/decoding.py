@@ -23,10 +23,6 @@ from core.model.encoder_cache import EncoderCache, mel_key
 from core.model.mel import FRAMES_PER_SECOND, N_FRAMES, pad_or_trim
 from core.model.tokenizer import Utf8Assembler, WhisperTokenizer
 
-# |max logit| below which exp(x) is taken unshifted: exp(60) * 51865 is far from float32's 3.4e38, and a max
-# above -60 keeps its own term from underflowing.
-SAFE_EXP = np.float32(60.0)
-
 
 def log_softmax(x: np.ndarray) -> np.ndarray:
     """float32 over the vocabulary's logits (float64 costs ~1 ms a step); the sum accumulates in float64."""
@@ -81,7 +77,6 @@ class LogitRules:
         self.timestamps, self.k = options.timestamp_tokens, options.top_k
         # Reused every step: a fresh 200 KB array per step costs page faults between two graph calls.
         self._x = np.empty(n_vocab, np.float32)
-        self._ones = np.ones(n_vocab, np.float32)
         self._seen: tuple[np.ndarray, list[int]] | None = None    # what `pick` last saw, for `sample`
 
     def apply(self, logits: np.ndarray, sampled: list[int]) -> np.ndarray:
@@ -103,18 +98,14 @@ class LogitRules:
         top = top_k(x, self.k)
         m = x[top[0]]
         chosen, eot = x[top], x[self.special.eot]
-        # exp(x) in place (x is not needed again: `sample` re-applies). Whisper's logits stay far inside float32's
-        # exp range, so the usual shift by the max is one pass over the vocabulary spent on nothing; it is
-        # only taken when the max is out there, where exp would overflow or every term underflow.
-        shift = m if not -SAFE_EXP < m < SAFE_EXP else np.float32(0)
-        e = np.exp(np.subtract(x, shift, out=x) if shift else x, out=x)
-        total = np.dot(e, self._ones)                      # BLAS: a quarter faster than e.sum(), exact enough
-        norm = shift + np.float32(np.log(total))
+        e = np.exp(np.subtract(x, m, out=x), out=x)      # in place: x is not needed again (`sample` re-applies)
+        total = e.sum()                                    # float32 pairwise sum: exact enough, half the time
+        norm = m + np.float32(np.log(total))
         pick = Pick(top, chosen - norm, float(eot - norm), norm=float(norm))
-        # H = log Z - sum(e * (x - shift)) / Z with Z = sum(e): one dot, no second exp. Where a rule set x to
-        # -inf, e is 0; everywhere else x equals the raw logit (the rules only set -inf), so the dot runs over
-        # the finite raw logits and no pass is spent keeping 0 * -inf from making a NaN.
-        pick.entropy = max(0.0, float(np.log(total)) - (float(np.dot(e, logits)) - float(shift) * float(total))
+        # H = log Z - sum(e * (x - m)) / Z with Z = sum(e): one dot, no second exp. Where a rule set x to -inf,
+        # e is 0; everywhere else x equals the raw logit (the rules only set -inf), so the dot runs over the
+        # finite raw logits and no pass is spent keeping 0 * -inf from making a NaN.
+        pick.entropy = max(0.0, float(np.log(total)) - (float(np.dot(e, logits)) - float(m) * float(total))
                            / float(total))
         return pick
 

@@ -69,8 +69,8 @@ def test_entropy_equals_the_full_distribution_s(model):
 
 
 def test_logprobs_hold_for_logits_far_outside_the_unshifted_exp_range(model):
-    """pick() takes exp(x) unshifted when the max logit is moderate; past SAFE_EXP either way (overflow, or
-    every term underflowing) it shifts by the max. The logprobs and entropy must be log_softmax's in all three."""
+    """pick()'s logprobs and entropy are log_softmax's with the max logit moderate, far above float32's exp range,
+    or so far below it that every unshifted term would underflow (the normaliser must shift by the max)."""
     rules = rules_for(model.tokenizer)
     rng = np.random.default_rng(2)
     for offset in (0.0, 200.0, -200.0):
