@@ -15,6 +15,10 @@ class LatencyPlot(StepPlot):
         self.curve = self.plot([], [], pen=pg.mkPen("#2ca02c", width=2), name="runner",
                                       symbol="o", symbolSize=3, symbolBrush="#2ca02c")
         self.host_curve = self.plot([], [], pen=pg.mkPen("#ff7f0e", width=1.5), name="host-observed")
+        # A live pass's tokens taken from its draft ran no graph call of their own: marked, so their near-zero
+        # ms reads as what it is.
+        self.drafted = self.plot([], [], pen=None, symbol="t", symbolSize=7, symbolBrush=None, symbolPen="#7f7f7f")
+        self._drafted_in_legend = False
         self.ttft_line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#7f7f7f", width=1),
                                          label="", labelOpts={"position": 0.92, "color": "#555", "anchors": [(0, 0), (0, 0)]})
         self.ttft_line.setVisible(False)
@@ -26,16 +30,27 @@ class LatencyPlot(StepPlot):
         if run is None:
             self.curve.setData([], [])
             self.host_curve.setData([], [])
+            self.drafted.setData([], [])
+            self._legend_drafted(False)
             self._annotate("", False)
             return
         s = run.series()
         self.curve.setData(s["x"], s["runner_ms"])
         self.host_curve.setData(s["x"], s["host_ms"])
+        self.drafted.setData(s["x"][s["drafted"]], s["runner_ms"][s["drafted"]])
+        self._legend_drafted(bool(s["drafted"].any()))
         top = nice_ceiling(max(s["runner_ms"].max(initial=0), s["host_ms"].max(initial=0)))
         if top != self._top:  # the y range moves only when a new "nice" ceiling is needed
             self._top = top
             self.setYRange(0, top, padding=0.02)
         self._annotate(annotation(run), bool(run.rows))
+
+    def _legend_drafted(self, shown: bool) -> None:
+        """The legend names the draft marks only for a run that has them (a live stream's passes)."""
+        if shown != self._drafted_in_legend:
+            legend = self.getPlotItem().legend
+            legend.addItem(self.drafted, "from the draft") if shown else legend.removeItem(self.drafted)
+            self._drafted_in_legend = shown
 
     def _annotate(self, note: str, first_token: bool) -> None:
         # Encoder time and TTFT sit in the title: on the plot they would hide the first, tallest points.

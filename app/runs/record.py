@@ -121,6 +121,7 @@ class RunRecord:
             "runner_ms": np.array([r.event.ms for r in rows], dtype=float),
             "host_ms": np.array([r.host_ms for r in rows], dtype=float),
             "eot_prob": np.array([r.event.eot_prob for r in rows], dtype=float),
+            "drafted": np.array([r.event.drafted for r in rows], dtype=bool),
         }
 
     def cache_ceiling(self) -> int:

@@ -249,7 +249,8 @@ class WindowDecoder:
                             top=list(zip(p.top.tolist(), p.logprobs.tolist())), cache_len=stepper.length,
                             cache_bytes=stepper.bytes_used, ms=(time.perf_counter() - self.t_step) * 1e3,
                             text_bytes=piece.hex(), is_special=tokenizer.is_special(tok),
-                            attention=stepper.attention, entropy=p.entropy, temperature=temperature)
+                            attention=stepper.attention, entropy=p.entropy, temperature=temperature,
+                            drafted=stepper.from_draft)
             out.entropies.append(p.entropy)
             if options.word_timestamps:
                 out.events.append(ev)

@@ -47,6 +47,9 @@ class TokenEvent:
     attention: np.ndarray | None = None
     entropy: float = 0.0      # nats: of the next-token distribution this step sampled from, after the logit rules
     temperature: float = 0.0  # of the decode this step belongs to: > 0 in a temperature-fallback re-decode
+    # Chosen from logits the batched prefill already computed for a drafted token (DecodeOptions.draft): no
+    # graph call of its own, so its `ms` is near zero.
+    drafted: bool = False
     type: str = "token"
 
 

@@ -32,6 +32,7 @@ class CachedStepper:
         self._x = np.empty((1, 1, d.n_text_state), np.float32)   # the step's input, rewritten in place
         # Drafted tokens already in the cache, not yet sampled: (token, logits after it, its attention) each.
         self._ahead: list[tuple[int, np.ndarray, np.ndarray | None]] = []
+        self.from_draft = False      # the last logits `advance` gave came from the draft, not a graph call
 
     @property
     def length(self) -> int:
@@ -71,10 +72,11 @@ class CachedStepper:
             drafted, logits, attention = self._ahead[0]
             if drafted == token:
                 del self._ahead[0]
-                self.attention = attention
+                self.attention, self.from_draft = attention, True
                 return logits
             self.cache.truncate(self.length)       # the draft went another way: its K/V from here are dropped
             self._ahead = []
+        self.from_draft = False
         # embed() for one token, into a reused buffer: the same sum without three temporaries a step.
         x = np.add(self.backend.token_embedding[token], self.backend.positional_embedding[self.cache.cache_len],
                    out=self._x[0, 0], dtype=np.float32)[None, None]
@@ -107,6 +109,7 @@ class UncachedStepper:
 
     bytes_used = 0
     attention = None          # the full decoder graph has no attention output
+    from_draft = False
 
     def feed(self, tokens: list[int], draft: list[int] = ()) -> np.ndarray:
         """The logits after each of `tokens`, [len(tokens), V] (a draft is no use without a cache)."""

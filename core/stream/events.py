@@ -47,11 +47,12 @@ class PassRecord:
     final: bool = False       # at the end of speech (or of the stream): everything it heard is committed
     token_ms: list[float] = field(default_factory=list)    # runner ms of each step
     eot_probs: list[float] = field(default_factory=list)   # p(EOT) at each step
+    token_drafted: list[bool] = field(default_factory=list)  # each step's token taken from the draft (TokenEvent.drafted)
     type: str = "pass"
 
     def summary(self) -> dict:
         """The record without the per-step lists (what `whisperkv stream --json` prints per pass)."""
-        return {k: v for k, v in asdict(self).items() if k not in ("token_ms", "eot_probs", "type")}
+        return {k: v for k, v in asdict(self).items() if k not in ("token_ms", "eot_probs", "token_drafted", "type")}
 
 
 @dataclass

@@ -56,7 +56,8 @@ def run_pass(decode_one: DecodeOne, tokenizer: WhisperTokenizer, audio: np.ndarr
                         cache_len=max((t.cache_len for t in tokens), default=0), at_s=round(at_s, 3),
                         buffer_start_s=round(offset_s, 3), prompt_tokens=len(options.prompt),
                         cache_hit=bool(encoded and encoded.cache_hit), final=final,
-                        token_ms=[round(t.ms, 3) for t in tokens], eot_probs=[round(t.eot_prob, 5) for t in tokens])
+                        token_ms=[round(t.ms, 3) for t in tokens], eot_probs=[round(t.eot_prob, 5) for t in tokens],
+                        token_drafted=[t.drafted for t in tokens])
     silent = done is None or done.is_silence
     record.wall_ms = round((time.perf_counter() - t0) * 1e3, 3)
     language = (encoded.language if encoded else "") or options.language or ""

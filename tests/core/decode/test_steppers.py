@@ -108,3 +108,24 @@ def test_a_rejected_draft_leaves_the_cache_as_stepping_would(model, window, enco
     assert one.length == two.length == 6 and one.cache.cache_len == 6
     assert np.array_equal(one.cache.k[:, :, :6], two.cache.k[:, :, :6])
     assert one.bytes_used == two.bytes_used
+
+
+@pytest.mark.parametrize("draft", ["all", "wrong at 3"])
+def test_each_token_says_whether_it_came_from_the_draft(model, window, encoder_cache, draft):
+    """TokenEvent.drafted: the first sampled token comes from the batched call itself; the next ones from the
+    draft as long as it holds; from the first difference on, from steps."""
+    prompt = model.tokenizer.encode(" Listen.")
+    opts = dict(language="en", prompt=prompt)
+    toks = [e.token for e in decode_windows(model.backend, model.tokenizer, window, DecodeOptions(**opts),
+                                            encoder_cache=encoder_cache) if e.type == "token"]
+    guess = toks if draft == "all" else toks[:3] + [toks[3] + 1] + toks[4:]
+    events = [e for e in decode_windows(SteppedPrefill(model.backend), model.tokenizer, window,
+                                        DecodeOptions(**opts, draft=guess), encoder_cache=encoder_cache)
+              if e.type == "token"]
+    flags = [e.drafted for e in events]
+    # token i (i >= 1) was sampled from the logits after guess[i-1]: drafted while guess[:i] matched
+    kept = len(guess) if draft == "all" else 3
+    assert flags == [False] + [i <= kept for i in range(1, len(events))]
+    stepped = list(decode_windows(model.backend, model.tokenizer, window, DecodeOptions(**opts),
+                                  encoder_cache=encoder_cache))
+    assert not any(e.drafted for e in stepped if e.type == "token")
