@@ -49,7 +49,10 @@ class LatencyPlot(StepPlot):
         """The legend names the draft marks only for a run that has them (a live stream's passes)."""
         if shown != self._drafted_in_legend:
             legend = self.getPlotItem().legend
-            legend.addItem(self.drafted, "from the draft") if shown else legend.removeItem(self.drafted)
+            if shown:
+                legend.addItem(self.drafted, "from the draft")
+            else:
+                legend.removeItem(self.drafted)
             self._drafted_in_legend = shown
 
     def _annotate(self, note: str, first_token: bool) -> None:
