@@ -10,7 +10,9 @@ A = dims.n_audio_ctx (Whisper base: 6, 512, 51865, 448, 1500). Every array is fl
 The cross state. What `encode` returns is a pair the decoder hands back to `step`, `full` and
 `step_with_attention` unchanged, once per window. A backend's `cross` attribute (absent means "kv")
 says which form it is:
-- "kv": (cross_k, cross_v), each [L, 1, A, d], the per-layer cross-attention keys and values;
+- "kv": (cross_k, cross_v), each [L, 1, A, d], the per-layer cross-attention keys and values; a backend
+  may keep them head-major instead, [L, H, A, d/H] (H = dims.n_text_head; OnnxBackend does, for its
+  step's memory reads), and then also takes the [L, 1, A, d] form;
 - "absorbed": (F, None), F [1, 1, A, d] the encoder output, which every layer attends to directly
   (core/model/layers.py, AbsorbedCross): 12x less to keep, more arithmetic per step.
 """
@@ -36,7 +38,7 @@ class Backend(Protocol):
 
     def encode(self, mel: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """The encoder graph, once per 30 s window: mel [1, n_mels, 2*A] -> the cross state (see above):
-        cross_k, cross_v, each [L, 1, A, d]; or F [1, 1, A, d], None."""
+        cross_k, cross_v, each [L, 1, A, d] (or head-major); or F [1, 1, A, d], None."""
         ...
 
     def step(self, x: np.ndarray, self_k: np.ndarray, self_v: np.ndarray, cross_k: np.ndarray,
@@ -95,6 +97,14 @@ def check_cross(cross: str) -> str:
 def cross_form(backend) -> str:
     """"kv" or "absorbed": the form of the cross state `backend.encode` returns."""
     return getattr(backend, "cross", "kv")
+
+
+def stacked_cross(t: np.ndarray) -> np.ndarray:
+    """A kv cross state's keys or values in the [L, 1, A, d] form, from either form (a copy when head-major)."""
+    if t.shape[1] == 1:
+        return t
+    n_layer, n_head, n_audio, d_head = t.shape
+    return t.transpose(0, 2, 1, 3).reshape(n_layer, 1, n_audio, n_head * d_head)
 
 
 def cross_bytes(cross_k: np.ndarray, cross_v: np.ndarray | None) -> int:

@@ -13,7 +13,12 @@ decomposed form check-dla accepts.
 - `cross_by_layer`: the cross K/V as one [T, L*d] projection, transposed to [L, 1, T, d], needs the
   projection, its transposed copy and the other output at once; per layer, each output can be written
   straight into the runner's array (OnnxBackend.encode).
-All three keep every output the same to the bit (tests/device/graphs/test_host_passes.py, on real clips).
+- `head_major_cross`: each layer's cross K/V as [H, T, d/H] (the encoder writes them so, the decoder
+  graphs read them so). The decoder's one query per head against [T, H, d/H] keys made ONNX Runtime's
+  MatMul walk 64 floats every 2 KB (a batch transposed in place); head-major, each head's keys and values
+  are one contiguous [T, d/H] block and the step's cross-attention reads at the memory's speed (~2x
+  faster, docs/benchmarks.md). Transposing the encoder's outputs once a window costs ~0.1 % of it.
+All of them keep every output the same to the bit (tests/device/graphs/test_host_passes.py, on real clips).
 """
 from __future__ import annotations
 
@@ -295,6 +300,78 @@ def cross_by_layer(model: onnx.ModelProto, outputs=("cross_k", "cross_v")) -> on
     kept_inits = [i for i in g.initializer if i.name in used] + new_inits
     del g.initializer[:]
     g.initializer.extend(kept_inits)
+    return m
+
+
+def _const(g: onnx.GraphProto, name: str, values) -> str:
+    g.initializer.append(numpy_helper.from_array(np.asarray(values, np.int64), name))
+    return name
+
+
+def _head_major_output(g: onnx.GraphProto, out: onnx.ValueInfoProto, n_head: int) -> None:
+    """Output `out` [T, d] is produced as [H, T, d/H] instead: Reshape [T, H, d/H] -> Transpose (1, 0, 2)."""
+    T, d = (x.dim_value for x in out.type.tensor_type.shape.dim)
+    rows = out.name + ".rows"
+    for n in g.node:
+        n.output[:] = [rows if o == out.name else o for o in n.output]
+    shape = _const(g, out.name + ".heads_shape", [T, n_head, d // n_head])
+    g.node.extend([helper.make_node("Reshape", [rows, shape], [out.name + ".heads"]),
+                   helper.make_node("Transpose", [out.name + ".heads"], [out.name], perm=[1, 0, 2])])
+    out.type.tensor_type.ClearField("shape")
+    for x in (n_head, T, d // n_head):
+        out.type.tensor_type.shape.dim.add().dim_value = x
+
+
+def _head_major_input(g: onnx.GraphProto, inp: onnx.ValueInfoProto, users: dict, inits: dict, n_head: int) -> bool:
+    """Input `inp` [1, 1, T, d], used only as Reshape [T, d] -> Reshape [-1, H, d/H] -> Transpose (1, 0, 2) or
+    (1, 2, 0), is taken as [1, H, T, d/H] instead: one Reshape [H, T, d/H], and for keys a Transpose (0, 2, 1)
+    that ONNX Runtime folds into the MatMul as transB. False, graph untouched, for any other use."""
+    def only(name, op):
+        found = users.get(name, [])
+        return found[0] if len(found) == 1 and found[0].op_type == op else None
+
+    one, one_, T, d = (x.dim_value for x in inp.type.tensor_type.shape.dim)
+    r1 = only(inp.name, "Reshape")
+    r2 = r1 and only(r1.output[0], "Reshape")
+    t = r2 and only(r2.output[0], "Transpose")
+    perm = t and next((list(a.ints) for a in t.attribute if a.name == "perm"), None)
+    split = r2 and r2.input[1] in inits and [int(x) for x in numpy_helper.to_array(inits[r2.input[1]])]
+    if (one, one_) != (1, 1) or perm not in ([1, 0, 2], [1, 2, 0]) or split != [-1, n_head, d // n_head]:
+        return False
+    shape = _const(g, inp.name + ".heads_shape", [n_head, T, d // n_head])
+    heads = inp.name + ".heads" if perm == [1, 2, 0] else t.output[0]
+    new = [helper.make_node("Reshape", [inp.name, shape], [heads])]
+    if perm == [1, 2, 0]:
+        new.append(helper.make_node("Transpose", [heads], [t.output[0]], perm=[0, 2, 1]))
+    at = list(g.node).index(r1)
+    for n in (r1, r2, t):
+        g.node.remove(n)
+    for k, n in enumerate(new):
+        g.node.insert(at + k, n)
+    inp.type.tensor_type.ClearField("shape")
+    for x in (1, n_head, T, d // n_head):
+        inp.type.tensor_type.shape.dim.add().dim_value = x
+    return True
+
+
+def head_major_cross(model: onnx.ModelProto, n_head: int, names=("cross_k", "cross_v")) -> onnx.ModelProto:
+    """A copy of an encoder after cross_by_layer, or of a decoder graph after per_layer_inputs, whose per-layer
+    cross K/V (`<name>.<l>`) are [H, T, d/H] outputs, or [1, H, T, d/H] inputs. Both or neither: a graph
+    with any of them in another form comes back unchanged. Same values, moved (tests/device/graphs)."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    g = m.graph
+    is_cross = lambda name: name.rsplit(".", 1)[0] in names and name.rsplit(".", 1)[-1].isdigit()
+    outs = [o for o in g.output if is_cross(o.name)]
+    ins = [i for i in g.input if is_cross(i.name)]
+    if outs and all(len(o.type.tensor_type.shape.dim) == 2 for o in outs):
+        for o in outs:
+            _head_major_output(g, o, n_head)
+        return m
+    users, inits = _users(g), {i.name: i for i in g.initializer}
+    if ins and all(_head_major_input(g, i, users, inits, n_head) for i in ins):
+        return m
+    m.CopyFrom(model)
     return m
 
 

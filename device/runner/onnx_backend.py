@@ -75,6 +75,11 @@ def _session(model: bytes | Path, cfg: SessionConfig, save_to: Path | None = Non
                                 providers=["CPUExecutionProvider"])
 
 
+def _is_head_major(encoder) -> bool:
+    """Whether an encoder session writes each layer's cross K/V head-major, [H, T, d/H] (device/graphs/host_passes.py)."""
+    return any(o.name == "cross_k.0" and len(o.shape) == 3 for o in encoder.get_outputs())
+
+
 def _reload_params(weights: WhisperWeights):
     """The canonical params again, for full(): from `weights` if still held, else re-read from its files."""
     if weights.params:
@@ -96,7 +101,13 @@ class OnnxBackend:
         import onnx
 
         from device.graphs import onnx_graphs as G  # onnx itself (~10 MB, 0.1 s): not for a cached start
-        from device.graphs.host_passes import attention_by_head, cross_by_layer, fuse_layer_norms, mlp_by_rows
+        from device.graphs.host_passes import (
+            attention_by_head,
+            cross_by_layer,
+            fuse_layer_norms,
+            head_major_cross,
+            mlp_by_rows,
+        )
         from device.graphs.quantize import FROM_FP32, quantize_model
         self.config = config or SessionConfig()
         step_model = None                      # kept for full() only when its weights exist nowhere else
@@ -127,16 +138,17 @@ class OnnxBackend:
         if step_model is not None:
             self._full_params = lambda: G.params_from_graph(step_model)
         self.name = "onnx" if self.dtype == "fp32" else f"onnx-{self.dtype}"
-        # Attention and MLP over blocks of rows, and the cross K/V written per layer into the arrays encode()
-        # returns: the encoder's peak holds [375, 1500] and [375, 2048] activations instead of [1500, ...]
-        # ones and no transposed copy of the cross K/V (same outputs to the bit; docs/benchmarks.md).
+        # Attention and MLP over blocks of rows, and the cross K/V written per layer, head-major, into the arrays
+        # encode() returns: the encoder's peak holds [375, 1500] and [375, 2048] activations instead of
+        # [1500, ...] ones and no [T, L*d] copy of the cross K/V (same values to the bit; docs/benchmarks.md).
         blocks = ENCODER_ROW_BLOCKS if self.dims.n_audio_ctx % ENCODER_ROW_BLOCKS == 0 else 1
         encoder = mlp_by_rows(attention_by_head(fuse_layer_norms(encoder), self.dims.n_audio_head, blocks), blocks)
-        encoder = cross_by_layer(encoder).SerializeToString()
+        encoder = head_major_cross(cross_by_layer(encoder), self.dims.n_text_head).SerializeToString()
         self._encoder = _session(encoder, replace(self.config, profile=None), save_dir and save_dir / "encoder.onnx",
                                  self._prepack_encoder())
         del encoder
-        step = fuse_layer_norms(G.per_layer_inputs(step)).SerializeToString()
+        self.head_major = _is_head_major(self._encoder)
+        step = self._host_decoder(step).SerializeToString()
         self._step = _session(step, self.config, save_dir and save_dir / "decoder_step.onnx", self.config.prepack_step)
         del step
         self._full = None
@@ -157,9 +169,19 @@ class OnnxBackend:
         cached = replace(self.config, optimization="disable")
         self._encoder = _session(directory / "encoder.onnx", cached, prepack=self._prepack_encoder())
         self._step = _session(directory / "decoder_step.onnx", cached, prepack=self.config.prepack_step)
+        self.head_major = _is_head_major(self._encoder)
         self._full, self._full_params = None, full_params
         self._types = {i.name: _NP_DTYPES[i.type] for s in (self._encoder, self._step) for i in s.get_inputs()}
         return self
+
+    def _host_decoder(self, graph):
+        """A decoder graph (step, prefill, full) as this backend's sessions run it: stacked inputs per layer,
+        LayerNorms fused, and the cross K/V head-major when the encoder writes them so."""
+        from device.graphs import onnx_graphs as G
+        from device.graphs.host_passes import fuse_layer_norms, head_major_cross
+
+        graph = fuse_layer_norms(G.per_layer_inputs(graph))
+        return head_major_cross(graph, self.dims.n_text_head) if self.head_major else graph
 
     def _prepack_encoder(self) -> bool:
         # Unpacked MatMulNBits blocks are repacked at every call: int8b's encoder is ~25 % slower without it.
@@ -190,13 +212,15 @@ class OnnxBackend:
         """An encoder rewritten by cross_by_layer: each layer's [T, d] output bound to its slice of the
         [L, 1, T, d] arrays, which ONNX Runtime fills in place."""
         d = self.dims
-        dtype = next(_NP_DTYPES[o.type] for o in self._encoder.get_outputs() if o.name == "cross_k.0")
-        k, v = (np.empty((d.n_text_layer, 1, d.n_audio_ctx, d.n_text_state), dtype) for _ in range(2))
+        out = next(o for o in self._encoder.get_outputs() if o.name == "cross_k.0")
+        dtype, shape = _NP_DTYPES[out.type], list(out.shape)          # [H, T, d/H] head-major, else [T, d]
+        stacked = (d.n_text_layer, *shape) if len(shape) == 3 else (d.n_text_layer, 1, *shape)
+        k, v = (np.empty(stacked, dtype) for _ in range(2))
         io = self._encoder.io_binding()
         io.bind_cpu_input("mel", mel)
         for name, arr in (("cross_k", k), ("cross_v", v)):
             for layer in range(d.n_text_layer):
-                io.bind_output(f"{name}.{layer}", "cpu", 0, dtype, list(arr.shape[2:]), arr[layer, 0].ctypes.data)
+                io.bind_output(f"{name}.{layer}", "cpu", 0, dtype, shape, arr[layer].ctypes.data)
         self._encoder.run_with_iobinding(io)
         return k.astype(np.float32, copy=False), v.astype(np.float32, copy=False)
 
@@ -215,8 +239,16 @@ class OnnxBackend:
         for name, t in (*cache, *stacked):
             for layer in range(t.shape[0]):
                 key = f"{name}.{layer}"
-                feeds[key] = self._feed(key, t[layer:layer + 1])   # a view: no copy for fp32
+                feeds[key] = self._feed(key, self._layer(name, t, layer))   # a view: no copy for fp32
         return feeds
+
+    def _layer(self, name: str, t: np.ndarray, layer: int) -> np.ndarray:
+        """Layer `layer` of a stacked input as the graphs take it. Cross K/V in the stacked [L,1,T,d] form (another
+        backend's encode(), a test's reference) go to head-major graphs rearranged, as a copy."""
+        if self.head_major and name.startswith("cross_") and t.shape[1] == 1:
+            T, d, h = t.shape[2], t.shape[3], self.dims.n_text_head
+            return t[layer, 0].reshape(T, h, d // h).transpose(1, 0, 2)[None]
+        return t[layer:layer + 1]
 
     def step(self, x: np.ndarray, self_k: np.ndarray, self_v: np.ndarray, cross_k: np.ndarray,
              cross_v: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -257,12 +289,9 @@ class OnnxBackend:
                 return _session(cached, replace(cfg, optimization="disable"), prepack=cfg.prepack_step)
             except Exception:      # truncated or foreign: build it again below
                 pass
-        from device.graphs import onnx_graphs as G
-        from device.graphs.host_passes import fuse_layer_norms
         from device.graphs.quantize import quantize_model
 
-        graph = quantize_model(build(self._full_params()), self.dtype)
-        graph = fuse_layer_norms(G.per_layer_inputs(graph)).SerializeToString()
+        graph = self._host_decoder(quantize_model(build(self._full_params()), self.dtype)).SerializeToString()
         if cached is None:
             return _session(graph, cfg, prepack=cfg.prepack_step)
         # Written beside the other cached graphs through a private folder, the graph file moved last: a runner
@@ -299,17 +328,15 @@ class OnnxBackend:
     def full(self, x: np.ndarray, cross_k: np.ndarray, cross_v: np.ndarray, mask: np.ndarray) -> np.ndarray:
         if self._full is None:
             from device.graphs import onnx_graphs as G
-            from device.graphs.host_passes import fuse_layer_norms
             from device.graphs.quantize import FROM_FP32, quantize_model
 
             full = G.build_decoder_full(self._full_params(), self.dims, self.cross)
-            full = fuse_layer_norms(G.per_layer_inputs(quantize_model(full, self.dtype) if self.dtype in FROM_FP32
-                                                       else full))
+            full = self._host_decoder(quantize_model(full, self.dtype) if self.dtype in FROM_FP32 else full)
             self._full = _session(full.SerializeToString(), replace(self.config, profile=None))
         feeds = {"x": np.ascontiguousarray(x, np.float32), "mask": np.ascontiguousarray(mask, np.float32)}
         if self.cross == "absorbed":
             feeds["F"] = np.ascontiguousarray(cross_k, np.float32)
         for name, t in (("cross_k", cross_k), ("cross_v", cross_v)) if self.cross == "kv" else ():
             for layer in range(t.shape[0]):
-                feeds[f"{name}.{layer}"] = np.ascontiguousarray(t[layer:layer + 1], np.float32)
+                feeds[f"{name}.{layer}"] = np.ascontiguousarray(self._layer(name, t, layer), np.float32)
         return self._full.run(["logits"], feeds)[0]

@@ -1,10 +1,18 @@
 """The host-only passes: every decomposed LayerNorm becomes one node, the encoder's attention runs head by
-head (and its queries and MLP rows in blocks), its cross K/V come out per layer, with the same outputs."""
+head (and its queries and MLP rows in blocks), its cross K/V come out per layer and head-major, with the same
+outputs."""
 import numpy as np
 import onnxruntime as ort
 
 from device.graphs import onnx_graphs as G
-from device.graphs.host_passes import attention_by_head, cross_by_layer, fuse_layer_norms, layer_norm_count, mlp_by_rows
+from device.graphs.host_passes import (
+    attention_by_head,
+    cross_by_layer,
+    fuse_layer_norms,
+    head_major_cross,
+    layer_norm_count,
+    mlp_by_rows,
+)
 from device.graphs.quantize import quantize_model
 
 
@@ -84,3 +92,49 @@ def test_an_encoder_without_the_cross_tail_is_left_alone(model):
     """The absorbed form outputs F: nothing to split per layer."""
     encoder = G.build_encoder(model.weights.params, model.weights.dims, cross="absorbed")
     assert cross_by_layer(encoder).SerializeToString() == encoder.SerializeToString()
+
+
+def heads_first(t, n_head):
+    """[1, 1, T, d] or [T, d] -> [1, H, T, d/H] or [H, T, d/H]."""
+    *lead, T, d = t.shape
+    h = t.reshape(T, n_head, d // n_head).transpose(1, 0, 2)
+    return np.ascontiguousarray(h[None] if lead else h)
+
+
+def test_the_encoder_writes_each_layers_cross_kv_head_major(model, clip_mels):
+    dims = model.weights.dims
+    per_layer = cross_by_layer(quantize_model(G.build_encoder(model.weights.params, dims), "int8b"))
+    major = head_major_cross(per_layer, dims.n_text_head)
+    shapes = {o.name: [x.dim_value for x in o.type.tensor_type.shape.dim] for o in major.graph.output}
+    assert shapes == {f"cross_{kv}.{i}": [8, 1500, 64] for kv in "kv" for i in range(dims.n_text_layer)}
+    feeds = {"mel": clip_mels("test_en.wav")[0].reshape(1, dims.n_mels, -1)}
+    for rows, heads in zip(run(per_layer, feeds), run(major, feeds)):
+        assert np.array_equal(heads_first(rows, dims.n_text_head), heads)
+
+
+def test_the_decoder_step_reads_head_major_cross_kv_with_the_same_outputs(model):
+    """The key path ends in a Transpose ONNX Runtime folds into the MatMul, the value path in none; the outputs
+    match the stacked form's (to the bit on the machines measured; a GEMM may sum in another order elsewhere)."""
+    dims = model.weights.dims
+    step = fuse_layer_norms(G.per_layer_inputs(quantize_model(G.build_decoder_step(model.weights.params, dims), "int8b")))
+    major = head_major_cross(step, dims.n_text_head)
+    cross = [i for i in major.graph.input if i.name.startswith("cross_")]
+    assert len(cross) == 2 * dims.n_text_layer
+    assert all([x.dim_value for x in i.type.tensor_type.shape.dim] == [1, 8, 1500, 64] for i in cross)
+    assert len(major.graph.node) == len(step.graph.node) - 3 * dims.n_text_layer   # 3 nodes each: 2 for keys, 1 for values
+
+    rng = np.random.default_rng(0)
+    feeds = {i.name: rng.standard_normal([d.dim_value for d in i.type.tensor_type.shape.dim]).astype(np.float32)
+             for i in step.graph.input}
+    feeds["mask"][..., 10:-1] = -1e9
+    moved = {k: heads_first(v, dims.n_text_head) if k.startswith("cross_") else v for k, v in feeds.items()}
+    for a, b in zip(run(step, feeds), run(major, moved)):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-5)
+
+
+def test_graphs_without_per_layer_cross_kv_are_left_alone(model):
+    """Stacked inputs (before per_layer_inputs) and the absorbed form have nothing to move."""
+    dims = model.weights.dims
+    for graph in (G.build_decoder_step(model.weights.params, dims),
+                  G.build_encoder(model.weights.params, dims, cross="absorbed")):
+        assert head_major_cross(graph, dims.n_text_head).SerializeToString() == graph.SerializeToString()
