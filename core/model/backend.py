@@ -11,8 +11,9 @@ The cross state. What `encode` returns is a pair the decoder hands back to `step
 `step_with_attention` unchanged, once per window. A backend's `cross` attribute (absent means "kv")
 says which form it is:
 - "kv": (cross_k, cross_v), each [L, 1, A, d], the per-layer cross-attention keys and values; a backend
-  may keep them head-major instead, [L, H, A, d/H] (H = dims.n_text_head; OnnxBackend does, for its
-  step's memory reads), and then also takes the [L, 1, A, d] form;
+  whose `head_major` attribute is true keeps them as [L, H, A, d/H] instead (H = dims.n_text_head;
+  OnnxBackend, for its step's memory reads), wants the KV cache so too (KVCache(n_head=H)), and still
+  takes either in the [L, 1, ., d] form;
 - "absorbed": (F, None), F [1, 1, A, d] the encoder output, which every layer attends to directly
   (core/model/layers.py, AbsorbedCross): 12x less to keep, more arithmetic per step.
 """

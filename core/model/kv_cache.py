@@ -1,7 +1,9 @@
 """The decoder's self-attention KV cache, held by the runner on the CPU.
 
 Layout [layers, 1, 448, d_model] (4D: MDLA 5.3 has no rank-5 tensors, so the 8 heads stay
-packed along d_model). Slot `cache_len` is where the next step's `new_k`/`new_v` go.
+packed along d_model). A host backend that reads it head-major (OnnxBackend) asks for `n_head` 8:
+[layers, 8, 448, d_model/8], each head's slots one contiguous block. Slot `cache_len` is where the next
+step's `new_k`/`new_v` ([layers, 1, 1, d_model] in either layout) go.
 """
 from __future__ import annotations
 
@@ -17,8 +19,8 @@ class CacheFull(Exception):
 
 class KVCache:
     def __init__(self, n_layer: int = ModelDims.n_text_layer, max_len: int = ModelDims.n_text_ctx,
-                 d_model: int = ModelDims.n_text_state, dtype=np.float32):
-        self.k = np.zeros((n_layer, 1, max_len, d_model), dtype)
+                 d_model: int = ModelDims.n_text_state, dtype=np.float32, n_head: int = 1):
+        self.k = np.zeros((n_layer, n_head, max_len, d_model // n_head), dtype)
         self.v = np.zeros_like(self.k)
         self.max_len = max_len
         self.cache_len = 0
@@ -37,8 +39,7 @@ class KVCache:
 
     @property
     def bytes_per_token(self) -> int:
-        n_layer, _, _, d = self.k.shape
-        return 2 * n_layer * d * self.k.itemsize
+        return 2 * self.k.nbytes // self.max_len
 
     @property
     def bytes_used(self) -> int:
@@ -64,8 +65,8 @@ class KVCache:
         """Store one step's [layers,1,1,d] keys and values at cache_len."""
         if self.full:
             raise CacheFull(f"KV cache is full at {self.max_len} tokens")
-        self.k[:, :, self.cache_len] = new_k[:, :, 0]
-        self.v[:, :, self.cache_len] = new_v[:, :, 0]
+        self.k[:, :, self.cache_len] = new_k.reshape(self.k.shape[0], self.k.shape[1], -1)
+        self.v[:, :, self.cache_len] = new_v.reshape(self.v.shape[0], self.v.shape[1], -1)
         self.cache_len += 1
 
     def write_many(self, new_k: np.ndarray, new_v: np.ndarray) -> None:
@@ -73,8 +74,9 @@ class KVCache:
         n = new_k.shape[2]
         if self.cache_len + n > self.max_len:
             raise CacheFull(f"{n} more tokens do not fit the KV cache of {self.max_len}")
-        self.k[:, :, self.cache_len:self.cache_len + n] = new_k
-        self.v[:, :, self.cache_len:self.cache_len + n] = new_v
+        n_layer, n_head, _, d_head = self.k.shape
+        for cache, new in ((self.k, new_k), (self.v, new_v)):
+            cache[:, :, self.cache_len:self.cache_len + n] = new.reshape(n_layer, n, n_head, d_head).transpose(0, 2, 1, 3)
         self.cache_len += n
 
     def truncate(self, length: int) -> None:

@@ -13,11 +13,12 @@ decomposed form check-dla accepts.
 - `cross_by_layer`: the cross K/V as one [T, L*d] projection, transposed to [L, 1, T, d], needs the
   projection, its transposed copy and the other output at once; per layer, each output can be written
   straight into the runner's array (OnnxBackend.encode).
-- `head_major_cross`: each layer's cross K/V as [H, T, d/H] (the encoder writes them so, the decoder
-  graphs read them so). The decoder's one query per head against [T, H, d/H] keys made ONNX Runtime's
-  MatMul walk 64 floats every 2 KB (a batch transposed in place); head-major, each head's keys and values
-  are one contiguous [T, d/H] block and the step's cross-attention reads at the memory's speed (~2x
-  faster, docs/benchmarks.md). Transposing the encoder's outputs once a window costs ~0.1 % of it.
+- `head_major_kv`: each layer's cross K/V, and the self-attention cache, as [H, T, d/H] (the encoder
+  writes the cross K/V so, the decoder graphs read both so). The decoder's one query per head against
+  [T, H, d/H] keys made ONNX Runtime's MatMul walk 64 floats every 2 KB (a batch transposed in place);
+  head-major, each head's keys and values are one contiguous [T, d/H] block, read at the memory's speed
+  (the int8b step ~20 % faster, docs/benchmarks.md). Transposing the encoder's outputs once a window
+  costs ~0.1 % of it; the cache is written head-major by the caller (core/model/kv_cache.py).
 All of them keep every output the same to the bit (tests/device/graphs/test_host_passes.py, on real clips).
 """
 from __future__ import annotations
@@ -354,10 +355,10 @@ def _head_major_input(g: onnx.GraphProto, inp: onnx.ValueInfoProto, users: dict,
     return True
 
 
-def head_major_cross(model: onnx.ModelProto, n_head: int, names=("cross_k", "cross_v")) -> onnx.ModelProto:
+def head_major_kv(model: onnx.ModelProto, n_head: int, names=("cross_k", "cross_v", "self_k", "self_v")) -> onnx.ModelProto:
     """A copy of an encoder after cross_by_layer, or of a decoder graph after per_layer_inputs, whose per-layer
-    cross K/V (`<name>.<l>`) are [H, T, d/H] outputs, or [1, H, T, d/H] inputs. Both or neither: a graph
-    with any of them in another form comes back unchanged. Same values, moved (tests/device/graphs)."""
+    K/V (`<name>.<l>`) are [H, T, d/H] outputs, or [1, H, T, d/H] inputs. All or none: a graph with any of
+    them in another form comes back unchanged. Same values, moved (tests/device/graphs)."""
     m = onnx.ModelProto()
     m.CopyFrom(model)
     g = m.graph

@@ -105,7 +105,7 @@ class OnnxBackend:
             attention_by_head,
             cross_by_layer,
             fuse_layer_norms,
-            head_major_cross,
+            head_major_kv,
             mlp_by_rows,
         )
         from device.graphs.quantize import FROM_FP32, quantize_model
@@ -143,7 +143,7 @@ class OnnxBackend:
         # [1500, ...] ones and no [T, L*d] copy of the cross K/V (same values to the bit; docs/benchmarks.md).
         blocks = ENCODER_ROW_BLOCKS if self.dims.n_audio_ctx % ENCODER_ROW_BLOCKS == 0 else 1
         encoder = mlp_by_rows(attention_by_head(fuse_layer_norms(encoder), self.dims.n_audio_head, blocks), blocks)
-        encoder = head_major_cross(cross_by_layer(encoder), self.dims.n_text_head).SerializeToString()
+        encoder = head_major_kv(cross_by_layer(encoder), self.dims.n_text_head).SerializeToString()
         self._encoder = _session(encoder, replace(self.config, profile=None), save_dir and save_dir / "encoder.onnx",
                                  self._prepack_encoder())
         del encoder
@@ -178,10 +178,10 @@ class OnnxBackend:
         """A decoder graph (step, prefill, full) as this backend's sessions run it: stacked inputs per layer,
         LayerNorms fused, and the cross K/V head-major when the encoder writes them so."""
         from device.graphs import onnx_graphs as G
-        from device.graphs.host_passes import fuse_layer_norms, head_major_cross
+        from device.graphs.host_passes import fuse_layer_norms, head_major_kv
 
         graph = fuse_layer_norms(G.per_layer_inputs(graph))
-        return head_major_cross(graph, self.dims.n_text_head) if self.head_major else graph
+        return head_major_kv(graph, self.dims.n_text_head) if self.head_major else graph
 
     def _prepack_encoder(self) -> bool:
         # Unpacked MatMulNBits blocks are repacked at every call: int8b's encoder is ~25 % slower without it.
@@ -243,9 +243,9 @@ class OnnxBackend:
         return feeds
 
     def _layer(self, name: str, t: np.ndarray, layer: int) -> np.ndarray:
-        """Layer `layer` of a stacked input as the graphs take it. Cross K/V in the stacked [L,1,T,d] form (another
-        backend's encode(), a test's reference) go to head-major graphs rearranged, as a copy."""
-        if self.head_major and name.startswith("cross_") and t.shape[1] == 1:
+        """Layer `layer` of a stacked input as the graphs take it. K/V in the stacked [L,1,T,d] form (another
+        backend's encode() or cache, a test's reference) go to head-major graphs rearranged, as a copy."""
+        if self.head_major and t.shape[1] == 1:
             T, d, h = t.shape[2], t.shape[3], self.dims.n_text_head
             return t[layer, 0].reshape(T, h, d // h).transpose(1, 0, 2)[None]
         return t[layer:layer + 1]

@@ -54,3 +54,19 @@ def test_write_many_fills_slots_at_once_and_truncate_hides_them_again():
     assert cache.cache_len == 2
     with pytest.raises(CacheFull):
         cache.write_many(np.zeros((6, 1, 447, 512), np.float32), np.zeros((6, 1, 447, 512), np.float32))
+
+
+def test_a_head_major_cache_holds_the_same_keys_and_values_per_head():
+    """KVCache(n_head=8): [6, 8, 448, 64], each head's slots contiguous; the same writes, the same bytes."""
+    stacked, heads = KVCache(), KVCache(n_head=8)
+    rng = np.random.default_rng(0)
+    one = rng.standard_normal((6, 1, 1, 512)).astype(np.float32)
+    many = rng.standard_normal((6, 1, 5, 512)).astype(np.float32)
+    for cache in (stacked, heads):
+        cache.write(one, -one)
+        cache.write_many(many, -many)
+    assert heads.k.shape == (6, 8, 448, 64) and heads.k[0, 0].flags.c_contiguous
+    for a, b in ((stacked.k, heads.k), (stacked.v, heads.v)):
+        assert np.array_equal(a[:, 0].reshape(6, 448, 8, 64).transpose(0, 2, 1, 3), b)
+    assert heads.bytes_per_token == stacked.bytes_per_token and heads.bytes_total == stacked.bytes_total
+    assert np.array_equal(heads.mask(), stacked.mask())

@@ -9,7 +9,7 @@ from device.graphs.host_passes import (
     attention_by_head,
     cross_by_layer,
     fuse_layer_norms,
-    head_major_cross,
+    head_major_kv,
     layer_norm_count,
     mlp_by_rows,
 )
@@ -104,7 +104,7 @@ def heads_first(t, n_head):
 def test_the_encoder_writes_each_layers_cross_kv_head_major(model, clip_mels):
     dims = model.weights.dims
     per_layer = cross_by_layer(quantize_model(G.build_encoder(model.weights.params, dims), "int8b"))
-    major = head_major_cross(per_layer, dims.n_text_head)
+    major = head_major_kv(per_layer, dims.n_text_head)
     shapes = {o.name: [x.dim_value for x in o.type.tensor_type.shape.dim] for o in major.graph.output}
     assert shapes == {f"cross_{kv}.{i}": [8, 1500, 64] for kv in "kv" for i in range(dims.n_text_layer)}
     feeds = {"mel": clip_mels("test_en.wav")[0].reshape(1, dims.n_mels, -1)}
@@ -112,22 +112,23 @@ def test_the_encoder_writes_each_layers_cross_kv_head_major(model, clip_mels):
         assert np.array_equal(heads_first(rows, dims.n_text_head), heads)
 
 
-def test_the_decoder_step_reads_head_major_cross_kv_with_the_same_outputs(model):
-    """The key path ends in a Transpose ONNX Runtime folds into the MatMul, the value path in none; the outputs
-    match the stacked form's (to the bit on the machines measured; a GEMM may sum in another order elsewhere)."""
+def test_the_decoder_step_reads_head_major_kv_with_the_same_outputs(model):
+    """Cross K/V and the cache: the key paths end in a Transpose ONNX Runtime folds into the MatMul, the value
+    paths in none; the outputs match the stacked form's (to the bit on the machines measured; a GEMM may sum
+    in another order elsewhere)."""
     dims = model.weights.dims
     step = fuse_layer_norms(G.per_layer_inputs(quantize_model(G.build_decoder_step(model.weights.params, dims), "int8b")))
-    major = head_major_cross(step, dims.n_text_head)
-    cross = [i for i in major.graph.input if i.name.startswith("cross_")]
-    assert len(cross) == 2 * dims.n_text_layer
-    assert all([x.dim_value for x in i.type.tensor_type.shape.dim] == [1, 8, 1500, 64] for i in cross)
-    assert len(major.graph.node) == len(step.graph.node) - 3 * dims.n_text_layer   # 3 nodes each: 2 for keys, 1 for values
+    major = head_major_kv(step, dims.n_text_head)
+    kv = {i.name: [x.dim_value for x in i.type.tensor_type.shape.dim] for i in major.graph.input if i.name[:5] in ("cross", "self_")}
+    assert len(kv) == 4 * dims.n_text_layer
+    assert all(shape == [1, 8, 1500 if name.startswith("cross") else 448, 64] for name, shape in kv.items())
+    assert len(major.graph.node) == len(step.graph.node) - 3 * 2 * dims.n_text_layer   # 3 fewer nodes per K/V pair
 
     rng = np.random.default_rng(0)
     feeds = {i.name: rng.standard_normal([d.dim_value for d in i.type.tensor_type.shape.dim]).astype(np.float32)
              for i in step.graph.input}
     feeds["mask"][..., 10:-1] = -1e9
-    moved = {k: heads_first(v, dims.n_text_head) if k.startswith("cross_") else v for k, v in feeds.items()}
+    moved = {k: heads_first(v, dims.n_text_head) if k in kv else v for k, v in feeds.items()}
     for a, b in zip(run(step, feeds), run(major, moved)):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-5)
 
@@ -137,4 +138,4 @@ def test_graphs_without_per_layer_cross_kv_are_left_alone(model):
     dims = model.weights.dims
     for graph in (G.build_decoder_step(model.weights.params, dims),
                   G.build_encoder(model.weights.params, dims, cross="absorbed")):
-        assert head_major_cross(graph, dims.n_text_head).SerializeToString() == graph.SerializeToString()
+        assert head_major_kv(graph, dims.n_text_head).SerializeToString() == graph.SerializeToString()
