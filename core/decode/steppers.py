@@ -27,8 +27,7 @@ class CachedStepper:
         and keep the last step's alignment-head weights in `attention`, float16 [heads, A]."""
         d = backend.dims
         self.backend, self.cross_k, self.cross_v = backend, cross_k, cross_v
-        self.cache = KVCache(d.n_text_layer, d.n_text_ctx, d.n_text_state,
-                             n_head=d.n_text_head if getattr(backend, "head_major", False) else 1)
+        self.cache = KVCache(d.n_text_layer, d.n_text_ctx, d.n_text_state, **getattr(backend, "cache_layout", {}))
         self.want_attention, self.attention = attention, None
         self._x = np.empty((1, 1, d.n_text_state), np.float32)   # the step's input, rewritten in place
         # Drafted tokens already in the cache, not yet sampled: (token, logits after it, its attention) each.

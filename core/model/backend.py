@@ -12,8 +12,9 @@ The cross state. What `encode` returns is a pair the decoder hands back to `step
 says which form it is:
 - "kv": (cross_k, cross_v), each [L, 1, A, d], the per-layer cross-attention keys and values; a backend
   whose `head_major` attribute is true keeps them as [L, H, A, d/H] instead (H = dims.n_text_head;
-  OnnxBackend, for its step's memory reads), wants the KV cache so too (KVCache(n_head=H)), and still
-  takes either in the [L, 1, ., d] form;
+  OnnxBackend, for its step's memory reads), and still takes the [L, 1, A, d] form;
+- the KV cache is a core/model/kv_cache.KVCache made with the backend's `cache_layout` (absent: {}, the
+  board's [L, 1, C, d]); OnnxBackend's is head-major and grows with the tokens;
 - "absorbed": (F, None), F [1, 1, A, d] the encoder output, which every layer attends to directly
   (core/model/layers.py, AbsorbedCross): 12x less to keep, more arithmetic per step.
 """

@@ -19,14 +19,37 @@ class CacheFull(Exception):
 
 class KVCache:
     def __init__(self, n_layer: int = ModelDims.n_text_layer, max_len: int = ModelDims.n_text_ctx,
-                 d_model: int = ModelDims.n_text_state, dtype=np.float32, n_head: int = 1):
-        self.k = np.zeros((n_layer, n_head, max_len, d_model // n_head), dtype)
+                 d_model: int = ModelDims.n_text_state, dtype=np.float32, n_head: int = 1, grow_by: int = 0):
+        """`n_head` > 1: head-major. `grow_by` > 0: the arrays hold that many slots at first and grow by as many
+        when full (up to max_len), for graphs that take any number of slots (device/graphs/host_passes.py,
+        growing_cache); 0: all max_len from the start, as the board's graphs take them."""
+        self.max_len, self.grow_by = max_len, grow_by
+        self.k = np.zeros((n_layer, n_head, min(grow_by or max_len, max_len), d_model // n_head), dtype)
         self.v = np.zeros_like(self.k)
-        self.max_len = max_len
         self.cache_len = 0
-        self._mask = np.full((1, 1, 1, max_len + 1), NEG_INF, np.float32)
-        self._mask[..., max_len] = 0.0
+        self._new_mask()
+
+    @property
+    def slots(self) -> int:
+        """The slots the arrays hold now (max_len unless growing); the mask covers these and the current token."""
+        return self.k.shape[2]
+
+    def _new_mask(self) -> None:
+        self._mask = np.full((1, 1, 1, self.slots + 1), NEG_INF, np.float32)
+        self._mask[..., self.slots] = 0.0
         self._mask_len = 0
+
+    def _make_room(self, n: int) -> None:
+        """Grow the arrays to hold `n` slots (a multiple of grow_by, at most max_len), the filled ones copied."""
+        if n <= self.slots:
+            return
+        slots = min(self.max_len, -(-n // self.grow_by) * self.grow_by)
+        for name in ("k", "v"):
+            old = getattr(self, name)
+            new = np.zeros((*old.shape[:2], slots, old.shape[3]), old.dtype)
+            new[:, :, :self.cache_len] = old[:, :, :self.cache_len]
+            setattr(self, name, new)
+        self._new_mask()
 
     def reset(self) -> None:
         self.k.fill(0)
@@ -39,7 +62,7 @@ class KVCache:
 
     @property
     def bytes_per_token(self) -> int:
-        return 2 * self.k.nbytes // self.max_len
+        return 2 * self.k.nbytes // self.slots
 
     @property
     def bytes_used(self) -> int:
@@ -47,17 +70,18 @@ class KVCache:
 
     @property
     def bytes_total(self) -> int:
-        return self.k.nbytes + self.v.nbytes
+        """What max_len slots take, whether or not a growing cache holds them yet."""
+        return self.max_len * self.bytes_per_token
 
     def mask(self) -> np.ndarray:
-        """[1,1,1,max_len+1]: slots 0..cache_len-1 and the current token (last) are visible. The same array
+        """[1,1,1,slots+1]: slots 0..cache_len-1 and the current token (last) are visible. The same array
         each call, valid until the cache changes: one slot is opened a step, not a new mask allocated."""
         m, n = self._mask, self.cache_len
         if n == self._mask_len + 1:
             m[..., n - 1] = 0.0
         elif n != self._mask_len:
             m[..., :n] = 0.0
-            m[..., n:self.max_len] = NEG_INF
+            m[..., n:self.slots] = NEG_INF
         self._mask_len = n
         return m
 
@@ -65,6 +89,7 @@ class KVCache:
         """Store one step's [layers,1,1,d] keys and values at cache_len."""
         if self.full:
             raise CacheFull(f"KV cache is full at {self.max_len} tokens")
+        self._make_room(self.cache_len + 1)
         self.k[:, :, self.cache_len] = new_k.reshape(self.k.shape[0], self.k.shape[1], -1)
         self.v[:, :, self.cache_len] = new_v.reshape(self.v.shape[0], self.v.shape[1], -1)
         self.cache_len += 1
@@ -74,6 +99,7 @@ class KVCache:
         n = new_k.shape[2]
         if self.cache_len + n > self.max_len:
             raise CacheFull(f"{n} more tokens do not fit the KV cache of {self.max_len}")
+        self._make_room(self.cache_len + n)
         n_layer, n_head, _, d_head = self.k.shape
         for cache, new in ((self.k, new_k), (self.v, new_v)):
             cache[:, :, self.cache_len:self.cache_len + n] = new.reshape(n_layer, n, n_head, d_head).transpose(0, 2, 1, 3)

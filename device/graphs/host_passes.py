@@ -19,6 +19,9 @@ decomposed form check-dla accepts.
   head-major, each head's keys and values are one contiguous [T, d/H] block, read at the memory's speed
   (the int8b step ~20 % faster, docs/benchmarks.md). Transposing the encoder's outputs once a window
   costs ~0.1 % of it; the cache is written head-major by the caller (core/model/kv_cache.py).
+- `growing_cache`: the step takes a cache of any number of slots N (and a mask of N+1) instead of all 448,
+  so the caller's cache can grow with the tokens (KVCache(grow_by=...)): at token 100 a step reads 128
+  slots of keys and values, not 448 of which 348 are masked.
 All of them keep every output the same to the bit (tests/device/graphs/test_host_passes.py, on real clips).
 """
 from __future__ import annotations
@@ -373,6 +376,49 @@ def head_major_kv(model: onnx.ModelProto, n_head: int, names=("cross_k", "cross_
     if ins and all(_head_major_input(g, i, users, inits, n_head) for i in ins):
         return m
     m.CopyFrom(model)
+    return m
+
+
+def growing_cache(model: onnx.ModelProto, names=("self_k", "self_v")) -> onnx.ModelProto:
+    """A copy of a decoder step after head_major_kv whose cache inputs `<name>.<l>` [1, H, N, d/H] and `mask`
+    [1, 1, 1, N+1] take any N: the heads' Reshape and the mask's take -1 for N, and each Split of the
+    softmax weights into [N, 1] (cache, current token) becomes two Slices. Unchanged if any is in another form."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    g = m.graph
+    inits = {i.name: i for i in g.initializer}
+    cache = [i for i in g.input if i.name.rsplit(".", 1)[0] in names and i.name.rsplit(".", 1)[-1].isdigit()]
+    mask = next((i for i in g.input if i.name == "mask"), None)
+    if not cache or mask is None:
+        return m
+    n = cache[0].type.tensor_type.shape.dim[2].dim_value
+
+    def ints(name):
+        return [int(x) for x in numpy_helper.to_array(inits[name]).reshape(-1)] if name in inits else None
+
+    names_in = {c.name for c in cache}
+    heads = [nd for nd in g.node if nd.op_type == "Reshape" and nd.input[0] in names_in and (ints(nd.input[1]) or [0])[1:2] == [n]]
+    masks = [nd for nd in g.node if nd.op_type == "Reshape" and nd.input[0] == "mask" and ints(nd.input[1]) == [1, 1, n + 1]]
+    splits = [nd for nd in g.node if nd.op_type == "Split" and len(nd.input) > 1 and ints(nd.input[1]) == [n, 1]]
+    if len(heads) != len(cache) or len(masks) != 1 or len(splits) != len(cache) // 2:
+        m.CopyFrom(model)
+        return m
+    for nd in heads + masks:
+        nd.input[1] = _const(g, nd.input[1] + ".any_n", [-1 if x in (n, n + 1) else x for x in ints(nd.input[1])])
+    ends = {"start": _const(g, "growing_cache.start", [0]), "last": _const(g, "growing_cache.last", [-1]),
+            "end": _const(g, "growing_cache.end", [np.iinfo(np.int64).max]), "axis": _const(g, "growing_cache.axis", [-1])}
+    for nd in splits:
+        at = list(g.node).index(nd)
+        g.node.remove(nd)
+        g.node.insert(at, helper.make_node("Slice", [nd.input[0], ends["last"], ends["end"], ends["axis"]], [nd.output[1]]))
+        g.node.insert(at, helper.make_node("Slice", [nd.input[0], ends["start"], ends["last"], ends["axis"]], [nd.output[0]]))
+    for i, k, name in [(c, 2, "cache_slots") for c in cache] + [(mask, 3, "cache_slots_and_token")]:
+        i.type.tensor_type.shape.dim[k].ClearField("dim_value")
+        i.type.tensor_type.shape.dim[k].dim_param = name
+    used = {x for nd in g.node for x in nd.input}
+    kept = [i for i in g.initializer if i.name in used]
+    del g.initializer[:]
+    g.initializer.extend(kept)
     return m
 
 

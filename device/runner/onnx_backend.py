@@ -25,6 +25,9 @@ _NP_DTYPES = {"tensor(float)": np.float32, "tensor(float16)": np.float16}
 ENCODER_ROW_BLOCKS = 4
 ATTENTION_GRAPH = "decoder_step_attention.onnx"   # in the start-up cache, once a runner was asked for attention
 PREFILL_GRAPHS = {"plain": "decoder_prefill.onnx", "attention": "decoder_prefill_attention.onnx"}   # likewise
+# The KV cache grows by this many slots (core/model/kv_cache.py): a step reads at most 63 empty ones, and a
+# window's ~7 regrowths copy what the cache holds (under 10 MB at the last).
+CACHE_GROW_BY = 64
 
 
 @dataclass
@@ -176,12 +179,19 @@ class OnnxBackend:
 
     def _host_decoder(self, graph):
         """A decoder graph (step, prefill, full) as this backend's sessions run it: stacked inputs per layer,
-        LayerNorms fused, and the cross K/V head-major when the encoder writes them so."""
+        LayerNorms fused, and when the encoder writes the cross K/V head-major, those and the cache head-major
+        and the cache of any length."""
         from device.graphs import onnx_graphs as G
-        from device.graphs.host_passes import fuse_layer_norms, head_major_kv
+        from device.graphs.host_passes import fuse_layer_norms, growing_cache, head_major_kv
 
         graph = fuse_layer_norms(G.per_layer_inputs(graph))
-        return head_major_kv(graph, self.dims.n_text_head) if self.head_major else graph
+        return growing_cache(head_major_kv(graph, self.dims.n_text_head)) if self.head_major else graph
+
+    @property
+    def cache_layout(self) -> dict:
+        """KVCache's arguments for a cache as the step graph reads it (core/model/backend.py)."""
+        shape = next(i.shape for i in self._step.get_inputs() if i.name == "self_k.0")
+        return {"n_head": shape[1], "grow_by": CACHE_GROW_BY if isinstance(shape[2], str) else 0}
 
     def _prepack_encoder(self) -> bool:
         # Unpacked MatMulNBits blocks are repacked at every call: int8b's encoder is ~25 % slower without it.

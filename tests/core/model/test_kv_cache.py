@@ -70,3 +70,22 @@ def test_a_head_major_cache_holds_the_same_keys_and_values_per_head():
         assert np.array_equal(a[:, 0].reshape(6, 448, 8, 64).transpose(0, 2, 1, 3), b)
     assert heads.bytes_per_token == stacked.bytes_per_token and heads.bytes_total == stacked.bytes_total
     assert np.array_equal(heads.mask(), stacked.mask())
+
+
+def test_a_growing_cache_adds_slots_as_tokens_come_and_keeps_what_it_holds():
+    """grow_by=64: 64 slots at first, 128 from the 65th token on, never past max_len; the mask follows."""
+    fixed, growing = KVCache(n_head=8), KVCache(n_head=8, grow_by=64)
+    assert growing.slots == 64 and growing.mask().shape == (1, 1, 1, 65)
+    rng = np.random.default_rng(1)
+    for t in range(70):
+        new = rng.standard_normal((6, 1, 1, 512)).astype(np.float32)
+        for cache in (fixed, growing):
+            cache.write(new, -new)
+        assert growing.slots == (64 if t < 64 else 128)
+    assert np.array_equal(growing.k[:, :, :70], fixed.k[:, :, :70]) and np.array_equal(growing.v[:, :, :70], fixed.v[:, :, :70])
+    assert visible(growing.mask()) == list(range(70)) + [128]
+    growing.write_many(np.ones((6, 1, 100, 512), np.float32), np.ones((6, 1, 100, 512), np.float32))
+    assert growing.slots == 192 and growing.cache_len == 170 and growing.k[:, :, 70:170].min() == 1
+    growing.write_many(np.zeros((6, 1, 278, 512), np.float32), np.zeros((6, 1, 278, 512), np.float32))
+    assert growing.slots == 448 and growing.full
+    assert growing.bytes_total == fixed.bytes_total and growing.bytes_per_token == fixed.bytes_per_token

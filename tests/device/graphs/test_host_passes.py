@@ -1,6 +1,6 @@
 """The host-only passes: every decomposed LayerNorm becomes one node, the encoder's attention runs head by
-head (and its queries and MLP rows in blocks), its cross K/V come out per layer and head-major, with the same
-outputs."""
+head (and its queries and MLP rows in blocks), its cross K/V come out per layer and head-major, the decoder
+reads them and its cache head-major, and the step takes a cache of any length, with the same outputs."""
 import numpy as np
 import onnxruntime as ort
 
@@ -9,6 +9,7 @@ from device.graphs.host_passes import (
     attention_by_head,
     cross_by_layer,
     fuse_layer_norms,
+    growing_cache,
     head_major_kv,
     layer_norm_count,
     mlp_by_rows,
@@ -139,3 +140,30 @@ def test_graphs_without_per_layer_cross_kv_are_left_alone(model):
     for graph in (G.build_decoder_step(model.weights.params, dims),
                   G.build_encoder(model.weights.params, dims, cross="absorbed")):
         assert head_major_kv(graph, dims.n_text_head).SerializeToString() == graph.SerializeToString()
+
+
+def test_a_growing_cache_step_over_the_filled_slots_gives_the_448_slot_outputs(model):
+    """The step with 128 slots (100 filled) and a mask of 129 against the same step over all 448."""
+    dims = model.weights.dims
+    step = head_major_kv(fuse_layer_norms(G.per_layer_inputs(
+        quantize_model(G.build_decoder_step(model.weights.params, dims), "int8b"))), dims.n_text_head)
+    grows = growing_cache(step)
+    assert [d.dim_param for d in grows.graph.input[1].type.tensor_type.shape.dim][3] == "cache_slots_and_token"
+    assert not any(n.op_type == "Split" and len(n.output) == 2 for n in grows.graph.node)
+    rng = np.random.default_rng(0)
+    feeds = {i.name: rng.standard_normal([d.dim_value for d in i.type.tensor_type.shape.dim]).astype(np.float32)
+             for i in step.graph.input}
+    feeds["mask"][...] = -1e9
+    feeds["mask"][..., :100] = feeds["mask"][..., -1] = 0
+    fewer = {k: v[:, :, :128] if k.startswith("self_") else v for k, v in feeds.items()}
+    fewer["mask"] = np.concatenate([feeds["mask"][..., :128], feeds["mask"][..., -1:]], axis=-1)
+    for a, b in zip(run(step, feeds), run(grows, fewer)):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-5)
+    for a, b in zip(run(step, feeds), run(grows, feeds)):         # and over all 448, as the board's cache
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-5)
+
+
+def test_a_step_whose_cache_is_not_head_major_keeps_its_448_slots(model):
+    dims = model.weights.dims
+    step = fuse_layer_norms(G.per_layer_inputs(G.build_decoder_step(model.weights.params, dims)))
+    assert growing_cache(step).SerializeToString() == step.SerializeToString()
