@@ -374,6 +374,7 @@ def head_major_kv(model: onnx.ModelProto, n_head: int, names=("cross_k", "cross_
         return m
     users, inits = _users(g), {i.name: i for i in g.initializer}
     if ins and all(_head_major_input(g, i, users, inits, n_head) for i in ins):
+        del g.value_info[:]          # shapes inferred before (the int8 quantiser's) name the stacked form
         return m
     m.CopyFrom(model)
     return m
@@ -415,6 +416,9 @@ def growing_cache(model: onnx.ModelProto, names=("self_k", "self_v")) -> onnx.Mo
     for i, k, name in [(c, 2, "cache_slots") for c in cache] + [(mask, 3, "cache_slots_and_token")]:
         i.type.tensor_type.shape.dim[k].ClearField("dim_value")
         i.type.tensor_type.shape.dim[k].dim_param = name
+    # Shapes an earlier pass inferred (the int8 quantiser's) still say 448: ONNX Runtime would fuse the Slices
+    # back into a Split of [448, 1].
+    del g.value_info[:]
     used = {x for nd in g.node for x in nd.input}
     kept = [i for i in g.initializer if i.name in used]
     del g.initializer[:]

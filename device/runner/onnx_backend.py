@@ -78,9 +78,9 @@ def _session(model: bytes | Path, cfg: SessionConfig, save_to: Path | None = Non
                                 providers=["CPUExecutionProvider"])
 
 
-def _is_head_major(encoder) -> bool:
-    """Whether an encoder session writes each layer's cross K/V head-major, [H, T, d/H] (device/graphs/host_passes.py)."""
-    return any(o.name == "cross_k.0" and len(o.shape) == 3 for o in encoder.get_outputs())
+def _reads_head_major(step) -> bool:
+    """Whether a step session reads its K/V head-major, [1, H, T, d/H] a layer (device/graphs/host_passes.py)."""
+    return any(i.name == "self_k.0" and i.shape[1] != 1 for i in step.get_inputs())
 
 
 def _reload_params(weights: WhisperWeights):
@@ -150,10 +150,10 @@ class OnnxBackend:
         self._encoder = _session(encoder, replace(self.config, profile=None), save_dir and save_dir / "encoder.onnx",
                                  self._prepack_encoder())
         del encoder
-        self.head_major = _is_head_major(self._encoder)
         step = self._host_decoder(step).SerializeToString()
         self._step = _session(step, self.config, save_dir and save_dir / "decoder_step.onnx", self.config.prepack_step)
         del step
+        self.head_major = _reads_head_major(self._step)
         self._full = None
         self._types = {i.name: _NP_DTYPES[i.type] for s in (self._encoder, self._step) for i in s.get_inputs()}
 
@@ -172,20 +172,18 @@ class OnnxBackend:
         cached = replace(self.config, optimization="disable")
         self._encoder = _session(directory / "encoder.onnx", cached, prepack=self._prepack_encoder())
         self._step = _session(directory / "decoder_step.onnx", cached, prepack=self.config.prepack_step)
-        self.head_major = _is_head_major(self._encoder)
+        self.head_major = _reads_head_major(self._step)
         self._full, self._full_params = None, full_params
         self._types = {i.name: _NP_DTYPES[i.type] for s in (self._encoder, self._step) for i in s.get_inputs()}
         return self
 
     def _host_decoder(self, graph):
         """A decoder graph (step, prefill, full) as this backend's sessions run it: stacked inputs per layer,
-        LayerNorms fused, and when the encoder writes the cross K/V head-major, those and the cache head-major
-        and the cache of any length."""
+        LayerNorms fused, the cross K/V and the cache read head-major, the cache of any length."""
         from device.graphs import onnx_graphs as G
         from device.graphs.host_passes import fuse_layer_norms, growing_cache, head_major_kv
 
-        graph = fuse_layer_norms(G.per_layer_inputs(graph))
-        return growing_cache(head_major_kv(graph, self.dims.n_text_head)) if self.head_major else graph
+        return growing_cache(head_major_kv(fuse_layer_norms(G.per_layer_inputs(graph)), self.dims.n_text_head))
 
     @property
     def cache_layout(self) -> dict:
@@ -214,9 +212,12 @@ class OnnxBackend:
         if self.cross == "absorbed":
             return self._encoder.run(["F"], mel)[0].astype(np.float32, copy=False), None
         if "cross_k.0" in {o.name for o in self._encoder.get_outputs()}:
-            return self._encode_by_layer(mel["mel"])
-        k, v = self._encoder.run(["cross_k", "cross_v"], mel)
-        return k.astype(np.float32, copy=False), v.astype(np.float32, copy=False)
+            k, v = self._encode_by_layer(mel["mel"])
+        else:
+            k, v = self._encoder.run(["cross_k", "cross_v"], mel)
+        # An encoder host_passes could not rewrite (onnx-int8's quantised projection) writes them stacked: moved
+        # once a window (~10 ms), not a layer at every step.
+        return tuple(np.ascontiguousarray(self._head_major(t), np.float32) for t in (k, v))
 
     def _encode_by_layer(self, mel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """An encoder rewritten by cross_by_layer: each layer's [T, d] output bound to its slice of the
@@ -252,13 +253,18 @@ class OnnxBackend:
                 feeds[key] = self._feed(key, self._layer(name, t, layer))   # a view: no copy for fp32
         return feeds
 
+    def _head_major(self, t: np.ndarray) -> np.ndarray:
+        """Stacked K/V [L,1,T,d] as the graphs read them: a head-major view [L,H,T,d/H] (not contiguous) if they do."""
+        if not self.head_major or t.shape[1] != 1:
+            return t
+        n_layer, _, n, d = t.shape
+        h = self.dims.n_text_head
+        return t.reshape(n_layer, n, h, d // h).transpose(0, 2, 1, 3)
+
     def _layer(self, name: str, t: np.ndarray, layer: int) -> np.ndarray:
-        """Layer `layer` of a stacked input as the graphs take it. K/V in the stacked [L,1,T,d] form (another
-        backend's encode() or cache, a test's reference) go to head-major graphs rearranged, as a copy."""
-        if self.head_major and t.shape[1] == 1:
-            T, d, h = t.shape[2], t.shape[3], self.dims.n_text_head
-            return t[layer, 0].reshape(T, h, d // h).transpose(1, 0, 2)[None]
-        return t[layer:layer + 1]
+        """Layer `layer` of a stacked input as the graphs take it; K/V in the stacked [L,1,T,d] form (another
+        backend's encode() or cache, a test's reference) are rearranged for head-major graphs, a copy."""
+        return self._head_major(t)[layer:layer + 1]
 
     def step(self, x: np.ndarray, self_k: np.ndarray, self_v: np.ndarray, cross_k: np.ndarray,
              cross_v: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
