@@ -29,7 +29,7 @@ from core.model.weights import ModelDims, load_model, locate_model, sha256_files
 
 log = logging.getLogger("whisperkv.agent")
 
-FORMAT = 9
+FORMAT = 10
 BACKENDS = ("onnx", "onnx-fp16", "onnx-int8", "onnx-int8b")
 
 
