@@ -220,8 +220,8 @@ class OnnxBackend:
         return tuple(np.ascontiguousarray(self._head_major(t), np.float32) for t in (k, v))
 
     def _encode_by_layer(self, mel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """An encoder rewritten by cross_by_layer: each layer's [T, d] output bound to its slice of the
-        [L, 1, T, d] arrays, which ONNX Runtime fills in place."""
+        """An encoder rewritten by cross_by_layer (and head_major_kv): each layer's [H, T, d/H] (or [T, d]) output
+        bound to its slice of the [L, H, T, d/H] (or [L, 1, T, d]) arrays, which ONNX Runtime fills in place."""
         d = self.dims
         out = next(o for o in self._encoder.get_outputs() if o.name == "cross_k.0")
         dtype, shape = _NP_DTYPES[out.type], list(out.shape)          # [H, T, d/H] head-major, else [T, d]
@@ -248,23 +248,20 @@ class OnnxBackend:
         feeds |= {"x": self._feed("x", x), "mask": self._feed("mask", mask)}
         cache = (("self_k", self_k), ("self_v", self_v)) if self_k is not None else ()
         for name, t in (*cache, *stacked):
+            t = self._head_major(t)
             for layer in range(t.shape[0]):
                 key = f"{name}.{layer}"
-                feeds[key] = self._feed(key, self._layer(name, t, layer))   # a view: no copy for fp32
+                feeds[key] = self._feed(key, t[layer:layer + 1])   # a view: no copy for fp32 in the graphs' layout
         return feeds
 
     def _head_major(self, t: np.ndarray) -> np.ndarray:
-        """Stacked K/V [L,1,T,d] as the graphs read them: a head-major view [L,H,T,d/H] (not contiguous) if they do."""
+        """K/V as the graphs read them. Stacked ones, [L,1,T,d] (another backend's encode() or cache, a test's
+        reference), become a head-major view [L,H,T,d/H] for head-major graphs: not contiguous, so a copy per layer."""
         if not self.head_major or t.shape[1] != 1:
             return t
         n_layer, _, n, d = t.shape
         h = self.dims.n_text_head
         return t.reshape(n_layer, n, h, d // h).transpose(0, 2, 1, 3)
-
-    def _layer(self, name: str, t: np.ndarray, layer: int) -> np.ndarray:
-        """Layer `layer` of a stacked input as the graphs take it; K/V in the stacked [L,1,T,d] form (another
-        backend's encode() or cache, a test's reference) are rearranged for head-major graphs, a copy."""
-        return self._head_major(t)[layer:layer + 1]
 
     def step(self, x: np.ndarray, self_k: np.ndarray, self_v: np.ndarray, cross_k: np.ndarray,
              cross_v: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -353,6 +350,7 @@ class OnnxBackend:
         if self.cross == "absorbed":
             feeds["F"] = np.ascontiguousarray(cross_k, np.float32)
         for name, t in (("cross_k", cross_k), ("cross_v", cross_v)) if self.cross == "kv" else ():
+            t = self._head_major(t)
             for layer in range(t.shape[0]):
-                feeds[f"{name}.{layer}"] = np.ascontiguousarray(self._layer(name, t, layer), np.float32)
+                feeds[f"{name}.{layer}"] = np.ascontiguousarray(t[layer:layer + 1], np.float32)
         return self._full.run(["logits"], feeds)[0]
