@@ -22,16 +22,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from core.model.kv_cache import to_head_major  # noqa: E402
 from core.model.weights import load_model  # noqa: E402
 from device.graphs import onnx_graphs as G  # noqa: E402
 from device.graphs.host_passes import fuse_layer_norms, growing_cache, head_major_kv  # noqa: E402
 from device.graphs.quantize import quantize_model  # noqa: E402
 from device.runner.onnx_backend import SessionConfig, _session  # noqa: E402
-
-
-def heads_first(t: np.ndarray, n_head: int) -> np.ndarray:
-    _, _, n, d = t.shape
-    return np.ascontiguousarray(t.reshape(n, n_head, d // n_head).transpose(1, 0, 2))[None]
 
 
 def main(argv=None) -> int:
@@ -50,7 +46,8 @@ def main(argv=None) -> int:
     rng = np.random.default_rng(0)
     feeds = {i.name: rng.standard_normal([d.dim_value or n for d in i.type.tensor_type.shape.dim]).astype(np.float32)
              for i in stacked.graph.input}
-    moved = lambda prefixes: {k: heads_first(v, h) if k.startswith(prefixes) else v for k, v in feeds.items()}
+    moved = lambda prefixes: {k: np.ascontiguousarray(to_head_major(v, h)) if k.startswith(prefixes) else v
+                              for k, v in feeds.items()}
     if args.uncached:
         feeds["mask"] = np.triu(np.full((n, n), -1e9, np.float32), 1)[None, None]
         cases = [("uncached, cross K/V stacked", stacked, feeds),

@@ -12,11 +12,13 @@ The cross state. What `encode` returns is a pair the decoder hands back to `step
 says which form it is:
 - "kv": (cross_k, cross_v), each [L, 1, A, d], the per-layer cross-attention keys and values; a backend
   whose `head_major` attribute is true keeps them as [L, H, A, d/H] instead (H = dims.n_text_head;
-  OnnxBackend, for its step's memory reads), and still takes the [L, 1, A, d] form;
-- the KV cache is a core/model/kv_cache.KVCache made with the backend's `cache_layout` (absent: {}, the
-  board's [L, 1, C, d]); OnnxBackend's is head-major and grows with the tokens;
+  OnnxBackend, for its step's memory reads), and still takes the [L, 1, A, d] form (core/model/kv_cache.py:
+  to_head_major, to_stacked);
 - "absorbed": (F, None), F [1, 1, A, d] the encoder output, which every layer attends to directly
   (core/model/layers.py, AbsorbedCross): 12x less to keep, more arithmetic per step.
+
+The KV cache is a core/model/kv_cache.KVCache made with the backend's `cache_layout` (absent: {}, the
+board's [L, 1, C, d]); OnnxBackend's is head-major and grows with the tokens.
 """
 from __future__ import annotations
 
@@ -99,14 +101,6 @@ def check_cross(cross: str) -> str:
 def cross_form(backend) -> str:
     """"kv" or "absorbed": the form of the cross state `backend.encode` returns."""
     return getattr(backend, "cross", "kv")
-
-
-def stacked_cross(t: np.ndarray) -> np.ndarray:
-    """A kv cross state's keys or values in the [L, 1, A, d] form, from either form (a copy when head-major)."""
-    if t.shape[1] == 1:
-        return t
-    n_layer, n_head, n_audio, d_head = t.shape
-    return t.transpose(0, 2, 1, 3).reshape(n_layer, 1, n_audio, n_head * d_head)
 
 
 def cross_bytes(cross_k: np.ndarray, cross_v: np.ndarray | None) -> int:

@@ -13,6 +13,20 @@ from core.model.weights import ModelDims
 from core.model.whisper import NEG_INF
 
 
+def to_head_major(kv: np.ndarray, n_head: int) -> np.ndarray:
+    """Stacked K/V [L, 1, T, d] as a head-major view [L, H, T, d/H] (not contiguous)."""
+    n_layer, _, n, d = kv.shape
+    return kv.reshape(n_layer, n, n_head, d // n_head).transpose(0, 2, 1, 3)
+
+
+def to_stacked(kv: np.ndarray) -> np.ndarray:
+    """K/V in the stacked [L, 1, T, d] form, from either form (a copy when head-major)."""
+    if kv.shape[1] == 1:
+        return kv
+    n_layer, n_head, n, d_head = kv.shape
+    return kv.transpose(0, 2, 1, 3).reshape(n_layer, 1, n, n_head * d_head)
+
+
 class CacheFull(Exception):
     """Raised on a write past the last slot; the decoder stops with reason `cache_full`."""
 
@@ -100,9 +114,8 @@ class KVCache:
         if self.cache_len + n > self.max_len:
             raise CacheFull(f"{n} more tokens do not fit the KV cache of {self.max_len}")
         self._make_room(self.cache_len + n)
-        n_layer, n_head, _, d_head = self.k.shape
         for cache, new in ((self.k, new_k), (self.v, new_v)):
-            cache[:, :, self.cache_len:self.cache_len + n] = new.reshape(n_layer, n, n_head, d_head).transpose(0, 2, 1, 3)
+            cache[:, :, self.cache_len:self.cache_len + n] = to_head_major(new, cache.shape[1])
         self.cache_len += n
 
     def truncate(self, length: int) -> None:

@@ -312,6 +312,17 @@ def _const(g: onnx.GraphProto, name: str, values) -> str:
     return name
 
 
+def _set_shape(value: onnx.ValueInfoProto, dims) -> None:
+    value.type.tensor_type.ClearField("shape")
+    for x in dims:
+        value.type.tensor_type.shape.dim.add().dim_value = x
+
+
+def _per_layer(values, names) -> list:
+    """The graph inputs or outputs named `<name>.<layer>` (onnx_graphs.per_layer_inputs, cross_by_layer)."""
+    return [v for v in values if v.name.rsplit(".", 1)[0] in names and v.name.rsplit(".", 1)[-1].isdigit()]
+
+
 def _head_major_output(g: onnx.GraphProto, out: onnx.ValueInfoProto, n_head: int) -> None:
     """Output `out` [T, d] is produced as [H, T, d/H] instead: Reshape [T, H, d/H] -> Transpose (1, 0, 2)."""
     T, d = (x.dim_value for x in out.type.tensor_type.shape.dim)
@@ -321,9 +332,7 @@ def _head_major_output(g: onnx.GraphProto, out: onnx.ValueInfoProto, n_head: int
     shape = _const(g, out.name + ".heads_shape", [T, n_head, d // n_head])
     g.node.extend([helper.make_node("Reshape", [rows, shape], [out.name + ".heads"]),
                    helper.make_node("Transpose", [out.name + ".heads"], [out.name], perm=[1, 0, 2])])
-    out.type.tensor_type.ClearField("shape")
-    for x in (n_head, T, d // n_head):
-        out.type.tensor_type.shape.dim.add().dim_value = x
+    _set_shape(out, (n_head, T, d // n_head))
 
 
 def _head_major_input(g: onnx.GraphProto, inp: onnx.ValueInfoProto, users: dict, inits: dict, n_head: int) -> bool:
@@ -352,9 +361,7 @@ def _head_major_input(g: onnx.GraphProto, inp: onnx.ValueInfoProto, users: dict,
         g.node.remove(n)
     for k, n in enumerate(new):
         g.node.insert(at + k, n)
-    inp.type.tensor_type.ClearField("shape")
-    for x in (1, n_head, T, d // n_head):
-        inp.type.tensor_type.shape.dim.add().dim_value = x
+    _set_shape(inp, (1, n_head, T, d // n_head))
     return True
 
 
@@ -365,9 +372,7 @@ def head_major_kv(model: onnx.ModelProto, n_head: int, names=("cross_k", "cross_
     m = onnx.ModelProto()
     m.CopyFrom(model)
     g = m.graph
-    is_cross = lambda name: name.rsplit(".", 1)[0] in names and name.rsplit(".", 1)[-1].isdigit()
-    outs = [o for o in g.output if is_cross(o.name)]
-    ins = [i for i in g.input if is_cross(i.name)]
+    outs, ins = _per_layer(g.output, names), _per_layer(g.input, names)
     if outs and all(len(o.type.tensor_type.shape.dim) == 2 for o in outs):
         for o in outs:
             _head_major_output(g, o, n_head)
@@ -388,7 +393,7 @@ def growing_cache(model: onnx.ModelProto, names=("self_k", "self_v")) -> onnx.Mo
     m.CopyFrom(model)
     g = m.graph
     inits = {i.name: i for i in g.initializer}
-    cache = [i for i in g.input if i.name.rsplit(".", 1)[0] in names and i.name.rsplit(".", 1)[-1].isdigit()]
+    cache = _per_layer(g.input, names)
     mask = next((i for i in g.input if i.name == "mask"), None)
     if not cache or mask is None:
         return m

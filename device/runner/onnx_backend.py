@@ -19,6 +19,7 @@ import numpy as np
 
 from core.model.alignment import alignment_heads
 from core.model.backend import check_cross
+from core.model.kv_cache import to_head_major
 from core.model.weights import WhisperWeights
 
 _NP_DTYPES = {"tensor(float)": np.float32, "tensor(float16)": np.float16}
@@ -78,9 +79,11 @@ def _session(model: bytes | Path, cfg: SessionConfig, save_to: Path | None = Non
                                 providers=["CPUExecutionProvider"])
 
 
-def _reads_head_major(step) -> bool:
-    """Whether a step session reads its K/V head-major, [1, H, T, d/H] a layer (device/graphs/host_passes.py)."""
-    return any(i.name == "self_k.0" and i.shape[1] != 1 for i in step.get_inputs())
+def _cache_layout(step) -> dict:
+    """KVCache's arguments for the cache a step session reads: head-major ([1, H, N, d/H] a layer) and of any
+    length N after device/graphs/host_passes.py, else stacked and 448 slots."""
+    shape = next(i.shape for i in step.get_inputs() if i.name == "self_k.0")
+    return {"n_head": shape[1], "grow_by": CACHE_GROW_BY if isinstance(shape[2], str) else 0}
 
 
 def _reload_params(weights: WhisperWeights):
@@ -153,7 +156,7 @@ class OnnxBackend:
         step = self._host_decoder(step).SerializeToString()
         self._step = _session(step, self.config, save_dir and save_dir / "decoder_step.onnx", self.config.prepack_step)
         del step
-        self.head_major = _reads_head_major(self._step)
+        self.cache_layout = _cache_layout(self._step)   # core/model/backend.py
         self._full = None
         self._types = {i.name: _NP_DTYPES[i.type] for s in (self._encoder, self._step) for i in s.get_inputs()}
 
@@ -172,7 +175,7 @@ class OnnxBackend:
         cached = replace(self.config, optimization="disable")
         self._encoder = _session(directory / "encoder.onnx", cached, prepack=self._prepack_encoder())
         self._step = _session(directory / "decoder_step.onnx", cached, prepack=self.config.prepack_step)
-        self.head_major = _reads_head_major(self._step)
+        self.cache_layout = _cache_layout(self._step)
         self._full, self._full_params = None, full_params
         self._types = {i.name: _NP_DTYPES[i.type] for s in (self._encoder, self._step) for i in s.get_inputs()}
         return self
@@ -186,10 +189,9 @@ class OnnxBackend:
         return growing_cache(head_major_kv(fuse_layer_norms(G.per_layer_inputs(graph)), self.dims.n_text_head))
 
     @property
-    def cache_layout(self) -> dict:
-        """KVCache's arguments for a cache as the step graph reads it (core/model/backend.py)."""
-        shape = next(i.shape for i in self._step.get_inputs() if i.name == "self_k.0")
-        return {"n_head": shape[1], "grow_by": CACHE_GROW_BY if isinstance(shape[2], str) else 0}
+    def head_major(self) -> bool:
+        """Whether the graphs read the cross K/V and the cache head-major (core/model/backend.py)."""
+        return self.cache_layout["n_head"] != 1
 
     def _prepack_encoder(self) -> bool:
         # Unpacked MatMulNBits blocks are repacked at every call: int8b's encoder is ~25 % slower without it.
@@ -233,7 +235,7 @@ class OnnxBackend:
             for layer in range(d.n_text_layer):
                 io.bind_output(f"{name}.{layer}", "cpu", 0, dtype, shape, arr[layer].ctypes.data)
         self._encoder.run_with_iobinding(io)
-        return k.astype(np.float32, copy=False), v.astype(np.float32, copy=False)
+        return k, v
 
     def _cross_feeds(self, cross_k, cross_v) -> tuple[dict, tuple]:
         """F as is (absorbed), or cross K/V to split into per-layer inputs."""
@@ -257,11 +259,7 @@ class OnnxBackend:
     def _head_major(self, t: np.ndarray) -> np.ndarray:
         """K/V as the graphs read them. Stacked ones, [L,1,T,d] (another backend's encode() or cache, a test's
         reference), become a head-major view [L,H,T,d/H] for head-major graphs: not contiguous, so a copy per layer."""
-        if not self.head_major or t.shape[1] != 1:
-            return t
-        n_layer, _, n, d = t.shape
-        h = self.dims.n_text_head
-        return t.reshape(n_layer, n, h, d // h).transpose(0, 2, 1, 3)
+        return to_head_major(t, self.dims.n_text_head) if self.head_major and t.shape[1] == 1 else t
 
     def step(self, x: np.ndarray, self_k: np.ndarray, self_v: np.ndarray, cross_k: np.ndarray,
              cross_v: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -4,6 +4,7 @@ reads them and its cache head-major, and the step takes a cache of any length, w
 import numpy as np
 import onnxruntime as ort
 
+from core.model.kv_cache import to_head_major
 from device.graphs import onnx_graphs as G
 from device.graphs.host_passes import (
     attention_by_head,
@@ -95,13 +96,6 @@ def test_an_encoder_without_the_cross_tail_is_left_alone(model):
     assert cross_by_layer(encoder).SerializeToString() == encoder.SerializeToString()
 
 
-def heads_first(t, n_head):
-    """[1, 1, T, d] or [T, d] -> [1, H, T, d/H] or [H, T, d/H]."""
-    *lead, T, d = t.shape
-    h = t.reshape(T, n_head, d // n_head).transpose(1, 0, 2)
-    return np.ascontiguousarray(h[None] if lead else h)
-
-
 def test_the_encoder_writes_each_layers_cross_kv_head_major(model, clip_mels):
     dims = model.weights.dims
     per_layer = cross_by_layer(quantize_model(G.build_encoder(model.weights.params, dims), "int8b"))
@@ -110,7 +104,7 @@ def test_the_encoder_writes_each_layers_cross_kv_head_major(model, clip_mels):
     assert shapes == {f"cross_{kv}.{i}": [8, 1500, 64] for kv in "kv" for i in range(dims.n_text_layer)}
     feeds = {"mel": clip_mels("test_en.wav")[0].reshape(1, dims.n_mels, -1)}
     for rows, heads in zip(run(per_layer, feeds), run(major, feeds)):
-        assert np.array_equal(heads_first(rows, dims.n_text_head), heads)
+        assert np.array_equal(to_head_major(rows[None, None], dims.n_text_head)[0], heads)
 
 
 def test_the_decoder_step_reads_head_major_kv_with_the_same_outputs(model):
@@ -129,7 +123,7 @@ def test_the_decoder_step_reads_head_major_kv_with_the_same_outputs(model):
     feeds = {i.name: rng.standard_normal([d.dim_value for d in i.type.tensor_type.shape.dim]).astype(np.float32)
              for i in step.graph.input}
     feeds["mask"][..., 10:-1] = -1e9
-    moved = {k: heads_first(v, dims.n_text_head) if k in kv else v for k, v in feeds.items()}
+    moved = {k: np.ascontiguousarray(to_head_major(v, dims.n_text_head)) if k in kv else v for k, v in feeds.items()}
     for a, b in zip(run(step, feeds), run(major, moved)):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-5)
 

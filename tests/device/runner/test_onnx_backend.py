@@ -4,8 +4,9 @@ import pytest
 
 from core.decode.decoding import decode_windows
 from core.decode.options import DecodeOptions
-from core.model.backend import Backend, stacked_cross
+from core.model.backend import Backend
 from core.model.encoder_cache import EncoderCache, mel_key
+from core.model.kv_cache import to_stacked
 from device.runner.backends import (
     BackendError,
     available_backends,
@@ -40,7 +41,7 @@ def test_tokens_equal_numpy_and_logits_within_tolerance(clip, model, onnx_backen
 
     key = mel_key(mels[0])
     cross, cross_ref = own.get(key), encoder_cache.get(key)
-    assert max(float(np.abs(stacked_cross(a) - b).max()) for a, b in zip(cross, cross_ref)) <= TOL
+    assert max(float(np.abs(to_stacked(a) - b).max()) for a, b in zip(cross, cross_ref)) <= TOL
 
 
 def test_uncached_graph_gives_the_cached_tokens(model, onnx_backend, clip_mels):

@@ -6,8 +6,7 @@ import pytest
 
 from core.decode.decoding import decode_windows, encoder_features
 from core.decode.options import DecodeOptions
-from core.model.backend import stacked_cross
-from core.model.kv_cache import KVCache
+from core.model.kv_cache import KVCache, to_stacked
 from core.model.whisper import causal_mask, embed
 from device.runner.backends import make_backend
 from tests.device.runner.compare_helpers import tokens
@@ -83,7 +82,7 @@ def test_the_fp16_backend_encodes_and_prefills_in_its_own_dtype(model, clip_mels
     fp16 = make_backend("onnx-fp16", model.weights)
     mels, prompt = clip_mels("test_en.wav")[:1], model.tokenizer.encode(" And so, my fellow citizens of the world.")
     cross_k, cross_v = fp16.encode(mels[0])
-    assert cross_k.dtype == np.float32 and stacked_cross(cross_k).shape == (6, 1, 1500, 512) and np.isfinite(cross_v).all()
+    assert cross_k.dtype == np.float32 and to_stacked(cross_k).shape == (6, 1, 1500, 512) and np.isfinite(cross_v).all()
     opts = DecodeOptions(language="en", prompt=prompt, word_timestamps=True)
     batched = list(decode_windows(fp16, model.tokenizer, mels, opts))
     monkeypatch.setattr(steppers, "PREFILL_MIN", 10 ** 6)                     # one step at a time
