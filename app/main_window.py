@@ -18,6 +18,7 @@ from app.board.controller import BoardController
 from app.board.panel import DevicePanel
 from app.board.worker import TranscribeWorker
 from app.errors import Failure
+from app.gui_thread_gc import collect_garbage_on_gui_thread
 from app.live_controller import LiveRunController
 from app.live_worker import LiveWorker
 from app.plots.attention_heatmap import AttentionHeatmap
@@ -54,6 +55,7 @@ class MainWindow(QMainWindow):
                  recorder: Recorder | None = None):
         super().__init__()
         apply_theme(QApplication.instance())  # before any plot exists: pyqtgraph reads it at creation
+        collect_garbage_on_gui_thread(QApplication.instance())
         self.setWindowTitle("WhisperKV Studio")
         self.setAcceptDrops(True)
         self.store = store or app_settings.qsettings()

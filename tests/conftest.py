@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import atexit
+import gc
 import json
 import os
 import shutil
@@ -29,6 +30,15 @@ def special_tokens():
     from core.model.weights import find_tokenizer
 
     return WhisperTokenizer.from_file(find_tokenizer()).special
+
+
+@pytest.fixture(autouse=True)
+def collect_garbage_between_tests():
+    """Once a window exists the studio's collector runs on its GUI timer only (app/gui_thread_gc.py), and
+    between event loops that timer does not fire: collect here, on the main thread, after each test."""
+    yield
+    if not gc.isenabled():
+        gc.collect()
 
 
 @pytest.fixture(scope="session")

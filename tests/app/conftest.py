@@ -5,8 +5,7 @@ import time
 from functools import lru_cache
 
 import pytest
-from PySide6.QtCore import QSettings
-from PySide6.QtTest import QTest
+from PySide6.QtCore import QEventLoop, QSettings, QTimer
 
 from tests.conftest import AUDIO
 
@@ -18,7 +17,24 @@ def wait_for(predicate, what: str, give_up_s: float = GIVE_UP_S) -> None:
     while not predicate():
         if time.monotonic() > deadline:
             raise AssertionError(f"gave up waiting for {what}")
-        QTest.qWait(20)
+        run_events_for(20)
+
+
+def run_events_for(ms: int) -> None:
+    """Not QTest.qWait: that holds the GIL while it waits, so a worker doing I/O (importing librosa for a
+    file soundfile cannot read) waited up to 20 ms for each system call: 200 s for one failed load.
+    QEventLoop.exec lets the GIL go."""
+    loop = QEventLoop()
+    QTimer.singleShot(ms, loop.quit)
+    loop.exec()
+
+
+@pytest.fixture(autouse=True)
+def gui_thread_gc(qapp):
+    """As in the studio (the main window installs it): cycles are collected on the GUI thread only."""
+    from app.gui_thread_gc import collect_garbage_on_gui_thread
+
+    collect_garbage_on_gui_thread(qapp)
 
 
 def settings_file(path) -> QSettings:
