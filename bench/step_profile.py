@@ -1,18 +1,21 @@
 """Where one decode step's time goes: the backend call, the Python between two calls, and (ONNX
 Runtime backends) the graph's time by operator type.
 
-    python bench/step_profile.py [--backends onnx,onnx-int8] [--clip test_en.wav] [--steps 100]
+    python bench/step_profile.py [--backends onnx,onnx-int8] [--clip test_en.wav] [--steps 100] [--timestamps]
 
 A forced decode (EOT suppressed) of --steps tokens on the first window of --clip. "python ms" is the
 wall time from one `backend.step` returning to the next one being called: the logit rules, log-softmax,
-top-k, the event, the cache write and the embedding lookup. The operator table comes from ONNX
-Runtime's own profiler over the same decode, as a share of the summed node time. Never asserts a time.
+top-k, the event, the cache write, the embedding lookup, and the event's frame as the runner writes it
+(device/runner/agent.py: the event as a dict, JSON, a write; here to /dev/null). "decode alone" is the same
+decode with the events only collected, no frames. The operator table comes from ONNX Runtime's own profiler
+over the same decode, as a share of the summed node time. Never asserts a time.
 """
 from __future__ import annotations
 
 import argparse
 import collections
 import json
+import os
 import sys
 import tempfile
 import time
@@ -50,6 +53,17 @@ class StepTimer:
         self.gaps, self.calls, self._returned = [], [], None
 
 
+def as_runner_frames(events, fd: int):
+    """The events, each first written as the runner's frame (device/runner/agent.py) to `fd`."""
+    from core.decode.events import event_to_dict
+    from device.runner.writer import Writer
+
+    out = Writer(fd)
+    for ev in events:
+        out.send({**event_to_dict(ev), "id": "bench"})
+        yield ev
+
+
 def op_table(profile_json: Path, runs: int) -> list[tuple[str, float, int]]:
     """(op type, share of the summed node time, nodes per run) from an ONNX Runtime profile."""
     total, count = collections.Counter(), collections.Counter()
@@ -81,25 +95,31 @@ def main(argv=None) -> int:
     ap.add_argument("--backends", default="onnx-int8b,onnx,onnx-int8")
     ap.add_argument("--clip", default="test_en.wav")
     ap.add_argument("--steps", type=int, default=100)
+    ap.add_argument("--timestamps", action="store_true", help="decode with timestamp tokens (long audio, subtitles)")
     args = ap.parse_args(argv)
 
     from device.runner.load import load_model_source
 
     mel = mel_windows(load_audio(ROOT / "resources" / "audio" / args.clip))[:1]
-    opts = DecodeOptions(language="en", suppress_eot=True, max_tokens=args.steps)
+    opts = DecodeOptions(language="en", suppress_eot=True, max_tokens=args.steps, timestamps=args.timestamps)
     print(f"## one step, forced decode of {args.clip} ({args.steps} tokens), medians over the decode")
-    print(f"{'backend':12s} {'step ms':>8s} {'python ms':>10s} {'python p90':>10s} {'token ms':>9s}")
+    print(f"{'backend':12s} {'step ms':>8s} {'python ms':>10s} {'python p90':>10s} {'decode alone':>12s} "
+          f"{'token ms':>9s}")
     ops = {}
+    devnull = os.open(os.devnull, os.O_WRONLY)
     for name in args.backends.split(","):
         model = load_model_source(None, name)
         timer = StepTimer(model.backend)
         list(model.transcribe(mel, opts))                # warm-up: arenas, caches, first-call costs
         timer.reset()
-        events = list(model.transcribe(mel, opts))
+        list(model.transcribe(mel, opts))
+        alone = np.median(timer.gaps) * 1e3
+        timer.reset()
+        events = list(as_runner_frames(model.transcribe(mel, opts), devnull))
         token_ms = np.median([e.ms for e in events if e.type == "token"][5:])
         gaps = np.array(timer.gaps) * 1e3
         print(f"{name:12s} {np.median(timer.calls) * 1e3:8.2f} {np.median(gaps):10.3f} {np.percentile(gaps, 90):10.3f} "
-              f"{token_ms:9.2f}")
+              f"{alone:12.3f} {token_ms:9.2f}")
         if name.startswith("onnx"):
             ops[name] = profile_ops(name, mel, opts)
     for name, table in ops.items():

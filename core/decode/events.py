@@ -90,7 +90,9 @@ def attention_from_dict(d: dict) -> np.ndarray:
 
 
 def event_to_dict(ev: Event) -> dict:
-    d = asdict(ev)
+    # A token event holds scalars, its `top` pairs and the attention array, none of which a frame changes: a
+    # shallow copy. asdict's recursive one was most of a token frame's cost, paid between two decoder steps.
+    d = {name: getattr(ev, name) for name in _TOKEN_FIELDS} if type(ev) is TokenEvent else asdict(ev)
     if "attention" in d:
         # absent unless asked for: an ordinary run's token events are not a byte longer
         if d["attention"] is None:
@@ -98,6 +100,9 @@ def event_to_dict(ev: Event) -> dict:
         else:
             d["attention"] = attention_to_dict(d["attention"])
     return d
+
+
+_TOKEN_FIELDS = tuple(f.name for f in fields(TokenEvent))
 
 
 def event_from_dict(d: dict) -> Event:

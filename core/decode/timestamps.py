@@ -38,12 +38,13 @@ def apply_timestamp_rules(logits: np.ndarray, sampled: list[int], sp: SpecialTok
     if not sampled:
         logits[:tb] = -np.inf
         logits[tb + round(MAX_INITIAL_TIMESTAMP / TIME_PRECISION) + 1:] = -np.inf
-    finite = logits[np.isfinite(logits)]
-    if finite.size:
-        m = finite.max()
-        lse = lambda a: m + np.log(np.sum(np.exp(a[np.isfinite(a)] - m))) if np.isfinite(a).any() else -np.inf  # noqa: E731
-        if lse(logits[tb:]) > (logits[:tb].max() if np.isfinite(logits[:tb]).any() else -np.inf):
-            logits[:tb] = -np.inf      # timestamps together outweigh any single text token
+    # Timestamps together outweigh any single text token: whisper compares their log-softmax values, and the
+    # normaliser they share cancels. Slices and -inf arithmetic, no mask over the vocabulary: this runs every step.
+    stamps_max = logits[tb:].max()
+    if stamps_max > -np.inf:
+        lse = stamps_max + np.log(np.exp(logits[tb:] - stamps_max, dtype=np.float64).sum())
+        if lse > logits[:tb].max():
+            logits[:tb] = -np.inf
     return logits
 
 

@@ -73,3 +73,21 @@ def test_kept_length_leaves_out_only_an_unfinished_last_segment(tok):
     assert kept_length(done[:-1] + [TB + 120, TB + 120], tok) == len(done)  # a trailing pair: its opener goes
     plain = [TB] + a                                                        # no pair: one segment, all kept
     assert kept_length(plain, tok) == len(plain) and kept_length(a, tok) == len(a) and kept_length([], tok) == 0
+
+
+def test_the_timestamp_mass_rule_decides_as_whispers_log_softmax_does(tok):
+    """whisper: logsumexp(logprobs[tb:]) > max(logprobs[:tb]) on the log-softmax of the rule-applied logits."""
+    hello = tok.encode(" hello")[0]
+    rng = np.random.default_rng(7)
+    decided = []
+    for shift in np.linspace(-4.0, 4.0, 41):
+        logits = (rng.standard_normal(51865) * 2).astype(np.float32)
+        logits[TB:] += shift
+        x = logits.astype(np.float64)
+        x[TB] = -np.inf          # after "<|0.00|> hello" the only other rule: time never goes backwards
+        lp = x - np.logaddexp.reduce(x)
+        expect_blocked = np.logaddexp.reduce(lp[TB:]) > lp[:TB].max()
+        out = apply_timestamp_rules(logits, [TB, hello], tok.special)
+        decided.append(not np.isfinite(out[:TB]).any())
+        assert decided[-1] == expect_blocked
+    assert set(decided) == {True, False}     # the sweep crosses the rule's threshold
