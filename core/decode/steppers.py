@@ -77,10 +77,11 @@ class CachedStepper:
             self.cache.truncate(self.length)       # the draft went another way: its K/V from here are dropped
             self._ahead = []
         self.from_draft = False
-        # embed() for one token, into a reused buffer: the same sum without three temporaries a step.
-        x = np.add(self.backend.token_embedding[token], self.backend.positional_embedding[self.cache.cache_len],
-                   out=self._x[0, 0], dtype=np.float32)[None, None]
-        args = (x, self.cache.k, self.cache.v, self.cross_k, self.cross_v, self.cache.mask())
+        # embed() for one token, into a reused buffer: the same sum without three temporaries a step, and the same
+        # array at every call (a backend may keep it bound: device/runner/onnx_backend.py, _run_bound).
+        np.add(self.backend.token_embedding[token], self.backend.positional_embedding[self.cache.cache_len],
+               out=self._x[0, 0], dtype=np.float32)
+        args = (self._x, self.cache.k, self.cache.v, self.cross_k, self.cross_v, self.cache.mask())
         if self.want_attention:
             logits, new_k, new_v, attn = self.backend.step_with_attention(*args)
             self.attention = np.asarray(attn, np.float16).reshape(attn.shape[0], -1)

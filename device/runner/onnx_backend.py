@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import dataclass, replace
+import threading
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +50,12 @@ class SessionConfig:
     # fresh buffers: a stream ~11 % faster, its runner ~100 MB larger (docs/benchmarks.md, "Live transcription").
     arena: bool = False
     profile: str | None = None      # a file prefix: ONNX Runtime profiles the step session (bench/step_profile.py)
+
+
+@dataclass
+class _Binding:
+    io: object                                   # the session's onnxruntime.IOBinding
+    sources: tuple = field(default_factory=tuple)  # the arrays its K/V inputs are views of, while they are
 
 
 def _session(model: bytes | Path, cfg: SessionConfig, save_to: Path | None = None, prepack: bool = True):
@@ -209,6 +216,7 @@ class OnnxBackend:
         return np.ascontiguousarray(arr, dtype=dtype)
 
     def encode(self, mel: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        self.__dict__.pop("_bound", None)      # the last window's K/V go before this one's are made (_run_bound)
         d = self.dims
         mel = {"mel": self._feed("mel", np.asarray(mel).reshape(1, d.n_mels, 2 * d.n_audio_ctx))}
         if self.cross == "absorbed":
@@ -246,15 +254,43 @@ class OnnxBackend:
     def _decoder_feeds(self, x, mask, cross_k, cross_v, self_k=None, self_v=None) -> dict:
         """The step's inputs (the prefill's without a cache): x, mask, and each stacked [L,...] input as L per-layer
         views, in the dtype of the graphs (float16 for onnx-fp16)."""
+        return self._feeds_and_views(x, mask, cross_k, cross_v, self_k, self_v)[0]
+
+    def _feeds_and_views(self, x, mask, cross_k, cross_v, self_k=None, self_v=None) -> tuple[dict, bool]:
+        """_decoder_feeds, and whether every feed is a view of the array it came from (fp32 graphs, arrays in their
+        layout) rather than a copy."""
         feeds, stacked = self._cross_feeds(cross_k, cross_v)
         feeds |= {"x": self._feed("x", x), "mask": self._feed("mask", mask)}
+        views = all(np.may_share_memory(feeds[k], a) for k, a in (("x", x), ("mask", mask), ("F", cross_k))
+                    if k in feeds)
         cache = (("self_k", self_k), ("self_v", self_v)) if self_k is not None else ()
-        for name, t in (*cache, *stacked):
-            t = self._head_major(t)
+        for name, source in (*cache, *stacked):
+            t = self._head_major(source)
             for layer in range(t.shape[0]):
                 key = f"{name}.{layer}"
-                feeds[key] = self._feed(key, t[layer:layer + 1])   # a view: no copy for fp32 in the graphs' layout
-        return feeds
+                feeds[key] = self._feed(key, t[layer:layer + 1])
+                views = views and np.may_share_memory(feeds[key], source)
+        return feeds, views
+
+    def _run_bound(self, session, outputs: list[str], *inputs: np.ndarray) -> list[np.ndarray]:
+        """`session` on one step's inputs (x, mask, cross K/V, cache). They stay bound to ONNX Runtime while the same
+        arrays come back, written in place (the stepper's x, the cache and its mask until the cache grows, a
+        window's cross K/V): wrapping the step's 26 inputs anew at every call cost ~0.15 ms a token
+        (docs/benchmarks.md). When an input had to be copied (another layout, fp16), all are bound anew at every
+        call. One binding per session and thread; encode() drops them with the last window's arrays."""
+        bound = self.__dict__.setdefault("_bound", threading.local()).__dict__
+        b = bound.get(session)
+        if b is None:
+            b = bound[session] = _Binding(session.io_binding())
+            for name in outputs:
+                b.io.bind_output(name, "cpu")
+        if len(b.sources) != len(inputs) or any(s is not t for s, t in zip(b.sources, inputs)):
+            feeds, views = self._feeds_and_views(*inputs)
+            for name, arr in feeds.items():
+                b.io.bind_cpu_input(name, arr)
+            b.sources = inputs if views else ()
+        session.run_with_iobinding(b.io)
+        return b.io.copy_outputs_to_cpu()
 
     def _head_major(self, t: np.ndarray) -> np.ndarray:
         """K/V as the graphs read them. Stacked ones, [L,1,T,d] (another backend's encode() or cache, a test's
@@ -263,8 +299,8 @@ class OnnxBackend:
 
     def step(self, x: np.ndarray, self_k: np.ndarray, self_v: np.ndarray, cross_k: np.ndarray,
              cross_v: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        feeds = self._decoder_feeds(x, mask, cross_k, cross_v, self_k, self_v)
-        logits, new_k, new_v = self._step.run(["logits", "new_k", "new_v"], feeds)
+        logits, new_k, new_v = self._run_bound(self._step, ["logits", "new_k", "new_v"], x, mask, cross_k, cross_v,
+                                               self_k, self_v)
         return (logits.astype(np.float32, copy=False), new_k.astype(np.float32, copy=False),
                 new_v.astype(np.float32, copy=False))
 
@@ -277,8 +313,8 @@ class OnnxBackend:
         built from the step's weights on first use: a second session, so ordinary steps pay nothing."""
         if getattr(self, "_step_attention", None) is None:
             self._step_attention = self._attention_session()
-        outs = self._step_attention.run(["logits", "new_k", "new_v", "attention"],
-                                        self._decoder_feeds(x, mask, cross_k, cross_v, self_k, self_v))
+        outs = self._run_bound(self._step_attention, ["logits", "new_k", "new_v", "attention"], x, mask, cross_k,
+                               cross_v, self_k, self_v)
         return tuple(o.astype(np.float32, copy=False) for o in outs)
 
     def _attention_session(self):

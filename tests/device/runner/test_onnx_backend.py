@@ -77,3 +77,24 @@ def test_backend_selection():
     assert {"numpy", "onnx", "onnx-int8", "onnx-int8b", "onnx-fp16"} <= set(available_backends())
     with pytest.raises(BackendError, match="unknown backend 'tpu'.*use auto or one of"):
         make_backend("tpu", None)
+
+
+@pytest.mark.parametrize("layout", ["the backend's own (bound once)", "stacked (copied each step)"])
+def test_bound_steps_see_the_cache_as_it_is_now(onnx_backend, clip_mels, layout):
+    """step() keeps its K/V inputs bound while the same arrays come back: the cache written in place, grown into
+    new arrays at 64 slots, or stacked and copied to the graphs' layout, the logits are those of a plain run."""
+    from core.model.kv_cache import KVCache
+    from core.model.whisper import embed
+
+    be, d = onnx_backend, onnx_backend.dims
+    cross_k, cross_v = be.encode(clip_mels("test_en.wav")[0])
+    own = layout.startswith("the backend")
+    cache = KVCache(d.n_text_layer, d.n_text_ctx, d.n_text_state, **(be.cache_layout if own else {}))
+    for token in [50258, 50259, 50359, 50363, *range(400, 470 if own else 404)]:
+        x, mask = embed(be, [token], cache.cache_len), cache.mask()
+        plain = be._step.run(["logits", "new_k", "new_v"], be._decoder_feeds(x, mask, cross_k, cross_v, cache.k, cache.v))
+        logits, new_k, new_v = be.step(x, cache.k, cache.v, cross_k, cross_v, mask)
+        np.testing.assert_array_equal(logits, plain[0])
+        np.testing.assert_array_equal(new_k, plain[1])
+        cache.write(new_k, new_v)
+    assert cache.slots == (128 if own else 448)
