@@ -89,6 +89,9 @@ def attention_from_dict(d: dict) -> np.ndarray:
     return np.frombuffer(base64.b64decode(d["fp16"]), "<f2").reshape(d["shape"])
 
 
+_TOKEN_FIELDS = tuple(f.name for f in fields(TokenEvent))
+
+
 def event_to_dict(ev: Event) -> dict:
     # A token event holds scalars, its `top` pairs and the attention array, none of which a frame changes: a
     # shallow copy. asdict's recursive one was most of a token frame's cost, paid between two decoder steps.
@@ -100,9 +103,6 @@ def event_to_dict(ev: Event) -> dict:
         else:
             d["attention"] = attention_to_dict(d["attention"])
     return d
-
-
-_TOKEN_FIELDS = tuple(f.name for f in fields(TokenEvent))
 
 
 def event_from_dict(d: dict) -> Event:

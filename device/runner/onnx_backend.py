@@ -55,7 +55,7 @@ class SessionConfig:
 @dataclass
 class _Binding:
     io: object                                   # the session's onnxruntime.IOBinding
-    sources: tuple = field(default_factory=tuple)  # the arrays its K/V inputs are views of, while they are
+    sources: tuple = field(default_factory=tuple)  # the arrays its inputs are views of (empty: some were copies)
 
 
 def _session(model: bytes | Path, cfg: SessionConfig, save_to: Path | None = None, prepack: bool = True):
@@ -275,10 +275,13 @@ class OnnxBackend:
     def _run_bound(self, session, outputs: list[str], *inputs: np.ndarray) -> list[np.ndarray]:
         """`session` on one step's inputs (x, mask, cross K/V, cache). They stay bound to ONNX Runtime while the same
         arrays come back, written in place (the stepper's x, the cache and its mask until the cache grows, a
-        window's cross K/V): wrapping the step's 26 inputs anew at every call cost ~0.15 ms a token
+        window's cross K/V): wrapping the step's 26 inputs anew at every call cost ~0.05-0.1 ms a token
         (docs/benchmarks.md). When an input had to be copied (another layout, fp16), all are bound anew at every
         call. One binding per session and thread; encode() drops them with the last window's arrays."""
-        bound = self.__dict__.setdefault("_bound", threading.local()).__dict__
+        local = self.__dict__.get("_bound")
+        if local is None:
+            local = self._bound = threading.local()
+        bound = local.__dict__
         b = bound.get(session)
         if b is None:
             b = bound[session] = _Binding(session.io_binding())
