@@ -22,9 +22,6 @@ N_FRAMES = 3000  # 30 s window
 FRAMES_PER_SECOND = SAMPLE_RATE // HOP
 WINDOW_SAMPLES = N_FRAMES * HOP
 EDGE = N_FFT // 2   # samples of context either side of a frame's centre
-# A short last window is computed with frames borrowed from before it: OpenBLAS multiplies a matrix of
-# fewer than 16 columns with another kernel whose float32 sums differ in the last bit from a long file's.
-MIN_COLUMNS = 64
 
 
 FILTERS_FILE = Path(__file__).with_name("mel_filters.npz")
@@ -51,9 +48,12 @@ def log10_mel(padded: np.ndarray, n_frames: int, n_mels: int = N_MELS) -> np.nda
     (frame t spans padded[t * HOP : t * HOP + N_FFT]); not yet normalised."""
     frames = np.lib.stride_tricks.sliding_window_view(padded, N_FFT)[::HOP][:n_frames]
     spec = np.fft.rfft(frames * _hann_periodic(N_FFT), axis=-1)
-    power = (np.abs(spec) ** 2).T
-    mel = mel_filters(n_mels) @ power.astype(np.float32)
-    return np.log10(np.maximum(mel, 1e-10))
+    power = (np.abs(spec) ** 2).astype(np.float32)                    # [T, 201]
+    # One matrix-vector product a frame, not one product of all T: OpenBLAS rounds a column's float32 sums by
+    # where the column falls in the matrix (edge kernels, and a split that differs by CPU), so a frame's value
+    # would depend on the window it was computed in. Alone, a frame is rounded the same wherever it is.
+    mel = np.matmul(mel_filters(n_mels), power[:, :, None])[:, :, 0]     # [T, n_mels]
+    return np.ascontiguousarray(np.log10(np.maximum(mel, 1e-10)).T)
 
 
 def normalise(logs: np.ndarray, top: np.float32) -> np.ndarray:
@@ -86,11 +86,9 @@ def raw_windows(blocks: Iterable[np.ndarray], n_mels: int = N_MELS) -> Iterator[
         n = N_FRAMES if end is None else min(N_FRAMES, total_frames(end) - first)
         if n <= 0:
             return
-        borrow = min(first, max(0, MIN_COLUMNS - n))
-        lo = (first - borrow) * HOP - EDGE
-        yield log10_mel(_padded(buf, start, end, lo, lo + (borrow + n - 1) * HOP + N_FFT), borrow + n,
-                        n_mels)[:, borrow:]
-        keep = (first + N_FRAMES - MIN_COLUMNS) * HOP - EDGE - start    # what the next window may need
+        lo = first * HOP - EDGE
+        yield log10_mel(_padded(buf, start, end, lo, lo + (n - 1) * HOP + N_FFT), n, n_mels)
+        keep = (first + N_FRAMES) * HOP - EDGE - start    # what the next window needs
         buf, start = buf[keep:], start + keep
 
 
