@@ -90,8 +90,9 @@ def test_bound_steps_see_the_cache_as_it_is_now(onnx_backend, clip_mels, layout)
     cross_k, cross_v = be.encode(clip_mels("test_en.wav")[0])
     own = layout.startswith("the backend")
     cache = KVCache(d.n_text_layer, d.n_text_ctx, d.n_text_state, **(be.cache_layout if own else {}))
+    x = np.empty((1, 1, d.n_text_state), np.float32)    # one buffer, as CachedStepper feeds it: bound while it stays
     for token in [50258, 50259, 50359, 50363, *range(400, 470 if own else 404)]:
-        x, mask = embed(be, [token], cache.cache_len), cache.mask()
+        x[...], mask = embed(be, [token], cache.cache_len), cache.mask()
         plain = be._step.run(["logits", "new_k", "new_v"], be._decoder_feeds(x, mask, cross_k, cross_v, cache.k, cache.v))
         logits, new_k, new_v = be.step(x, cache.k, cache.v, cross_k, cross_v, mask)
         np.testing.assert_array_equal(logits, plain[0])
