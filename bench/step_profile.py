@@ -2,13 +2,15 @@
 Runtime backends) the graph's time by operator type.
 
     python bench/step_profile.py [--backends onnx,onnx-int8] [--clip test_en.wav] [--steps 100] [--timestamps]
+                                 [--no-spin]
 
 A forced decode (EOT suppressed) of --steps tokens on the first window of --clip. "python ms" is the
 wall time from one `backend.step` returning to the next one being called: the logit rules, log-softmax,
 top-k, the event, the cache write, the embedding lookup, and the event's frame as the runner writes it
 (device/runner/agent.py: the event as a dict, JSON, a write; here to /dev/null). "decode alone" is the same
 decode with the events only collected, no frames. The operator table comes from ONNX Runtime's own profiler
-over the same decode, as a share of the summed node time. Never asserts a time.
+over the same decode, as a share of the summed node time. Sessions as a one-shot `whisperkv transcribe` runs
+them: worker threads spin within a run (--no-spin: as the studio runs them). Never asserts a time.
 """
 from __future__ import annotations
 
@@ -75,7 +77,7 @@ def op_table(profile_json: Path, runs: int) -> list[tuple[str, float, int]]:
     return [(op, t / s, count[op] // runs) for op, t in total.most_common(8)]
 
 
-def profile_ops(name: str, mel: np.ndarray, opts: DecodeOptions) -> list[tuple[str, float, int]]:
+def profile_ops(name: str, mel: np.ndarray, opts: DecodeOptions, spin: bool) -> list[tuple[str, float, int]]:
     """The same decode on a fresh backend whose step session has ONNX Runtime's profiler on."""
     from core.model.weights import load_model
     from device.runner.backends import ONNX_DTYPES
@@ -84,7 +86,7 @@ def profile_ops(name: str, mel: np.ndarray, opts: DecodeOptions) -> list[tuple[s
 
     weights = load_model(None)
     backend = OnnxBackend(weights, ONNX_DTYPES[name],
-                          SessionConfig(profile=str(Path(tempfile.mkdtemp()) / "step")))
+                          SessionConfig(spin=spin, profile=str(Path(tempfile.mkdtemp()) / "step")))
     tokenizer = load_model_source(None, "numpy").tokenizer
     runs = sum(1 for e in decode_windows(backend, tokenizer, mel, opts) if e.type == "token")
     return op_table(Path(backend.end_profiling()), runs)
@@ -96,9 +98,11 @@ def main(argv=None) -> int:
     ap.add_argument("--clip", default="test_en.wav")
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--timestamps", action="store_true", help="decode with timestamp tokens (long audio, subtitles)")
+    ap.add_argument("--no-spin", action="store_true", help="onnx workers sleep between nodes (the studio's setting)")
     args = ap.parse_args(argv)
 
     from device.runner.load import load_model_source
+    from device.runner.onnx_backend import SessionConfig
 
     mel = mel_windows(load_audio(ROOT / "resources" / "audio" / args.clip))[:1]
     opts = DecodeOptions(language="en", suppress_eot=True, max_tokens=args.steps, timestamps=args.timestamps)
@@ -108,7 +112,7 @@ def main(argv=None) -> int:
     ops = {}
     devnull = os.open(os.devnull, os.O_WRONLY)
     for name in args.backends.split(","):
-        model = load_model_source(None, name)
+        model = load_model_source(None, name, onnx_config=SessionConfig(spin=not args.no_spin))
         timer = StepTimer(model.backend)
         list(model.transcribe(mel, opts))                # warm-up: arenas, caches, first-call costs
         timer.reset()
@@ -121,7 +125,7 @@ def main(argv=None) -> int:
         print(f"{name:12s} {np.median(timer.calls) * 1e3:8.2f} {np.median(gaps):10.3f} {np.percentile(gaps, 90):10.3f} "
               f"{alone:12.3f} {token_ms:9.2f}")
         if name.startswith("onnx"):
-            ops[name] = profile_ops(name, mel, opts)
+            ops[name] = profile_ops(name, mel, opts, not args.no_spin)
     for name, table in ops.items():
         print(f"\n## {name}: ONNX Runtime node time by operator type (profiler, the same decode)")
         for op, share, per_run in table:

@@ -71,8 +71,11 @@ def transcribe_on_device(args, open_audio, report) -> int:
     (`open_audio()` -> (feed, seconds): core.decode.window_feed); --json gains a `link` section. The runner
     starts, and loads its model, while the audio is read. total_ms counts reading the audio plus the
     requests, not the runner's start-up."""
+    from device.link.connect import one_shot_args
+
     transport = open_device(args)
     client = device_client(args, transport)
+    client.runner_args += one_shot_args(args.device)
     link: dict = {"device": transport.label, "upload_ms": 0.0, "host_ms": []}
     try:
         connecting = _in_background(client.connect)

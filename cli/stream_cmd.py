@@ -48,8 +48,10 @@ def open_decoder(args):
 
     if args.device == "inprocess":
         from device.runner.load import load_model_source
+        from device.runner.onnx_backend import SessionConfig
 
-        model = load_model_source(args.model, args.backend, delegate=args.delegate, keep_buffers=True)
+        model = load_model_source(args.model, args.backend, delegate=args.delegate,
+                                  onnx_config=SessionConfig(arena=True))
         cache = EncoderCache(128 << 20)
         yield ((lambda mel, options, n_frames: model.transcribe(mel, options, encoder_cache=cache, n_frames=n_frames)),
                model.tokenizer, {"backend": model.backend.name, "device": "inprocess"}, True)

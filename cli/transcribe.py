@@ -98,9 +98,10 @@ def run(args) -> int:
         return transcribe_on_device(args, open_audio, report)
     feed, audio_s = open_audio()     # bad audio fails before the slow model load
     from device.runner.load import load_model_source  # the decoder and tokenizer: only decoding here needs them
+    from device.runner.onnx_backend import SessionConfig
 
-    # Weights, or an exported bundle, as the runner takes them.
-    model = load_model_source(args.model, args.backend, delegate=args.delegate)
+    # Weights, or an exported bundle, as the runner takes them; one-shot, as a local runner is (device/link/connect.py).
+    model = load_model_source(args.model, args.backend, delegate=args.delegate, onnx_config=SessionConfig(spin=True))
     check_language(options.language, model.tokenizer.languages)
     check_attention(options, model.backend)
     t0 = time.perf_counter() - audio_s

@@ -30,10 +30,18 @@ def open_transport(url: str | DeviceURL | None = "local", *, trust_host_key: str
 # activation memory between them (device/runner/agent.py --keep-buffers). Only the local one: it is always this
 # checkout's runner, where a board's may predate the flag.
 LONG_LIVED = ["--keep-buffers"]
+# A one-shot transcription has the machine to itself while it waits on the runner: the runner's worker threads
+# spin between a step's nodes (device/runner/agent.py --spin). Never for the studio or a stream, whose UI and
+# microphone want the cores.
+ONE_SHOT = ["--spin"]
 
 
 def long_lived_args(url: str | DeviceURL | None) -> list[str]:
     return LONG_LIVED if parse_device_url(url).scheme == "local" else []
+
+
+def one_shot_args(url: str | DeviceURL | None) -> list[str]:
+    return ONE_SHOT if parse_device_url(url).scheme == "local" else []
 
 
 def runner_args(url: str | DeviceURL | None) -> list[str]:

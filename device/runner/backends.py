@@ -74,11 +74,11 @@ def _cross_for(source: WhisperWeights | str | Path, cross: str | None) -> str:
 
 
 def make_backend(name: str | None, source: WhisperWeights | str | Path, delegate: str | None = None,
-                 cross: str | None = None, keep_buffers: bool = False) -> Backend:
+                 cross: str | None = None, onnx_config=None) -> Backend:
     """`source`: WhisperWeights, or the path of an exported bundle (device/toolchain/export.py).
     `delegate`: a TFLite delegate library to load (tflite only). `cross`: kv or absorbed
-    (core/model/backend.py); None is a bundle's own form, or kv for weights. `keep_buffers`: onnx sessions
-    keep their activations' memory between calls (SessionConfig.arena)."""
+    (core/model/backend.py); None is a bundle's own form, or kv for weights. `onnx_config`: the onnx
+    backends' SessionConfig (device/runner/onnx_backend.py; None: its defaults)."""
     name = resolve(name)
     cross = _cross_for(source, cross)
     if delegate and name != "tflite":
@@ -95,6 +95,6 @@ def make_backend(name: str | None, source: WhisperWeights | str | Path, delegate
         from device.runner.bundle import weights_from_bundle
 
         return NumpyBackend(source if not isinstance(source, (str, Path)) else weights_from_bundle(source), cross)
-    from device.runner.onnx_backend import OnnxBackend, SessionConfig
+    from device.runner.onnx_backend import OnnxBackend
 
-    return OnnxBackend(source, dtype=ONNX_DTYPES[name], config=SessionConfig(arena=keep_buffers), cross=cross)
+    return OnnxBackend(source, dtype=ONNX_DTYPES[name], config=onnx_config, cross=cross)

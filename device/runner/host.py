@@ -15,7 +15,7 @@ class ModelHost:
     """Loads once at start; a failed load is kept as `error` and served as model_missing, never a dead runner."""
 
     def __init__(self, path: str | None, backend: str, encoder_cache_mb: int = 128, delegate: str | None = None,
-                 keep_buffers: bool = False):
+                 onnx_config=None):
         self.error: str | None = None
         self.model = None           # device.runner.load.LoadedModel
         self.encoder_cache = None
@@ -28,7 +28,7 @@ class ModelHost:
 
             log.info("loading model… (%s, backend %s)", path or "the installed wheels", backend)
             # `auto` is the fastest backend whose tokens equal the reference (onnx when onnxruntime is here).
-            self.model = load_model_source(path, backend, delegate=delegate, keep_buffers=keep_buffers)
+            self.model = load_model_source(path, backend, delegate=delegate, onnx_config=onnx_config)
             # Reruns of the same audio (cache on/off comparisons, QA) skip the encoder.
             self.encoder_cache = EncoderCache(encoder_cache_mb << 20)
             log.info("model %s (%s) on %s backend loaded in %.1f s", self.model.sha256[:12], self.model.source,

@@ -44,29 +44,30 @@ class LoadedModel:
 
 def load_model_source(path: str | Path | None = None, backend: str | None = "auto",
                       keep_weights: bool = False, delegate: str | None = None, cross: str | None = None,
-                      keep_buffers: bool = False) -> LoadedModel:
+                      onnx_config=None) -> LoadedModel:
     """Load `path` (see the module docstring) on `backend` (device/runner/backends.py: auto, numpy, onnx,
     onnx-int8b, onnx-fp16, onnx-int8, tflite); `delegate` is a TFLite delegate library for the tflite backend.
     `cross`: kv or absorbed, the cross-state form of graphs built from weights (core/model/backend.py);
     None is kv, or a bundle's own form.
 
     `keep_weights` keeps the canonical params (not for a bundle) so another backend can be built from
-    them; otherwise they are released once the backend holds what it needs. `keep_buffers`: onnx sessions keep
-    their activations' memory between calls, for a process that decodes again and again (a live stream)."""
+    them; otherwise they are released once the backend holds what it needs. `onnx_config`: the onnx backends'
+    SessionConfig (device/runner/onnx_backend.py): e.g. arena on for a process that decodes again and again (a
+    live stream), spin on for a one-shot transcription."""
     if is_bundle(path):
         b = read_bundle(path)
         if backend in (None, "", "auto") and not b.has("encoder", "onnx") and b.has("encoder", "tflite"):
             backend = "tflite"          # a TFLite-only bundle (e.g. deployed with --backend tflite)
         elif backend in (None, "", "auto") and "onnx" in available_backends():
             backend = "onnx"            # as exported: a bundle has no start-up cache to keep a quantised copy in
-        return LoadedModel(make_backend(backend, b.path, delegate, cross, keep_buffers),
+        return LoadedModel(make_backend(backend, b.path, delegate, cross, onnx_config),
                            WhisperTokenizer.from_file(b.tokenizer_path, b.dims.n_vocab), b.model_sha256, b.source)
     if not keep_weights and not delegate and resolve(backend) in BACKENDS:
         # Optimised graphs from the start-up cache (built and written on a model's first start).
-        onnx_backend, tokenizer, sha, source = load_cached(path, resolve(backend), cross or "kv", keep_buffers)
+        onnx_backend, tokenizer, sha, source = load_cached(path, resolve(backend), cross or "kv", onnx_config)
         return LoadedModel(onnx_backend, WhisperTokenizer.from_file(tokenizer, onnx_backend.dims.n_vocab), sha, source)
     weights = load_model(path)
-    model = LoadedModel(make_backend(backend, weights, delegate, cross, keep_buffers), WhisperTokenizer.from_weights(weights),
+    model = LoadedModel(make_backend(backend, weights, delegate, cross, onnx_config), WhisperTokenizer.from_weights(weights),
                         weights.sha256, weights.source, weights if keep_weights else None)
     if not keep_weights:
         weights.params = {}

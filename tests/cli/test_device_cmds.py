@@ -47,6 +47,24 @@ def test_device_info_local_json(capsys):
     assert info["npu_ready"].startswith("no: missing /dev/apusys*")
 
 
+def test_a_one_shot_transcribe_asks_its_local_runner_to_spin_and_an_ssh_one_not(home, server, capsys, monkeypatch):
+    """The runner flags `whisperkv transcribe` starts each link's runner with (device/link/connect.py)."""
+    from device.link.local import LocalTransport
+    from device.link.ssh import SshTransport
+
+    started = []
+    for cls in (LocalTransport, SshTransport):
+        def spy(self, args, _real=cls.start_runner):
+            started.append((type(self).__name__, list(args)))
+            return _real(self, args)
+        monkeypatch.setattr(cls, "start_runner", spy)
+    (home / ".ssh" / "known_hosts").write_text(server.known_hosts_line + "\n")
+    wav = str(ROOT / "resources" / "audio" / "test_en.wav")
+    for device in ("local", url(server)):
+        assert main(["transcribe", wav, "--device", device, "--language", "en", "--max-tokens", "3"]) == 0
+    assert [(name, "--spin" in args) for name, args in started] == [("LocalTransport", True), ("SshTransport", False)]
+
+
 def test_device_info_text_shows_the_npu_readiness(capsys):
     assert main(["device-info"]) == 0
     lines = dict(line.split(None, 1) for line in capsys.readouterr().out.splitlines())

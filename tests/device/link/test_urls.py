@@ -52,3 +52,12 @@ def test_only_a_local_runner_is_asked_to_keep_its_buffers():
 
     assert long_lived_args("local") == long_lived_args("local?backend=onnx-int8") == ["--keep-buffers"]
     assert long_lived_args("ssh://root@board") == long_lived_args("adb://serial") == []
+
+
+def test_only_a_local_runner_of_a_one_shot_transcription_is_asked_to_spin():
+    """`whisperkv transcribe` has the machine to itself; a board's runner may predate --spin."""
+    from device.link.connect import long_lived_args, one_shot_args
+
+    assert one_shot_args("local") == one_shot_args("local?backend=onnx") == ["--spin"]
+    assert one_shot_args("ssh://root@board") == one_shot_args("adb://serial") == []
+    assert "--spin" not in long_lived_args("local")

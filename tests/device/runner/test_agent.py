@@ -182,9 +182,11 @@ def test_a_missing_delegate_is_reported_and_the_runner_serves_on(tmp_path):
         r.close()
 
 
-def test_a_runner_that_keeps_its_buffers_serves_requests(en_mel):
-    """--keep-buffers (what `whisperkv stream` and the studio ask of a local runner): two requests decode alike."""
-    r = RawRunner("--keep-buffers")
+@pytest.mark.parametrize("flag", ["--keep-buffers", "--spin"])
+def test_a_runner_that_keeps_its_buffers_or_spins_serves_requests(en_mel, flag):
+    """--keep-buffers (what `whisperkv stream` and the studio ask of a local runner) and --spin (what
+    `whisperkv transcribe` asks of one): two requests decode alike."""
+    r = RawRunner(flag)
     try:
         assert hello(r)["backend"] in BACKENDS
         texts = []

@@ -11,6 +11,7 @@ from core.decode.options import DecodeOptions
 from device import protocol as P
 from device.runner import startup_cache
 from device.runner.load import load_model_source
+from device.runner.onnx_backend import SessionConfig
 from tests.device.link_helpers import RawRunner
 
 
@@ -176,7 +177,7 @@ def test_kept_buffers_come_from_the_cache_with_the_arena_on_and_the_same_tokens(
     opts = DecodeOptions(language="en", word_timestamps=True, draft=[220] * 8)
     results, arenas = [], []
     for keep in (True, False):
-        model = load_model_source(None, "onnx", keep_buffers=keep)
+        model = load_model_source(None, "onnx", onnx_config=SessionConfig(arena=keep))
         results.append(list(decode_windows(model.backend, model.tokenizer, en_mel[:1], opts))[-1])
         b = model.backend
         sessions = [b._encoder, b._step, b._step_attention, *b._prefill.values()]
@@ -184,3 +185,18 @@ def test_kept_buffers_come_from_the_cache_with_the_arena_on_and_the_same_tokens(
         assert len(sessions) == 4
     assert arenas == [{(True, False)}, {(False, False)}]
     assert results[0].tokens == results[1].tokens and results[0].reason == "eot"
+
+
+def test_a_one_shot_model_spins_its_worker_threads_within_a_run_only(first, cache_root, monkeypatch, en_mel):
+    """runner --spin (`whisperkv transcribe`): the sessions from the start-up cache let their workers spin, never
+    past a run's end; without it they never spin. The tokens are the same."""
+    monkeypatch.setenv("WHISPERKV_CACHE", str(cache_root))
+    entries, tokens = [], []
+    for spin in (True, False):
+        model = load_model_source(None, "onnx", onnx_config=SessionConfig(spin=spin))
+        tokens.append(list(decode_windows(model.backend, model.tokenizer, en_mel[:1], DecodeOptions(language="en")))[-1].tokens)
+        entries.append({(o.get_session_config_entry("session.intra_op.allow_spinning"),
+                         o.get_session_config_entry("session.force_spinning_stop"))
+                        for o in (s.get_session_options() for s in (model.backend._encoder, model.backend._step))})
+    assert entries == [{("1", "1")}, {("0", "1")}]
+    assert tokens[0] == tokens[1] and len(tokens[0]) > 10

@@ -1,0 +1,159 @@
+"""Where a cached step's time goes against the memory it must read, and what 10x the uncached reference needs.
+
+    python bench/step_floor.py [--dtype int8b|fp32] [--filled 100] [--rounds 40]
+
+The host step graph as the runner runs it (head-major K/V, the cache of any length), on random feeds with
+--filled cache slots in use, timed four ways in alternating rounds, each call after the last-level cache was
+overwritten (as a real step's own reads overwrite it):
+- the step as it is;
+- the same step with the cross K/V cut to 16 encoder positions: the difference is what reading them costs;
+- the LM head alone (the step's own [512, vocab] MatMul node and weights);
+- the uncached reference over --filled + 4 tokens (the graph `--no-cache` decoding runs at every token).
+Also the bytes a step reads (its weights, the cross K/V, the filled cache) and the memory's read speed with two
+threads, so the floor bytes / speed sits beside the measured step. Never asserts a time.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from core.model.weights import load_model  # noqa: E402
+from device.graphs import onnx_graphs as G  # noqa: E402
+from device.graphs.host_passes import fuse_layer_norms, growing_cache, head_major_kv  # noqa: E402
+from device.graphs.quantize import quantize_model  # noqa: E402
+from device.runner.onnx_backend import SessionConfig, _session  # noqa: E402
+
+CUT_POSITIONS = 16
+LLC_BYTES = 64 << 20       # over twice this machine's L3
+
+
+def read_speed(mb: int = 256, threads: int = 2, rounds: int = 5) -> float:
+    """GB/s of NumPy integer sums over `mb` MB split across `threads` threads (NumPy releases the GIL in the sum)."""
+    parts = [np.ones((mb << 20) // threads // 8, np.int64) for _ in range(threads)]   # an int64 sum is bound by memory; a float one by its pairwise adds
+    best = 0.0
+    for _ in range(rounds):
+        workers = [threading.Thread(target=np.sum, args=(p,)) for p in parts]
+        t = time.perf_counter()
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        best = max(best, sum(p.nbytes for p in parts) / (time.perf_counter() - t) / 1e9)
+    return best
+
+
+def weight_bytes(model) -> int:
+    from onnx import numpy_helper
+
+    return sum(numpy_helper.to_array(t).nbytes for t in model.graph.initializer)
+
+
+def any_cross_length(model, n_audio: int):
+    """A copy of a head-major step graph whose cross K/V inputs take any number of encoder positions."""
+    import onnx
+    from onnx import numpy_helper
+
+    m = onnx.ModelProto.FromString(model.SerializeToString())
+    for i in m.graph.input:
+        if i.name.startswith("cross_"):
+            dim = i.type.tensor_type.shape.dim[2]
+            dim.ClearField("dim_value")
+            dim.dim_param = "encoder_positions"
+    for t in m.graph.initializer:
+        if t.data_type == onnx.TensorProto.INT64 and t.name.startswith("cross_"):
+            shape = numpy_helper.to_array(t)
+            t.CopyFrom(numpy_helper.from_array(np.where(shape == n_audio, -1, shape).astype(np.int64), t.name))
+    return m
+
+
+def lm_head_alone(model):
+    """The step graph's LM head (the node reading the token embedding) as a graph of its own."""
+    import onnx
+    from onnx import helper
+
+    node = next(n for n in model.graph.node if any("token_embedding" in i for i in n.input))
+    inits = [t for t in model.graph.initializer if t.name in set(node.input[1:])]
+    g = helper.make_graph([node], "lm_head", [helper.make_tensor_value_info(node.input[0], onnx.TensorProto.FLOAT,
+                                                                           [1, 512])],
+                          [helper.make_tensor_value_info(node.output[0], onnx.TensorProto.FLOAT, None)], inits)
+    return helper.make_model(g, opset_imports=model.opset_import), weight_bytes(helper.make_model(g))
+
+
+def random_feeds(session, sizes: dict[str, int], rng, any_dim: int = 0) -> dict[str, np.ndarray]:
+    """Standard-normal float32 inputs; a symbolic dim takes its size from `sizes`, else `any_dim`."""
+    return {i.name: rng.standard_normal([d if isinstance(d, int) else sizes.get(d, any_dim) for d in i.shape])
+            .astype(np.float32) for i in session.get_inputs()}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dtype", default="int8b", choices=["int8b", "fp32"])
+    ap.add_argument("--filled", type=int, default=100, help="cache slots holding tokens (the step number)")
+    ap.add_argument("--rounds", type=int, default=40)
+    args = ap.parse_args(argv)
+
+    weights = load_model(None)
+    dims, p = weights.dims, weights.params
+    heads = dims.n_text_head
+    step_graph = growing_cache(head_major_kv(fuse_layer_norms(G.per_layer_inputs(
+        quantize_model(G.build_decoder_step(p, dims), args.dtype))), heads))
+    full_graph = growing_cache(head_major_kv(fuse_layer_norms(G.per_layer_inputs(
+        quantize_model(G.build_decoder_full(p, dims), args.dtype))), heads))
+    lm_graph, lm_bytes = lm_head_alone(step_graph)
+    cfg = SessionConfig()
+    step, cut = (_session(m.SerializeToString(), cfg) for m in (step_graph, any_cross_length(step_graph, dims.n_audio_ctx)))
+    lm, full = (_session(m.SerializeToString(), cfg) for m in (lm_graph, full_graph))
+
+    rng = np.random.default_rng(0)
+    slots = -(-args.filled // 64) * 64         # the growing cache's size holding --filled tokens
+    n = args.filled + 4
+    feeds = random_feeds(step, {"cache_slots": slots, "cache_slots_and_token": slots + 1}, rng)
+    feeds["mask"][...] = -1e9
+    feeds["mask"][..., :args.filled] = feeds["mask"][..., -1] = 0
+    cut_feeds = {k: v[:, :, :CUT_POSITIONS] if k.startswith("cross_") else v for k, v in feeds.items()}
+    full_feeds = {**random_feeds(full, {}, rng, any_dim=n), **{k: v for k, v in feeds.items() if k.startswith("cross_")}}
+    full_feeds["mask"] = np.triu(np.full((n, n), -1e9, np.float32), 1)[None, None]
+    cases = {"step": (step, feeds), f"step, cross K/V cut to {CUT_POSITIONS} positions": (cut, cut_feeds),
+             "LM head alone": (lm, {lm.get_inputs()[0].name: rng.standard_normal((1, 512)).astype(np.float32)}),
+             f"uncached reference, {n} tokens": (full, full_feeds)}
+
+    evict = np.zeros(LLC_BYTES, np.uint8)
+    times: dict[str, list[float]] = {k: [] for k in cases}
+    for _ in range(args.rounds):
+        for name, (s, f) in cases.items():
+            evict += 1
+            t = time.perf_counter()
+            s.run(None, f)
+            times[name].append((time.perf_counter() - t) * 1e3)
+    ms = {k: float(np.median(v)) for k, v in times.items()}
+
+    cross_bytes = sum(v.nbytes for k, v in feeds.items() if k.startswith("cross_"))
+    cache_bytes = sum(v[:, :, :args.filled].nbytes for k, v in feeds.items() if k.startswith("self_"))
+    w_bytes = weight_bytes(step_graph)
+    total = w_bytes + cross_bytes + cache_bytes
+    speed = read_speed()
+    print(f"## what one {args.dtype} step reads at {args.filled} filled slots (MB = 1e6 bytes)")
+    print(f"step weights {w_bytes / 1e6:.1f} (the LM head {lm_bytes / 1e6:.1f}), cross K/V {cross_bytes / 1e6:.1f}, "
+          f"self cache {cache_bytes / 1e6:.1f}: {total / 1e6:.1f} MB")
+    print(f"memory read speed, 2 threads: {speed:.1f} GB/s -> floor {total / speed / 1e6:.2f} ms a step")
+    print(f"\n## median of {args.rounds} alternating rounds, last-level cache overwritten before each call")
+    for name, v in ms.items():
+        print(f"{name:38s} {v:7.2f} ms")
+    print(f"\nthe step reads at {total / ms['step'] / 1e6:.1f} GB/s; reading the cross K/V costs "
+          f"{ms['step'] - ms[f'step, cross K/V cut to {CUT_POSITIONS} positions']:.2f} ms "
+          f"({cross_bytes / 1e6:.1f} MB); the LM head {ms['LM head alone']:.2f} ms ({lm_bytes / 1e6:.1f} MB)")
+    print(f"uncached / cached: {ms[f'uncached reference, {n} tokens'] / ms['step']:.1f}x; "
+          f"10x needs a step of {ms[f'uncached reference, {n} tokens'] / 10:.2f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
