@@ -385,7 +385,10 @@ class OnnxBackend:
 
             full = G.build_decoder_full(self._full_params(), self.dims, self.cross)
             full = self._host_decoder(quantize_model(full, self.dtype) if self.dtype in FROM_FP32 else full)
-            self._full = _session(full.SerializeToString(), replace(self.config, profile=None))
+            # Its arena on: over ~100 tokens its activations are MBs a call, which the runner's heap
+            # (device/runner/heap.py) would map and fault in afresh at every token, ~1.8x slower. The memory is
+            # held only once uncached decoding is asked for.
+            self._full = _session(full.SerializeToString(), replace(self.config, profile=None, arena=True))
         feeds = {"x": np.ascontiguousarray(x, np.float32), "mask": np.ascontiguousarray(mask, np.float32)}
         if self.cross == "absorbed":
             feeds["F"] = np.ascontiguousarray(cross_k, np.float32)

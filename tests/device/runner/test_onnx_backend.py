@@ -51,6 +51,10 @@ def test_uncached_graph_gives_the_cached_tokens(model, onnx_backend, clip_mels):
     uncached = list(decode_windows(onnx_backend, model.tokenizer, mels, DecodeOptions(cache=False),
                                    encoder_cache=cache))
     assert tokens(uncached) == tokens(cached) and len(tokens(cached)) > 5
+    # The uncached graph keeps its activations' memory between calls (the runner's heap would fault them in
+    # afresh every token); the step graph does not need to.
+    arenas = [s.get_session_options().enable_cpu_mem_arena for s in (onnx_backend._full, onnx_backend._step)]
+    assert arenas == [True, onnx_backend.config.arena]
 
 
 def test_bundle_backend_equals_the_in_memory_graphs(onnx_backend, clip_mels):
