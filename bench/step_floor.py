@@ -29,9 +29,8 @@ sys.path.insert(0, str(ROOT))
 
 from core.model.weights import load_model  # noqa: E402
 from device.graphs import onnx_graphs as G  # noqa: E402
-from device.graphs.host_passes import fuse_layer_norms, growing_cache, head_major_kv  # noqa: E402
 from device.graphs.quantize import quantize_model  # noqa: E402
-from device.runner.onnx_backend import SessionConfig, _session  # noqa: E402
+from device.runner.onnx_backend import SessionConfig, _session, host_decoder  # noqa: E402
 
 CUT_POSITIONS = 16
 LLC_BYTES = 64 << 20       # over twice this machine's L3
@@ -41,7 +40,8 @@ PYTHON_GAP_S = 2e-4        # the decode loop's Python between two steps (bench/s
 
 def read_speed(mb: int = 256, threads: int = 2, rounds: int = 10) -> float:
     """GB/s of NumPy integer sums over `mb` MB split across `threads` threads (NumPy releases the GIL in the sum)."""
-    parts = [np.ones((mb << 20) // threads // 8, np.int64) for _ in range(threads)]   # an int64 sum is bound by memory; a float one by its pairwise adds
+    # int64: its sum is bound by memory, where a float sum is bound by its pairwise adds
+    parts = [np.ones((mb << 20) // threads // 8, np.int64) for _ in range(threads)]
     best = 0.0
     for _ in range(rounds):
         workers = [threading.Thread(target=np.sum, args=(p,)) for p in parts]
@@ -54,10 +54,10 @@ def read_speed(mb: int = 256, threads: int = 2, rounds: int = 10) -> float:
     return best
 
 
-def weight_bytes(model) -> int:
+def weight_bytes(initializers) -> int:
     from onnx import numpy_helper
 
-    return sum(numpy_helper.to_array(t).nbytes for t in model.graph.initializer)
+    return sum(numpy_helper.to_array(t).nbytes for t in initializers)
 
 
 def any_cross_length(model, n_audio: int):
@@ -88,7 +88,7 @@ def lm_head_alone(model):
     g = helper.make_graph([node], "lm_head", [helper.make_tensor_value_info(node.input[0], onnx.TensorProto.FLOAT,
                                                                            [1, 512])],
                           [helper.make_tensor_value_info(node.output[0], onnx.TensorProto.FLOAT, None)], inits)
-    return helper.make_model(g, opset_imports=model.opset_import), weight_bytes(helper.make_model(g))
+    return helper.make_model(g, opset_imports=model.opset_import), weight_bytes(inits)
 
 
 def random_feeds(session, sizes: dict[str, int], rng, any_dim: int = 0) -> dict[str, np.ndarray]:
@@ -107,11 +107,8 @@ def main(argv=None) -> int:
 
     weights = load_model(None)
     dims, p = weights.dims, weights.params
-    heads = dims.n_text_head
-    step_graph = growing_cache(head_major_kv(fuse_layer_norms(G.per_layer_inputs(
-        quantize_model(G.build_decoder_step(p, dims), args.dtype))), heads))
-    full_graph = growing_cache(head_major_kv(fuse_layer_norms(G.per_layer_inputs(
-        quantize_model(G.build_decoder_full(p, dims), args.dtype))), heads))
+    step_graph, full_graph = (host_decoder(quantize_model(build(p, dims), args.dtype), dims.n_text_head)
+                              for build in (G.build_decoder_step, G.build_decoder_full))
     lm_graph, lm_bytes = lm_head_alone(step_graph)
     cfg = SessionConfig(spin=not args.no_spin)
     step, cut = (_session(m.SerializeToString(), cfg) for m in (step_graph, any_cross_length(step_graph, dims.n_audio_ctx)))
@@ -148,7 +145,7 @@ def main(argv=None) -> int:
 
     cross_bytes = sum(v.nbytes for k, v in feeds.items() if k.startswith("cross_"))
     cache_bytes = sum(v[:, :, :args.filled].nbytes for k, v in feeds.items() if k.startswith("self_"))
-    w_bytes = weight_bytes(step_graph)
+    w_bytes = weight_bytes(step_graph.graph.initializer)
     total = w_bytes + cross_bytes + cache_bytes
     speed = read_speed()
     print(f"## what one {args.dtype} step reads at {args.filled} filled slots (MB = 1e6 bytes)")

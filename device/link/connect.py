@@ -36,12 +36,16 @@ LONG_LIVED = ["--keep-buffers"]
 ONE_SHOT = ["--spin"]
 
 
+def _local_only(flags: list[str], url: str | DeviceURL | None) -> list[str]:
+    return flags if parse_device_url(url).scheme == "local" else []
+
+
 def long_lived_args(url: str | DeviceURL | None) -> list[str]:
-    return LONG_LIVED if parse_device_url(url).scheme == "local" else []
+    return _local_only(LONG_LIVED, url)
 
 
 def one_shot_args(url: str | DeviceURL | None) -> list[str]:
-    return ONE_SHOT if parse_device_url(url).scheme == "local" else []
+    return _local_only(ONE_SHOT, url)
 
 
 def runner_args(url: str | DeviceURL | None) -> list[str]:

@@ -89,6 +89,15 @@ def _session(model: bytes | Path, cfg: SessionConfig, save_to: Path | None = Non
                                 providers=["CPUExecutionProvider"])
 
 
+def host_decoder(graph, n_head: int):
+    """A decoder graph (step, prefill, full) as the onnx backends' sessions run it: stacked inputs per layer,
+    LayerNorms fused, the cross K/V and the cache read head-major, the cache of any length."""
+    from device.graphs import onnx_graphs as G
+    from device.graphs.host_passes import fuse_layer_norms, growing_cache, head_major_kv
+
+    return growing_cache(head_major_kv(fuse_layer_norms(G.per_layer_inputs(graph)), n_head))
+
+
 def _cache_layout(step) -> dict:
     """KVCache's arguments for the cache a step session reads: head-major ([1, H, N, d/H] a layer) and of any
     length N after device/graphs/host_passes.py, else stacked and 448 slots."""
@@ -163,7 +172,7 @@ class OnnxBackend:
         self._encoder = _session(encoder, replace(self.config, profile=None), save_dir and save_dir / "encoder.onnx",
                                  self._prepack_encoder())
         del encoder
-        step = self._host_decoder(step).SerializeToString()
+        step = host_decoder(step, self.dims.n_text_head).SerializeToString()
         self._step = _session(step, self.config, save_dir and save_dir / "decoder_step.onnx", self.config.prepack_step)
         del step
         self.cache_layout = _cache_layout(self._step)   # core/model/backend.py
@@ -189,14 +198,6 @@ class OnnxBackend:
         self._full, self._full_params = None, full_params
         self._types = {i.name: _NP_DTYPES[i.type] for s in (self._encoder, self._step) for i in s.get_inputs()}
         return self
-
-    def _host_decoder(self, graph):
-        """A decoder graph (step, prefill, full) as this backend's sessions run it: stacked inputs per layer,
-        LayerNorms fused, the cross K/V and the cache read head-major, the cache of any length."""
-        from device.graphs import onnx_graphs as G
-        from device.graphs.host_passes import fuse_layer_norms, growing_cache, head_major_kv
-
-        return growing_cache(head_major_kv(fuse_layer_norms(G.per_layer_inputs(graph)), self.dims.n_text_head))
 
     @property
     def head_major(self) -> bool:
@@ -344,7 +345,7 @@ class OnnxBackend:
                 pass
         from device.graphs.quantize import quantize_model
 
-        graph = self._host_decoder(quantize_model(build(self._full_params()), self.dtype)).SerializeToString()
+        graph = host_decoder(quantize_model(build(self._full_params()), self.dtype), self.dims.n_text_head).SerializeToString()
         if cached is None:
             return _session(graph, cfg, prepack=cfg.prepack_step)
         # Written beside the other cached graphs through a private folder, the graph file moved last: a runner
@@ -384,7 +385,7 @@ class OnnxBackend:
             from device.graphs.quantize import FROM_FP32, quantize_model
 
             full = G.build_decoder_full(self._full_params(), self.dims, self.cross)
-            full = self._host_decoder(quantize_model(full, self.dtype) if self.dtype in FROM_FP32 else full)
+            full = host_decoder(quantize_model(full, self.dtype) if self.dtype in FROM_FP32 else full, self.dims.n_text_head)
             # Its arena on: over ~100 tokens its activations are MBs a call, which the runner's heap
             # (device/runner/heap.py) would map and fault in afresh at every token, ~1.8x slower. The memory is
             # held only once uncached decoding is asked for.

@@ -90,9 +90,7 @@ def load_cached(path: str | Path | None, backend: str, cross: str = "kv", onnx_c
     from the cache when it is complete, else built from the weights and cached. `cross`: kv or absorbed;
     `onnx_config`: the sessions' SessionConfig (None: its defaults)."""
     from device.runner.backends import ONNX_DTYPES
-    from device.runner.onnx_backend import OnnxBackend, SessionConfig
-
-    config = onnx_config or SessionConfig()
+    from device.runner.onnx_backend import OnnxBackend
 
     dtype = ONNX_DTYPES[backend]
     files, _, source = locate_model(path)
@@ -102,7 +100,7 @@ def load_cached(path: str | Path | None, backend: str, cross: str = "kv", onnx_c
     if meta is not None:
         try:
             model = OnnxBackend.from_optimised(directory, ModelDims(**meta["dims"]), sha, _reload(path, dtype, cross),
-                                               config=config, dtype=dtype, cross=cross)
+                                               config=onnx_config, dtype=dtype, cross=cross)
             log.info("loaded the optimised graphs from the start-up cache %s", directory)
             model.attention_dir = directory
             return model, directory / "tokenizer.json", sha, source
@@ -118,10 +116,10 @@ def load_cached(path: str | Path | None, backend: str, cross: str = "kv", onnx_c
         tmp.mkdir(parents=True)
     except OSError as exc:          # a read-only home: run uncached
         log.warning("cannot write the start-up cache %s (%s)", directory, exc)
-        model = OnnxBackend(weights, dtype, config=config, cross=cross)
+        model = OnnxBackend(weights, dtype, config=onnx_config, cross=cross)
         weights.params = {}
         return model, weights.tokenizer_path, sha, source
-    model = OnnxBackend(weights, dtype, config=config, save_dir=tmp, cross=cross)
+    model = OnnxBackend(weights, dtype, config=onnx_config, save_dir=tmp, cross=cross)
     weights.params = {}             # the sessions hold the weights now; full() re-reads them if asked
     try:
         _write(tmp, model, weights.tokenizer_path, sha, source)
