@@ -119,8 +119,8 @@ class FasterWhisper:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--backends", default="onnx-int8b,onnx,onnx-int8",
-                    help="comma-separated: onnx-int8b, onnx, onnx-int8, onnx-fp16, numpy, tflite")
+    ap.add_argument("--backends", default="native-int8b,onnx-int8b,onnx,onnx-int8",
+                    help="comma-separated: native-int8b, onnx-int8b, onnx, onnx-int8, onnx-fp16, numpy, tflite")
     ap.add_argument("--clips", default=",".join(CLIPS))
     ap.add_argument("--long-clip", default="test_en.wav", help="clip for the forced long decode")
     ap.add_argument("--steps", type=int, default=100, help="measure the long decode around this step")
@@ -141,6 +141,11 @@ def main(argv=None) -> int:
         if name.startswith("onnx"):     # built here for the --threads session setting
             systems[name] = OnnxBackend(reference.weights, dtype={"onnx": "fp32"}.get(name, name[5:]),
                                         config=SessionConfig(threads=args.threads, spin=not args.no_spin))
+        elif name == "native-int8b":    # its encoder, uncached reference and prefill are onnx-int8b's sessions
+            from device.runner.native_backend import NativeBackend
+
+            systems[name] = NativeBackend(reference.weights, config=SessionConfig(threads=args.threads,
+                                                                                  spin=not args.no_spin))
         elif name == "numpy":
             systems[name] = reference.backend
         elif name == "tflite":          # XNNPACK on this CPU; its uncached reference re-runs the step graph

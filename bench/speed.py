@@ -1,7 +1,7 @@
 """End to end, fresh process each: `whisperkv transcribe --json` total_ms vs faster-whisper's first
 `transcribe()` call, both with the model load excluded.
 
-    python bench/speed.py [--backends auto,onnx,onnx-int8] [--clips test_en.wav,...] [--rounds 3]
+    python bench/speed.py [--backends auto,onnx-int8b,onnx,onnx-int8] [--clips test_en.wav,...] [--rounds 3]
 
 Ours: total_ms as the CLI reports it (audio load + mel + encoder + decode, after the model load).
 faster-whisper: the same weights (CTranslate2 int8 and float32), cpu_threads=2, beam_size=1,
@@ -64,7 +64,7 @@ def fw(compute_type: str, clip: str, threads: int) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--backends", default="auto,onnx,onnx-int8")
+    ap.add_argument("--backends", default="auto,onnx-int8b,onnx,onnx-int8")
     ap.add_argument("--clips", default=",".join(CLIPS))
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)

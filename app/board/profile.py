@@ -19,7 +19,7 @@ class DeviceProfile:
     python: str = ""             # remote interpreter, e.g. /usr/bin/python3 (empty: the transport's default)
     dir: str = ""                # runner directory on the device (empty: the transport's default)
     trust_host_key: str = ""     # SHA256:… fingerprint the user chose to trust
-    backend: str = "auto"        # the runner's backend: auto, numpy, onnx, onnx-int8b, onnx-int8, onnx-fp16, tflite
+    backend: str = "auto"        # the runner's backend: auto, numpy, onnx, native-int8b, onnx-int8b, onnx-int8, onnx-fp16, tflite
     delegate: str = ""           # tflite: a delegate library on the device (the Neuron delegate on a Genio board)
 
     def url(self) -> str:

@@ -35,7 +35,7 @@ TFLITE_EXPORT_FIX = ("export one with `whisperkv export --format tflite --out DI
 # What ships to the board: the runner, the graphs it builds from weights, and the Qt-free model
 # and decoding core. docs/architecture.md draws the same line.
 RUNNER_FOLDERS = ("device/runner", "device/graphs", "core/model", "core/decode")
-RUNNER_FILES = ("device/protocol.py", "core/errors.py")
+RUNNER_FILES = ("device/protocol.py", "core/errors.py", "device/runner/native_step.c")   # the C step, built there
 
 # Runs on the device with its own Python (stdlib only): sha256 of the files that exist.
 HASH_SCRIPT = """
@@ -74,7 +74,8 @@ def _bundle_file(rel: str, sources: list[Path]) -> BundleFile:
 
 
 def runner_modules() -> list[str]:
-    """The .py files (relative to ROOT) that run on the board: whole folders, listed, never guessed."""
+    """The files (relative to ROOT) that run on the board, the .py of whole folders and RUNNER_FILES: listed,
+    never guessed."""
     files = {f"{pkg}/__init__.py" for pkg in ("core", "device")} | set(RUNNER_FILES)
     for folder in RUNNER_FOLDERS:
         files |= {p.relative_to(ROOT).as_posix() for p in (ROOT / folder).rglob("*.py")}

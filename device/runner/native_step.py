@@ -1,0 +1,247 @@
+"""The decoder step in C (device/runner/native_step.c): built here with the system's C compiler, called through
+ctypes, on onnx-int8b's weights.
+
+Why: the ONNX Runtime step is bound by the ~100 MB it reads a token at step 100, at ~75 % of the memory's speed
+over its ~250 nodes. One C call runs the whole step at the memory's full speed, and keeps the cross K/V in fp16
+(half the bytes; packed once a window). docs/benchmarks.md has the figures.
+
+The library is compiled on first use for this CPU (-march=native, AVX-512) and kept in the start-up cache under a
+key of its source, the compiler and the CPU, so a later start only loads it. OpenMP runs the step on every core.
+"""
+from __future__ import annotations
+
+import ctypes as C
+import functools
+import hashlib
+import logging
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from core.errors import ModelError
+from core.model.kv_cache import to_head_major
+from core.model.weights import ModelDims
+
+log = logging.getLogger("whisperkv.agent")
+
+SOURCE = Path(__file__).with_name("native_step.c")
+FLAGS = ("-O3", "-march=native", "-ffast-math", "-fopenmp", "-shared", "-fPIC")
+CPU_FEATURES = ("avx512f", "avx512bw", "f16c")
+KINDS = ("qkv", "attn_out", "cross_q", "cross_out", "fc1", "fc2")
+BLOCK = 16           # inputs per scale: onnx-int8b's MatMulNBits blocks (device/graphs/quantize.py)
+DH = 64              # dims a head, fixed in the C code
+INSTALL_FIX = "install a C compiler with OpenMP (Debian: apt-get install gcc), or use --backend onnx-int8b"
+
+
+def _cpu_flags() -> set[str]:
+    try:
+        line = next(l for l in Path("/proc/cpuinfo").read_text().splitlines() if l.startswith("flags"))
+    except (OSError, StopIteration):
+        return set()
+    return set(line.split(":", 1)[1].split())
+
+
+def compiler() -> str | None:
+    return os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+
+
+def supported() -> bool:
+    """Whether this machine can build and run the step: Linux on x86-64 with AVX-512, and a C compiler."""
+    return (platform.system() == "Linux" and platform.machine() in ("x86_64", "AMD64")
+            and set(CPU_FEATURES) <= _cpu_flags() and compiler() is not None)
+
+
+@functools.lru_cache(maxsize=None)
+def _key(cc: str) -> str:
+    try:
+        version = subprocess.run([cc, "--version"], capture_output=True, text=True).stdout.splitlines()[:1]
+    except OSError:
+        version = []
+    return hashlib.sha256("\n".join([SOURCE.read_text(), " ".join(FLAGS), cc, *version,
+                                     " ".join(sorted(_cpu_flags()))]).encode()).hexdigest()[:16]
+
+
+def library_path(cache_root: Path) -> Path:
+    """Where the library for this source, compiler and CPU is (or will be) kept."""
+    return cache_root / "native" / _key(compiler() or "cc") / "libwhisperkv_step.so"
+
+
+def usable(cache_root: Path) -> bool:
+    """Whether the library is built here, or builds now (`auto` asks: a compiler that fails makes it pick the
+    next backend, with a warning, where asking for native-int8b by name gets the error)."""
+    if not supported():
+        return False
+    try:
+        build_library(cache_root)
+    except ModelError as exc:
+        log.warning("native-int8b is unavailable, %s (%s)", exc, exc.fix)
+        return False
+    return True
+
+
+def build_library(cache_root: Path) -> Path:
+    """Compile native_step.c unless this source, compiler and CPU already have a library; its path."""
+    if not supported():
+        raise ModelError("the native backend needs Linux on x86-64 with AVX-512 (avx512f, avx512bw, f16c) and a C "
+                         "compiler", INSTALL_FIX)
+    path = library_path(cache_root)
+    if path.is_file():
+        return path
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:              # a read-only cache: built for this process alone
+        path = Path(tempfile.mkdtemp(prefix="whisperkv-native-")) / path.name
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    cmd = [compiler(), *FLAGS, str(SOURCE), "-o", str(tmp), "-lm"]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True)
+    except OSError as exc:
+        done = subprocess.CompletedProcess(cmd, 127, "", str(exc))
+    if done.returncode != 0:
+        tmp.unlink(missing_ok=True)
+        raise ModelError(f"compiling the native step failed: {done.stderr.strip()[-400:]}", INSTALL_FIX)
+    os.replace(tmp, path)       # a runner that finds the file finds all of it
+    return path
+
+
+def quantize_blocks(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """[out, in] fp32 -> int8 [out, in] and fp32 scales [out, in/16], as ONNX Runtime's symmetric 8-bit
+    MatMulNBits quantiser makes them, so the weights are onnx-int8b's bit for bit and its graphs (the uncached
+    reference, the prefill) share them: the block's extreme value (the minimum on a tie) maps to -128, and each
+    weight times the scale's fp32 reciprocal, plus the zero point 128, is rounded half away from zero."""
+    out, n_in = w.shape
+    blocks = np.ascontiguousarray(w, np.float32).reshape(out, n_in // BLOCK, BLOCK)
+    hi, lo = blocks.max(-1), blocks.min(-1)
+    scale = (np.where(np.abs(hi) > np.abs(lo), hi, lo) / np.float32(-128.0)).astype(np.float32)
+    inverse = np.divide(np.float32(1), scale, out=np.zeros_like(scale), where=scale != 0)
+    shifted = blocks * inverse[..., None] + np.float32(128)           # fp32 arithmetic, as in the C++
+    floor = np.floor(shifted)
+    rounded = np.where(shifted - floor >= np.float32(0.5), floor + 1, floor)   # exact: never adds 0.5 in fp32
+    q = (np.clip(rounded, 0, 255) - 128).astype(np.int8)
+    return q.reshape(out, n_in), scale
+
+
+def native_weights(params: dict[str, np.ndarray], dims: ModelDims) -> dict[str, np.ndarray]:
+    """The step's arrays from the canonical fp32 params: per kind (KINDS) q [L,out,in] int8, s [L,out,in/16],
+    b [L,out]; ln [L,6,d]; ln_f [2,d]; head_q, head_s (the tied embedding)."""
+    L, d = dims.n_text_layer, dims.n_text_state
+    block = lambda i, name: params[f"decoder.blocks.{i}.{name}"]
+    mats = {
+        "qkv": lambda i: (np.concatenate([block(i, f"attn.{n}.weight") for n in ("query", "key", "value")]),
+                          np.concatenate([block(i, "attn.query.bias"), np.zeros(d, np.float32),
+                                          block(i, "attn.value.bias")])),
+        **{kind: (lambda i, n=name: (block(i, n + ".weight"), block(i, n + ".bias")))
+           for kind, name in (("attn_out", "attn.out"), ("cross_q", "cross_attn.query"),
+                              ("cross_out", "cross_attn.out"), ("fc1", "mlp.0"), ("fc2", "mlp.2"))},
+    }
+    arrays: dict[str, np.ndarray] = {}
+    for kind, get in mats.items():
+        layers = [get(i) for i in range(L)]
+        qs = [quantize_blocks(w) for w, _ in layers]
+        arrays[f"{kind}_q"] = np.stack([q for q, _ in qs])
+        arrays[f"{kind}_s"] = np.stack([s for _, s in qs])
+        arrays[f"{kind}_b"] = np.stack([b for _, b in layers]).astype(np.float32)
+    arrays["ln"] = np.stack([np.stack([block(i, f"{n}.{p}") for n in ("attn_ln", "cross_attn_ln", "mlp_ln")
+                                       for p in ("weight", "bias")]) for i in range(L)]).astype(np.float32)
+    arrays["ln_f"] = np.stack([params["decoder.ln.weight"], params["decoder.ln.bias"]]).astype(np.float32)
+    arrays["head_q"], arrays["head_s"] = quantize_blocks(params["decoder.token_embedding.weight"])
+    return arrays
+
+
+def save_weights(arrays: dict[str, np.ndarray], directory: Path) -> None:
+    for name, a in arrays.items():
+        np.save(directory / f"native.{name}.npy", a)
+
+
+def load_weights(directory: Path) -> dict[str, np.ndarray]:
+    """Memory-mapped: the pages are the file's, read in once, never a second copy."""
+    return {p.name[len("native."):-len(".npy")]: np.load(p, mmap_mode="r").view(np.ndarray)
+            for p in sorted(directory.glob("native.*.npy"))}
+
+
+class _QMat(C.Structure):
+    _fields_ = [("q", C.c_void_p), ("s", C.c_void_p), ("b", C.c_void_p), ("out", C.c_int), ("inn", C.c_int)]
+
+
+class _Model(C.Structure):
+    _fields_ = ([(n, C.c_int) for n in ("n_layer", "n_head", "d", "d_ff", "n_vocab", "n_audio", "a_pad")]
+                + [(n, C.POINTER(_QMat)) for n in KINDS]
+                + [("ln", C.c_void_p), ("ln_f", C.c_void_p), ("head", _QMat)]
+                + [(n, C.c_void_p) for n in ("x", "qkv_out", "q", "att", "ff")])
+
+
+def _ptr(a: np.ndarray) -> int:
+    return a.ctypes.data
+
+
+def _aligned(n: int) -> np.ndarray:
+    """n zero float32 at a 64-byte boundary (native_step.c: why alignment keeps its sums the same run to run)."""
+    buf = np.zeros(n + 16, np.float32)
+    start = (-buf.ctypes.data % 64) // 4
+    return buf[start:start + n]
+
+
+class NativeStep:
+    """The step over `arrays` (native_weights) in the library at `library`: called like Backend.step, with the
+    cross K/V head-major fp32 as OnnxBackend.encode gives them."""
+
+    def __init__(self, arrays: dict[str, np.ndarray], dims: ModelDims, library: Path, threads: int = 0):
+        """`threads`: OpenMP's team (0: one a core)."""
+        if dims.n_text_state // dims.n_text_head != DH:
+            raise ModelError(f"the native step needs {DH} dims a head, not {dims.n_text_state // dims.n_text_head}",
+                             "use --backend onnx-int8b")
+        self.dims, self.arrays = dims, arrays
+        self.lib = C.CDLL(str(library))
+        self.lib.wkv_step.argtypes = [C.c_void_p] * 4 + [C.c_int] + [C.c_void_p] * 7
+        self.lib.wkv_pack_cross.argtypes = [C.c_void_p, C.c_void_p] + [C.c_int] * 4 + [C.c_void_p] * 2
+        self.lib.wkv_set_threads(threads)
+        L, d, A = dims.n_text_layer, dims.n_text_state, dims.n_audio_ctx
+        self.a_pad = -(-A // 16) * 16
+        self._scratch = [_aligned(n) for n in (d, 3 * d, d, d, 4 * d)]
+        self._mats = {kind: (_QMat * L)(*(self._qmat(arrays[f"{kind}_q"][i], arrays[f"{kind}_s"][i],
+                                                      arrays[f"{kind}_b"][i]) for i in range(L))) for kind in KINDS}
+        self._model = _Model(L, dims.n_text_head, d, 4 * d, dims.n_vocab, A, self.a_pad,
+                             *(self._mats[k] for k in KINDS), _ptr(arrays["ln"]), _ptr(arrays["ln_f"]),
+                             self._qmat(arrays["head_q"], arrays["head_s"], None), *map(_ptr, self._scratch))
+        self._packed: tuple = (None, None, None)   # (cross_k, cross_v, their fp16 packing) of the current window
+
+    @staticmethod
+    def _qmat(q: np.ndarray, s: np.ndarray, b: np.ndarray | None) -> _QMat:
+        return _QMat(_ptr(q), _ptr(s), None if b is None else _ptr(b), q.shape[0], q.shape[1])
+
+    def _pack(self, cross_k: np.ndarray, cross_v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The window's cross K/V as the C step reads them (fp16, keys transposed), packed once a window.
+        Head-major [L,H,A,64] (OnnxBackend.encode) or stacked [L,1,A,d] (another backend's)."""
+        k0, v0, packed = self._packed
+        if k0 is cross_k and v0 is cross_v:
+            return packed
+        L, H, A = self.dims.n_text_layer, self.dims.n_text_head, self.dims.n_audio_ctx
+        k, v = (np.ascontiguousarray(to_head_major(t, H) if t.shape[1] == 1 else t, np.float32) for t in (cross_k, cross_v))
+        kt, vo = np.empty((L, H, DH, self.a_pad), np.float16), np.empty((L, H, self.a_pad, DH), np.float16)
+        self.lib.wkv_pack_cross(_ptr(k), _ptr(v), L, H, A, self.a_pad, _ptr(kt), _ptr(vo))
+        self._packed = (cross_k, cross_v, (kt, vo))
+        return kt, vo
+
+    def __call__(self, x, self_k, self_v, cross_k, cross_v, mask, attention: bool = False):
+        """x [1,1,d], self_k/self_v [L,H,cap,64] (C-contiguous), cross K/V [L,H,A,64], mask [1,1,1,cap+1] ->
+        logits [1,1,V], new_k/new_v [L,1,1,d], and with `attention` every head's cross-attention weights
+        [L,H,A] (new arrays each call: a caller may keep a step's logits)."""
+        kt, vo = self._pack(cross_k, cross_v)
+        x, mask, cap = np.ascontiguousarray(x), np.ascontiguousarray(mask), self_k.shape[2]   # held over the call
+        if not (self_k.flags.c_contiguous and self_v.flags.c_contiguous and self_k.shape[1] == self.dims.n_text_head
+                and mask.size == cap + 1 and x.dtype == np.float32 and mask.dtype == np.float32):
+            raise ValueError("the native step takes a head-major, C-contiguous fp32 cache and a mask of cap+1")
+        d = self.dims
+        logits = np.empty((1, 1, d.n_vocab), np.float32)
+        new_k, new_v = np.empty((d.n_text_layer, 1, 1, d.n_text_state), np.float32), np.empty(
+            (d.n_text_layer, 1, 1, d.n_text_state), np.float32)
+        weights = np.empty((d.n_text_layer, d.n_text_head, d.n_audio_ctx), np.float32) if attention else None
+        self.lib.wkv_step(C.addressof(self._model), _ptr(x), _ptr(self_k), _ptr(self_v), cap,
+                          _ptr(mask), _ptr(kt), _ptr(vo), _ptr(logits), _ptr(new_k),
+                          _ptr(new_v), None if weights is None else _ptr(weights))
+        return (logits, new_k, new_v) if weights is None else (logits, new_k, new_v, weights)
