@@ -11,7 +11,7 @@ The host step graph as the runner runs it (head-major K/V, the cache of any leng
   call, as the rest of a step overwrites it;
 - the uncached reference over --filled + 4 tokens (the graph `--no-cache` decoding runs at every token);
 - with int8b, also the native-int8b step (device/runner/native_step.c) on the same weights and feeds, the cross
-  K/V in fp16 as it keeps them.
+  K/V in int8 as it keeps them.
 Also the bytes a step reads (its weights, the cross K/V, the filled cache) and the memory's read speed with two
 threads, so the floor bytes / speed sits beside the measured step. Sessions as a one-shot `whisperkv transcribe`
 runs them (workers spin within a run; --no-spin: as the studio runs them). Never asserts a time.
@@ -190,7 +190,7 @@ def main(argv=None) -> int:
     if native is not None:
         nat = native.weight_bytes + native.cross_bytes + cache_bytes
         t = ms["native-int8b step (C)"]
-        print(f"native-int8b step: weights {native.weight_bytes / 1e6:.1f} + cross K/V fp16 {native.cross_bytes / 1e6:.1f}"
+        print(f"native-int8b step: weights {native.weight_bytes / 1e6:.1f} + cross K/V int8 {native.cross_bytes / 1e6:.1f}"
               f" + cache {cache_bytes / 1e6:.1f} = {nat / 1e6:.1f} MB in {t:.2f} ms ({nat / t / 1e6:.1f} GB/s; floor "
               f"{nat / speed / 1e6:.2f} ms); uncached / native step: {ms[f'uncached reference, {n} tokens'] / t:.1f}x")
     return 0

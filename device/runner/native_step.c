@@ -2,7 +2,8 @@
 //
 // Why C: at step 100 the step reads ~100 MB (weights, cross K/V, cache) and ONNX Runtime's ~250 nodes keep it
 // at ~75 % of the memory's speed. Here one call runs the whole step, fewer bytes are read (the cross K/V in
-// fp16) and the memory is streamed at its full speed (docs/benchmarks.md).
+// int8, a scale per position and head: a quarter of the bytes, packed once a window) and the memory is streamed at
+// its full speed (docs/benchmarks.md).
 //
 // Weights are onnx-int8b's, bit for bit: int8 with one fp32 scale per 16 inputs of a row (ONNX Runtime's
 // symmetric 8-bit MatMulNBits blocks), activations stay fp32. Rows of a matrix are split over the OpenMP team;
@@ -93,28 +94,28 @@ static void self_head(const float *q, const float *kc, const float *vc, int cap,
     for (int j = 0; j < DH / 16; j++) _mm512_storeu_ps(out + 16 * j, o[j]);
 }
 
-// One head of cross-attention. kt [DH][a_pad] fp16: the keys transposed, so the scores are one AXPY over the
-// audio positions per dim (no horizontal sums); v [a_pad][DH] fp16. `weights` (may be NULL) gets the softmax.
-static void cross_head(const float *q, const uint16_t *kt, const uint16_t *v, int n_audio, int a_pad,
-                       float *out, float *sc, float *weights) {
+// One head of cross-attention over int8 keys and values with a scale per position. kt [DH][a_pad]: the keys
+// transposed, so the scores are one AXPY over the audio positions per dim (no horizontal sums), then scaled per
+// position by ks; v [a_pad][DH] with vs folded into the softmax weights. `weights` (may be NULL) gets the softmax.
+static void cross_head(const float *q, const int8_t *kt, const float *ks, const int8_t *v, const float *vs,
+                       int n_audio, int a_pad, float *out, float *sc, float *weights) {
     for (int t = 0; t < a_pad; t += 16) _mm512_storeu_ps(sc + t, _mm512_setzero_ps());
     for (int j = 0; j < DH; j++) {
         __m512 qj = _mm512_set1_ps(q[j] * 0.125f);
-        const uint16_t *row = kt + (size_t)j * a_pad;
-        for (int t = 0; t < a_pad; t += 16) {
-            __m512 k = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(row + t)));
-            _mm512_storeu_ps(sc + t, _mm512_fmadd_ps(qj, k, _mm512_loadu_ps(sc + t)));
-        }
+        const int8_t *row = kt + (size_t)j * a_pad;
+        for (int t = 0; t < a_pad; t += 16)
+            _mm512_storeu_ps(sc + t, _mm512_fmadd_ps(qj, load_q8(row + t), _mm512_loadu_ps(sc + t)));
     }
+    for (int t = 0; t < a_pad; t += 16)
+        _mm512_storeu_ps(sc + t, _mm512_mul_ps(_mm512_loadu_ps(sc + t), _mm512_loadu_ps(ks + t)));
     softmax(sc, n_audio);
     if (weights) memcpy(weights, sc, sizeof(float) * n_audio);
     __m512 o[DH / 16];
     for (int j = 0; j < DH / 16; j++) o[j] = _mm512_setzero_ps();
     for (int t = 0; t < n_audio; t++) {
-        __m512 p = _mm512_set1_ps(sc[t]);
-        const uint16_t *vt = v + (size_t)t * DH;
-        for (int j = 0; j < DH / 16; j++)
-            o[j] = _mm512_fmadd_ps(p, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vt + 16 * j))), o[j]);
+        __m512 p = _mm512_set1_ps(sc[t] * vs[t]);
+        const int8_t *vt = v + (size_t)t * DH;
+        for (int j = 0; j < DH / 16; j++) o[j] = _mm512_fmadd_ps(p, load_q8(vt + 16 * j), o[j]);
     }
     for (int j = 0; j < DH / 16; j++) _mm512_storeu_ps(out + 16 * j, o[j]);
 }
@@ -123,20 +124,30 @@ static float gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654
 
 void wkv_set_threads(int n) { if (n > 0) omp_set_num_threads(n); }
 
-// k, v [L][H][A][DH] fp32 (the encoder's head-major cross K/V) -> kt [L][H][DH][a_pad], vo [L][H][a_pad][DH] fp16,
-// the padding zero. Once a window.
+static void quantize_row(const float *x, int n, int stride, int8_t *q, float *scale) {
+    float mx = 0;
+    for (int j = 0; j < n; j++) mx = fabsf(x[j]) > mx ? fabsf(x[j]) : mx;
+    float s = mx / 127.0f, inv = mx > 0 ? 127.0f / mx : 0.0f;
+    for (int j = 0; j < n; j++) q[(size_t)j * stride] = (int8_t)lrintf(x[j] * inv);
+    *scale = s;
+}
+
+// k, v [L][H][A][DH] fp32 (the encoder's head-major cross K/V) -> int8 with an fp32 scale per position and head:
+// kt [L][H][DH][a_pad], ks [L][H][a_pad], vo [L][H][a_pad][DH], vs [L][H][a_pad]; the padding zero. Once a window.
 void wkv_pack_cross(const float *k, const float *v, int n_layer, int n_head, int n_audio, int a_pad,
-                    uint16_t *kt, uint16_t *vo) {
+                    int8_t *kt, float *ks, int8_t *vo, float *vs) {
     #pragma omp parallel for schedule(static)
     for (int lh = 0; lh < n_layer * n_head; lh++) {
-        const float *ks = k + (size_t)lh * n_audio * DH, *vs = v + (size_t)lh * n_audio * DH;
-        uint16_t *kd = kt + (size_t)lh * DH * a_pad, *vd = vo + (size_t)lh * a_pad * DH;
-        for (int t = 0; t < a_pad; t++)
-            for (int j = 0; j < DH; j++) {
-                float kv = t < n_audio ? ks[(size_t)t * DH + j] : 0.0f, vv = t < n_audio ? vs[(size_t)t * DH + j] : 0.0f;
-                kd[(size_t)j * a_pad + t] = _cvtss_sh(kv, _MM_FROUND_TO_NEAREST_INT);
-                vd[(size_t)t * DH + j] = _cvtss_sh(vv, _MM_FROUND_TO_NEAREST_INT);
-            }
+        const float *ksrc = k + (size_t)lh * n_audio * DH, *vsrc = v + (size_t)lh * n_audio * DH;
+        int8_t *kd = kt + (size_t)lh * DH * a_pad, *vd = vo + (size_t)lh * a_pad * DH;
+        float *ksd = ks + (size_t)lh * a_pad, *vsd = vs + (size_t)lh * a_pad;
+        memset(kd, 0, (size_t)DH * a_pad);
+        memset(vd, 0, (size_t)a_pad * DH);
+        for (int t = n_audio; t < a_pad; t++) ksd[t] = vsd[t] = 0.0f;
+        for (int t = 0; t < n_audio; t++) {
+            quantize_row(ksrc + (size_t)t * DH, DH, a_pad, kd + t, ksd + t);
+            quantize_row(vsrc + (size_t)t * DH, DH, 1, vd + (size_t)t * DH, vsd + t);
+        }
     }
 }
 
@@ -144,7 +155,8 @@ void wkv_pack_cross(const float *k, const float *v, int n_layer, int n_head, int
 // the current token); cross_kt/cross_v from wkv_pack_cross -> logits [V], new_k/new_v [L][d] (the caller writes
 // them into the cache), and with `attention` non-NULL every head's cross-attention weights [L][H][n_audio].
 void wkv_step(const Model *m, const float *x_in, const float *self_k, const float *self_v, int cap,
-              const float *mask, const uint16_t *cross_kt, const uint16_t *cross_v, float *logits,
+              const float *mask, const int8_t *cross_kt, const float *cross_ks, const int8_t *cross_v,
+              const float *cross_vs, float *logits,
               float *new_k, float *new_v, float *attention) {
     const int d = m->d, H = m->n_head;
     const int n_sc = cap + 1 > m->a_pad ? cap + 1 : m->a_pad;
@@ -175,8 +187,9 @@ void wkv_step(const Model *m, const float *x_in, const float *self_k, const floa
             matvec(&m->cross_q[l], h, m->q, 0);
             #pragma omp for schedule(static)
             for (int i = 0; i < H; i++) {
-                size_t off = ((size_t)l * H + i) * DH * m->a_pad;
-                cross_head(m->q + i * DH, cross_kt + off, cross_v + off, m->n_audio, m->a_pad, m->att + i * DH, sc,
+                size_t off = ((size_t)l * H + i) * DH * m->a_pad, soff = ((size_t)l * H + i) * m->a_pad;
+                cross_head(m->q + i * DH, cross_kt + off, cross_ks + soff, cross_v + off, cross_vs + soff, m->n_audio,
+                           m->a_pad, m->att + i * DH, sc,
                            attention ? attention + ((size_t)l * H + i) * m->n_audio : NULL);
             }
             matvec(&m->cross_out[l], m->att, m->x, 1);

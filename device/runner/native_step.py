@@ -2,8 +2,8 @@
 ctypes, on onnx-int8b's weights.
 
 Why: the ONNX Runtime step is bound by the ~100 MB it reads a token at step 100, at ~75 % of the memory's speed
-over its ~250 nodes. One C call runs the whole step at the memory's full speed, and keeps the cross K/V in fp16
-(half the bytes; packed once a window). docs/benchmarks.md has the figures.
+over its ~250 nodes. One C call runs the whole step at the memory's full speed, and keeps the cross K/V in int8
+with an fp32 scale per position and head (a quarter of the bytes, packed once a window). docs/benchmarks.md has the figures.
 
 The library is compiled on first use for this CPU (-march=native, AVX-512) and kept in the start-up cache under a
 key of its source, the compiler and the CPU, so a later start only loads it. OpenMP runs the step on every core.
@@ -31,7 +31,7 @@ log = logging.getLogger("whisperkv.agent")
 
 SOURCE = Path(__file__).with_name("native_step.c")
 FLAGS = ("-O3", "-march=native", "-ffast-math", "-fopenmp", "-shared", "-fPIC")
-CPU_FEATURES = ("avx512f", "avx512bw", "f16c")
+CPU_FEATURES = ("avx512f",)
 KINDS = ("qkv", "attn_out", "cross_q", "cross_out", "fc1", "fc2")
 BLOCK = 16           # inputs per scale: onnx-int8b's MatMulNBits blocks (device/graphs/quantize.py)
 DH = 64              # dims a head, fixed in the C code
@@ -87,7 +87,7 @@ def usable(cache_root: Path) -> bool:
 def build_library(cache_root: Path) -> Path:
     """Compile native_step.c unless this source, compiler and CPU already have a library; its path."""
     if not supported():
-        raise ModelError("the native backend needs Linux on x86-64 with AVX-512 (avx512f, avx512bw, f16c) and a C "
+        raise ModelError("the native backend needs Linux on x86-64 with AVX-512 (avx512f) and a C "
                          "compiler", INSTALL_FIX)
     path = library_path(cache_root)
     if path.is_file():
@@ -197,8 +197,8 @@ class NativeStep:
                              "use --backend onnx-int8b")
         self.dims, self.arrays = dims, arrays
         self.lib = C.CDLL(str(library))
-        self.lib.wkv_step.argtypes = [C.c_void_p] * 4 + [C.c_int] + [C.c_void_p] * 7
-        self.lib.wkv_pack_cross.argtypes = [C.c_void_p, C.c_void_p] + [C.c_int] * 4 + [C.c_void_p] * 2
+        self.lib.wkv_step.argtypes = [C.c_void_p] * 4 + [C.c_int] + [C.c_void_p] * 9
+        self.lib.wkv_pack_cross.argtypes = [C.c_void_p, C.c_void_p] + [C.c_int] * 4 + [C.c_void_p] * 4
         self.lib.wkv_set_threads(threads)
         L, d, A = dims.n_text_layer, dims.n_text_state, dims.n_audio_ctx
         self.a_pad = -(-A // 16) * 16
@@ -208,30 +208,31 @@ class NativeStep:
         self._model = _Model(L, dims.n_text_head, d, 4 * d, dims.n_vocab, A, self.a_pad,
                              *(self._mats[k] for k in KINDS), _ptr(arrays["ln"]), _ptr(arrays["ln_f"]),
                              self._qmat(arrays["head_q"], arrays["head_s"], None), *map(_ptr, self._scratch))
-        self._packed: tuple = (None, None, None)   # (cross_k, cross_v, their fp16 packing) of the current window
+        self._packed: tuple = (None, None, None)   # (cross_k, cross_v, their int8 packing) of the current window
 
     @staticmethod
     def _qmat(q: np.ndarray, s: np.ndarray, b: np.ndarray | None) -> _QMat:
         return _QMat(_ptr(q), _ptr(s), None if b is None else _ptr(b), q.shape[0], q.shape[1])
 
     def _pack(self, cross_k: np.ndarray, cross_v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The window's cross K/V as the C step reads them (fp16, keys transposed), packed once a window.
+        """The window's cross K/V as the C step reads them (int8 and scales, keys transposed), packed once a window.
         Head-major [L,H,A,64] (OnnxBackend.encode) or stacked [L,1,A,d] (another backend's)."""
         k0, v0, packed = self._packed
         if k0 is cross_k and v0 is cross_v:
             return packed
         L, H, A = self.dims.n_text_layer, self.dims.n_text_head, self.dims.n_audio_ctx
         k, v = (np.ascontiguousarray(to_head_major(t, H) if t.shape[1] == 1 else t, np.float32) for t in (cross_k, cross_v))
-        kt, vo = np.empty((L, H, DH, self.a_pad), np.float16), np.empty((L, H, self.a_pad, DH), np.float16)
-        self.lib.wkv_pack_cross(_ptr(k), _ptr(v), L, H, A, self.a_pad, _ptr(kt), _ptr(vo))
-        self._packed = (cross_k, cross_v, (kt, vo))
-        return kt, vo
+        kt, vo = np.empty((L, H, DH, self.a_pad), np.int8), np.empty((L, H, self.a_pad, DH), np.int8)
+        ks, vs = np.empty((L, H, self.a_pad), np.float32), np.empty((L, H, self.a_pad), np.float32)
+        self.lib.wkv_pack_cross(_ptr(k), _ptr(v), L, H, A, self.a_pad, _ptr(kt), _ptr(ks), _ptr(vo), _ptr(vs))
+        self._packed = (cross_k, cross_v, (kt, ks, vo, vs))
+        return self._packed[2]
 
     def __call__(self, x, self_k, self_v, cross_k, cross_v, mask, attention: bool = False):
         """x [1,1,d], self_k/self_v [L,H,cap,64] (C-contiguous), cross K/V [L,H,A,64], mask [1,1,1,cap+1] ->
         logits [1,1,V], new_k/new_v [L,1,1,d], and with `attention` every head's cross-attention weights
         [L,H,A] (new arrays each call: a caller may keep a step's logits)."""
-        kt, vo = self._pack(cross_k, cross_v)
+        kt, ks, vo, vs = self._pack(cross_k, cross_v)
         x, mask, cap = np.ascontiguousarray(x), np.ascontiguousarray(mask), self_k.shape[2]   # held over the call
         if not (self_k.flags.c_contiguous and self_v.flags.c_contiguous and self_k.shape[1] == self.dims.n_text_head
                 and mask.size == cap + 1 and x.dtype == np.float32 and mask.dtype == np.float32):
@@ -242,6 +243,6 @@ class NativeStep:
             (d.n_text_layer, 1, 1, d.n_text_state), np.float32)
         weights = np.empty((d.n_text_layer, d.n_text_head, d.n_audio_ctx), np.float32) if attention else None
         self.lib.wkv_step(C.addressof(self._model), _ptr(x), _ptr(self_k), _ptr(self_v), cap,
-                          _ptr(mask), _ptr(kt), _ptr(vo), _ptr(logits), _ptr(new_k),
+                          _ptr(mask), _ptr(kt), _ptr(ks), _ptr(vo), _ptr(vs), _ptr(logits), _ptr(new_k),
                           _ptr(new_v), None if weights is None else _ptr(weights))
         return (logits, new_k, new_v) if weights is None else (logits, new_k, new_v, weights)
