@@ -104,8 +104,10 @@ class NativeRun:
         d = weights.dims
         arrays = native_weights(weights.params, d)
         self.step = NativeStep(arrays, d, build_library(cache_home()))
-        stack = lambda name: np.ascontiguousarray(np.concatenate([feeds[f"{name}.{i}"] for i in range(d.n_text_layer)]))  # noqa: E731
-        self.args = (feeds["x"], stack("self_k"), stack("self_v"), stack("cross_k"), stack("cross_v"), feeds["mask"])
+        stacked = {name: np.ascontiguousarray(np.concatenate([feeds[f"{name}.{i}"] for i in range(d.n_text_layer)]))
+                   for name in ("self_k", "self_v", "cross_k", "cross_v")}
+        self.args = (feeds["x"], stacked["self_k"], stacked["self_v"], stacked["cross_k"], stacked["cross_v"],
+                     feeds["mask"])
         self.step(*self.args)                       # packs the cross K/V once, as once a window
         packed = self.step._packed[2]
         self.weight_bytes = sum(a.nbytes for a in arrays.values())
@@ -190,7 +192,8 @@ def main(argv=None) -> int:
     if native is not None:
         nat = native.weight_bytes + native.cross_bytes + cache_bytes
         t = ms["native-int8b step (C)"]
-        print(f"native-int8b step: weights {native.weight_bytes / 1e6:.1f} + cross K/V int8 {native.cross_bytes / 1e6:.1f}"
+        print(f"native-int8b step: weights {native.weight_bytes / 1e6:.1f} + cross K/V int8 "
+              f"{native.cross_bytes / 1e6:.1f}"
               f" + cache {cache_bytes / 1e6:.1f} = {nat / 1e6:.1f} MB in {t:.2f} ms ({nat / t / 1e6:.1f} GB/s; floor "
               f"{nat / speed / 1e6:.2f} ms); uncached / native step: {ms[f'uncached reference, {n} tokens'] / t:.1f}x")
     return 0

@@ -2,8 +2,9 @@
 
 The same int8 weights as onnx-int8b, bit for bit, so onnx-int8b's graphs serve what is not a step: the
 uncached reference (`full`), the batched prefill and the encoder. The step computes in fp32 over those weights
-(onnx-int8b quantises its activations too) and reads the cross K/V in int8, a scale per position and head. `auto` prefers it where it runs
-(tests/device/runner/test_auto_backend.py holds it to the reference's tokens on every bundled clip).
+(onnx-int8b quantises its activations too) and reads the cross K/V in int8, a scale per position and head.
+`auto` prefers it where it runs (tests/device/runner/test_auto_backend.py holds it to the reference's tokens on
+every bundled clip).
 """
 from __future__ import annotations
 

@@ -89,7 +89,8 @@ static void self_head(const float *q, const float *kc, const float *vc, int cap,
     for (int t = 0; t < cap; t++) {
         if (sc[t] == 0.0f) continue;
         __m512 p = _mm512_set1_ps(sc[t]);
-        for (int j = 0; j < DH / 16; j++) o[j] = _mm512_fmadd_ps(p, _mm512_loadu_ps(vc + (size_t)t * DH + 16 * j), o[j]);
+        const float *v = vc + (size_t)t * DH;
+        for (int j = 0; j < DH / 16; j++) o[j] = _mm512_fmadd_ps(p, _mm512_loadu_ps(v + 16 * j), o[j]);
     }
     for (int j = 0; j < DH / 16; j++) _mm512_storeu_ps(out + 16 * j, o[j]);
 }

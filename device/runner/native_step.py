@@ -3,7 +3,8 @@ ctypes, on onnx-int8b's weights.
 
 Why: the ONNX Runtime step is bound by the ~100 MB it reads a token at step 100, at ~75 % of the memory's speed
 over its ~250 nodes. One C call runs the whole step at the memory's full speed, and keeps the cross K/V in int8
-with an fp32 scale per position and head (a quarter of the bytes, packed once a window). docs/benchmarks.md has the figures.
+with an fp32 scale per position and head (a quarter of the bytes, packed once a window). docs/benchmarks.md has
+the figures.
 
 The library is compiled on first use for this CPU (-march=native, AVX-512) and kept in the start-up cache under a
 key of its source, the compiler and the CPU, so a later start only loads it. OpenMP runs the step on every core.
@@ -214,14 +215,16 @@ class NativeStep:
     def _qmat(q: np.ndarray, s: np.ndarray, b: np.ndarray | None) -> _QMat:
         return _QMat(_ptr(q), _ptr(s), None if b is None else _ptr(b), q.shape[0], q.shape[1])
 
-    def _pack(self, cross_k: np.ndarray, cross_v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The window's cross K/V as the C step reads them (int8 and scales, keys transposed), packed once a window.
+    def _pack(self, cross_k: np.ndarray, cross_v: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The window's cross K/V as the C step reads them, packed once a window: keys transposed [L,H,64,A'] and
+        values [L,H,A',64] in int8, each with an fp32 scale per position [L,H,A'] (A' = A padded to 16).
         Head-major [L,H,A,64] (OnnxBackend.encode) or stacked [L,1,A,d] (another backend's)."""
         k0, v0, packed = self._packed
         if k0 is cross_k and v0 is cross_v:
             return packed
         L, H, A = self.dims.n_text_layer, self.dims.n_text_head, self.dims.n_audio_ctx
-        k, v = (np.ascontiguousarray(to_head_major(t, H) if t.shape[1] == 1 else t, np.float32) for t in (cross_k, cross_v))
+        k, v = (np.ascontiguousarray(to_head_major(t, H) if t.shape[1] == 1 else t, np.float32)
+                for t in (cross_k, cross_v))
         kt, vo = np.empty((L, H, DH, self.a_pad), np.int8), np.empty((L, H, self.a_pad, DH), np.int8)
         ks, vs = np.empty((L, H, self.a_pad), np.float32), np.empty((L, H, self.a_pad), np.float32)
         self.lib.wkv_pack_cross(_ptr(k), _ptr(v), L, H, A, self.a_pad, _ptr(kt), _ptr(ks), _ptr(vo), _ptr(vs))
