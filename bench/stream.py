@@ -143,7 +143,7 @@ def main() -> int:
     ap.add_argument("--min-chunk", type=float, default=1.0)
     ap.add_argument("--prompt-chars", type=int, default=100)
     ap.add_argument("--trim", type=float, default=8.0, help="cut the buffer at a committed sentence past this")
-    ap.add_argument("--backend", default="auto", help="the runner's backend (auto = onnx-int8b; onnx, onnx-int8, ...)")
+    ap.add_argument("--backend", default="auto", help="the runner's backend (auto = native-int8b where it runs, else onnx; onnx-int8b, ...)")
     ap.add_argument("--out", default=None, help="write every figure as JSON here")
     args = ap.parse_args()
     config = StreamConfig(language="en", min_chunk_s=args.min_chunk, prompt_chars=args.prompt_chars, trim_s=args.trim,

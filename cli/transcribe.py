@@ -30,7 +30,7 @@ def register(subs) -> None:
                    "decoded with Whisper's timestamp tokens and advances by the last complete segment either way)")
     p.add_argument("--backend", default="auto", help="auto (default: the fastest one whose tokens equal "
                    "the reference's on every bundled clip: native-int8b where the CPU has AVX-512 and a C compiler "
-                   "is installed, else onnx-int8b), onnx (exact fp32), numpy, native-int8b, onnx-int8b, onnx-fp16, "
+                   "is installed, else onnx), onnx (exact fp32), numpy, native-int8b, onnx-int8b, onnx-fp16, "
                    "onnx-int8 or tflite")
     p.add_argument("--delegate", default=None, metavar="PATH", help="tflite: a delegate library for the runner "
                    "to load (on a Genio board, /usr/lib/libneuron_stable_delegate.so)")

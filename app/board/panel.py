@@ -63,7 +63,7 @@ class DevicePanel(QGroupBox):
         self.backend.addItems(("auto", *BACKENDS))
         self.backend.setToolTip("auto: the fastest backend whose tokens equal the NumPy reference on every "
                                 "bundled clip (native-int8b where the CPU has AVX-512 and a C compiler is installed, else "
-                                "onnx-int8b); onnx: exact fp32; onnx-int8: may differ; "
+                                "onnx); onnx: exact fp32; onnx-int8b, onnx-int8: may differ; "
                                 "tflite: the TFLite graphs, on a board through the Neuron delegate")
         self.delegate = QLineEdit()
         self.delegate.setPlaceholderText("/usr/lib/libneuron_stable_delegate.so (tflite only)")

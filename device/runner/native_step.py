@@ -36,7 +36,8 @@ CPU_FEATURES = ("avx512f",)
 KINDS = ("qkv", "attn_out", "cross_q", "cross_out", "fc1", "fc2")
 BLOCK = 16           # inputs per scale: onnx-int8b's MatMulNBits blocks (device/graphs/quantize.py)
 DH = 64              # dims a head, fixed in the C code
-INSTALL_FIX = "install a C compiler with OpenMP (Debian: apt-get install gcc), or use --backend onnx-int8b"
+INSTALL_FIX = ("install a C compiler with OpenMP (Debian: apt-get install gcc), or use --backend onnx (exact) or "
+               "onnx-int8b (faster, may differ)")
 
 
 def _cpu_flags() -> set[str]:

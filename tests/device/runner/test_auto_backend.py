@@ -28,3 +28,22 @@ def test_auto_gives_the_reference_tokens(clip, auto_model, model, clip_mels, enc
     ref = list(decode_windows(model.backend, model.tokenizer, mels, DecodeOptions(), encoder_cache=encoder_cache))
     ours = list(auto_model.transcribe(mels, DecodeOptions()))
     assert tokens(ours) == tokens(ref) and len(tokens(ref)) > 0
+
+
+@pytest.mark.parametrize("clip", CLIPS)
+def test_auto_gives_the_reference_tokens_as_the_cli_feeds_it(clip, auto_model, model):
+    """As `whisperkv transcribe` decodes a file on its local runner: a window at a time from where the last one
+    ended, with its true number of frames (timestamp tokens to seek by when the audio is longer than a window), the
+    mel as the link sends it, in float16. onnx-int8b drops a comma of demo-congrats this way."""
+    import numpy as np
+
+    from core.decode.window_feed import decode_source
+    from core.model.mel_file import MelSource
+
+    def run(loaded):
+        source = MelSource.of_file(ROOT / "resources" / "audio" / clip)
+        return tokens(decode_source(source, DecodeOptions(), lambda mel, opts, n: loaded.transcribe(
+            mel.astype(np.float16).astype(np.float32), opts, n_frames=n)))
+
+    ref = run(model)
+    assert run(auto_model) == ref and len(ref) > 0

@@ -121,17 +121,17 @@ def test_a_failed_compile_names_the_fix_and_auto_picks_the_next_backend(tmp_path
     assert "compiling the native step failed" in str(err.value) and "gcc" in err.value.fix
     assert not list(tmp_path.rglob("*.so"))
     monkeypatch.setenv("WHISPERKV_CACHE", str(tmp_path))
-    assert resolve("auto") == "onnx-int8b"
+    assert resolve("auto") == "onnx"
     monkeypatch.delenv("CC")
     assert resolve("auto") == "native-int8b" and list(tmp_path.rglob("*.so"))
 
 
 def test_a_machine_without_avx512_is_told_what_to_use(monkeypatch):
     monkeypatch.setattr(native_step, "_cpu_flags", lambda: {"sse2", "avx2"})
-    assert resolve("auto") == "onnx-int8b"
+    assert resolve("auto") == "onnx"
     with pytest.raises(BackendError) as err:
         resolve("native-int8b")
-    assert "AVX-512" in str(err.value) and "onnx-int8b" in err.value.fix
+    assert "AVX-512" in str(err.value) and "--backend onnx" in err.value.fix
 
 
 def test_only_a_one_shot_run_lets_openmp_spin_between_tokens(model, monkeypatch):

@@ -79,7 +79,7 @@ def test_both_backends_satisfy_the_written_interface(model, onnx_backend):
 def test_backend_selection():
     from device.runner.native_step import supported
 
-    assert best_backend() == ("native-int8b" if supported() else "onnx-int8b")   # the C step where it builds
+    assert best_backend() == ("native-int8b" if supported() else "onnx")   # the C step where it builds
     assert {"numpy", "onnx", "onnx-int8", "onnx-int8b", "onnx-fp16"} <= set(available_backends())
     with pytest.raises(BackendError, match="unknown backend 'tpu'.*use auto or one of"):
         make_backend("tpu", None)
