@@ -127,7 +127,8 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=2, help="alternating rounds; the best round is kept")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--no-fw", action="store_true", help="skip faster-whisper")
-    ap.add_argument("--no-spin", action="store_true", help="onnx workers sleep between nodes (the studio's setting)")
+    ap.add_argument("--no-spin", action="store_true",
+                    help="worker threads sleep between nodes, native-int8b's soon after a step (the studio's setting)")
     ap.add_argument("--only-long", action="store_true", help="skip the natural decodes")
     args = ap.parse_args(argv)
 

@@ -1,8 +1,8 @@
 """Where one decode step's time goes: the backend call, the Python between two calls, and (ONNX
 Runtime backends) the graph's time by operator type.
 
-    python bench/step_profile.py [--backends native-int8b,onnx,onnx-int8] [--clip test_en.wav] [--steps 100] [--timestamps]
-                                 [--no-spin]
+    python bench/step_profile.py [--backends native-int8b,onnx,onnx-int8] [--clip test_en.wav] [--steps 100]
+                                 [--timestamps] [--no-spin]
 
 A forced decode (EOT suppressed) of --steps tokens on the first window of --clip. "python ms" is the
 wall time from one `backend.step` returning to the next one being called: the logit rules, log-softmax,
@@ -98,7 +98,8 @@ def main(argv=None) -> int:
     ap.add_argument("--clip", default="test_en.wav")
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--timestamps", action="store_true", help="decode with timestamp tokens (long audio, subtitles)")
-    ap.add_argument("--no-spin", action="store_true", help="onnx workers sleep between nodes (the studio's setting)")
+    ap.add_argument("--no-spin", action="store_true",
+                    help="worker threads sleep between nodes, native-int8b's soon after a step (the studio's setting)")
     args = ap.parse_args(argv)
 
     from device.runner.load import load_model_source

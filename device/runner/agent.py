@@ -200,9 +200,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--encoder-cache-mb", type=int, default=128, help="cross K/V kept for reruns (0: off)")
     ap.add_argument("--keep-buffers", action="store_true", help="onnx backends keep each graph's activation memory "
                     "between requests: repeated requests (a live stream, the studio) run ~10 %% faster, ~100 MB more held")
-    ap.add_argument("--spin", action="store_true", help="onnx backends' worker threads spin between a request's "
-                    "graph nodes instead of sleeping: decode steps ~17 %% faster on an idle machine, up to ~1.8x "
-                    "slower when other busy processes want the cores (`whisperkv transcribe` asks it of a local runner)")
+    ap.add_argument("--spin", action="store_true", help="worker threads spin instead of sleeping: onnx backends' "
+                    "between a request's graph nodes (decode steps ~17 %% faster on an idle machine, up to ~1.8x "
+                    "slower when other busy processes want the cores), native-int8b's for ~10 ms after each step "
+                    "(`whisperkv transcribe` asks it of a local runner)")
     ap.add_argument("--max-header", type=int, default=P.MAX_HEADER, help=argparse.SUPPRESS)
     ap.add_argument("--max-payload", type=int, default=P.MAX_PAYLOAD, help="largest mel payload in bytes")
     ap.add_argument("--log-level", default="INFO")

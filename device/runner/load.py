@@ -46,7 +46,8 @@ def load_model_source(path: str | Path | None = None, backend: str | None = "aut
                       keep_weights: bool = False, delegate: str | None = None, cross: str | None = None,
                       onnx_config=None) -> LoadedModel:
     """Load `path` (see the module docstring) on `backend` (device/runner/backends.py: auto, numpy, onnx,
-    native-int8b, onnx-int8b, onnx-fp16, onnx-int8, tflite); `delegate` is a TFLite delegate library for the tflite backend.
+    native-int8b, onnx-int8b, onnx-fp16, onnx-int8, tflite); `delegate` is a TFLite delegate library for the
+    tflite backend.
     `cross`: kv or absorbed, the cross-state form of graphs built from weights (core/model/backend.py);
     None is kv, or a bundle's own form.
 
@@ -67,7 +68,8 @@ def load_model_source(path: str | Path | None = None, backend: str | None = "aut
         onnx_backend, tokenizer, sha, source = load_cached(path, resolve(backend), cross or "kv", onnx_config)
         return LoadedModel(onnx_backend, WhisperTokenizer.from_file(tokenizer, onnx_backend.dims.n_vocab), sha, source)
     weights = load_model(path)
-    model = LoadedModel(make_backend(backend, weights, delegate, cross, onnx_config), WhisperTokenizer.from_weights(weights),
+    model = LoadedModel(make_backend(backend, weights, delegate, cross, onnx_config),
+                        WhisperTokenizer.from_weights(weights),
                         weights.sha256, weights.source, weights if keep_weights else None)
     if not keep_weights:
         weights.params = {}

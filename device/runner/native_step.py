@@ -40,12 +40,14 @@ INSTALL_FIX = ("install a C compiler with OpenMP (Debian: apt-get install gcc), 
                "onnx-int8b (faster, may differ)")
 
 
-def _cpu_flags() -> set[str]:
+@functools.lru_cache(maxsize=None)
+def _cpu_flags() -> frozenset[str]:
+    # Read once a process: every backend lookup asks (available_backends), and the CPU does not change.
     try:
         line = next(l for l in Path("/proc/cpuinfo").read_text().splitlines() if l.startswith("flags"))
     except (OSError, StopIteration):
-        return set()
-    return set(line.split(":", 1)[1].split())
+        return frozenset()
+    return frozenset(line.split(":", 1)[1].split())
 
 
 def compiler() -> str | None:

@@ -145,7 +145,8 @@ class OnnxBackend:
             self.token_embedding = p["decoder.token_embedding.weight"]
             self.positional_embedding = p["decoder.positional_embedding"]
             encoder = quantize_model(G.build_encoder(p, self.dims, cross=self.cross), dtype)
-            step = quantize_model(G.build_decoder_step(p, self.dims, cross=self.cross), dtype) if self.builds_step else None
+            step = (quantize_model(G.build_decoder_step(p, self.dims, cross=self.cross), dtype) if self.builds_step
+                    else None)
             if dtype in FROM_FP32:
                 self._full_params = lambda: _reload_params(source)
             else:
@@ -156,9 +157,11 @@ class OnnxBackend:
             b = read_bundle(Path(source))
             self.dims, self.sha256, self.dtype, self.cross = b.dims, b.model_sha256, b.dtype, b.cross
             self.token_embedding, self.positional_embedding = b.token_embedding, b.positional_embedding
-            encoder, step = onnx.load(str(b.encoder_path)), onnx.load(str(b.decoder_step_path))
+            encoder = onnx.load(str(b.encoder_path))
+            step = onnx.load(str(b.decoder_step_path)) if self.builds_step else None
             if b.dtype == "fp32" and dtype != "fp32":
-                encoder, step, self.dtype = quantize_model(encoder, dtype), quantize_model(step, dtype), dtype
+                encoder, self.dtype = quantize_model(encoder, dtype), dtype
+                step = quantize_model(step, dtype) if step is not None else None
                 step_model = None if dtype in FROM_FP32 else step
             if step_model is None:
                 self._full_params = lambda: G.params_from_graph(onnx.load(str(b.decoder_step_path)))
@@ -356,7 +359,8 @@ class OnnxBackend:
                 pass
         from device.graphs.quantize import quantize_model
 
-        graph = host_decoder(quantize_model(build(self._full_params()), self.dtype), self.dims.n_text_head).SerializeToString()
+        graph = host_decoder(quantize_model(build(self._full_params()), self.dtype), self.dims.n_text_head)
+        graph = graph.SerializeToString()
         if cached is None:
             return _session(graph, cfg, prepack=cfg.prepack_step)
         # Written beside the other cached graphs through a private folder, the graph file moved last: a runner
@@ -396,7 +400,8 @@ class OnnxBackend:
             from device.graphs.quantize import FROM_FP32, quantize_model
 
             full = G.build_decoder_full(self._full_params(), self.dims, self.cross)
-            full = host_decoder(quantize_model(full, self.dtype) if self.dtype in FROM_FP32 else full, self.dims.n_text_head)
+            full = host_decoder(quantize_model(full, self.dtype) if self.dtype in FROM_FP32 else full,
+                                self.dims.n_text_head)
             # Its arena on: over ~100 tokens its activations are MBs a call, which the runner's heap
             # (device/runner/heap.py) would map and fault in afresh at every token, ~1.8x slower. The memory is
             # held only once uncached decoding is asked for.

@@ -96,13 +96,13 @@ def load_cached(path: str | Path | None, backend: str, cross: str = "kv", onnx_c
     from device.runner.backends import NATIVE, ONNX_DTYPES
     from device.runner.onnx_backend import OnnxBackend
 
-    native = backend == NATIVE
-    if native:
-        from device.runner.native_backend import NativeBackend
-    model_class = NativeBackend if native else OnnxBackend
-    dtype = "int8b" if native else ONNX_DTYPES[backend]
-    build = (partial(NativeBackend, config=onnx_config, cross=cross) if native
-             else partial(OnnxBackend, dtype=dtype, config=onnx_config, cross=cross))
+    if backend == NATIVE:
+        from device.runner.native_backend import NativeBackend as model_class
+
+        dtype, build = "int8b", partial(model_class, config=onnx_config, cross=cross)
+    else:
+        model_class, dtype = OnnxBackend, ONNX_DTYPES[backend]
+        build = partial(OnnxBackend, dtype=dtype, config=onnx_config, cross=cross)
     files, _, source = locate_model(path)
     sha = model_sha256(files)
     directory = cache_dir(sha, backend, check_cross(cross))
