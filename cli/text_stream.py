@@ -48,5 +48,14 @@ class TextStream:
                 self._write((" " if self.wrote else "") + text)
             self.wrote = self.wrote or (shown and bool(text))
 
+    def unfinished(self, result: Transcript) -> None:
+        """A decode that failed part-way: into a pipe, the tokens of the window it broke in (a terminal
+        already shows them)."""
+        w = result.windows[-1] if result.windows else None
+        text = result.window_text(w).strip() if w is not None and not w.reason else ""
+        if not self.live and text:
+            self._write((" " if self.wrote else "") + text)
+            self.wrote = True
+
     def end(self) -> None:
         self._write("\n")

@@ -111,14 +111,21 @@ def run(args) -> int:
 
 
 def report(events, args, t0: float, **meta) -> int:
-    """Print events as they arrive (or one JSON document at the end); return the exit code."""
+    """Print events as they arrive (or one JSON document at the end); return the exit code. A decode that fails
+    part-way (the link drops, the runner dies) still hands over what it decoded, with the error, and exits 2."""
     result = Transcript()
     stream = None if args.json else TextStream()
-    for ev in events:
-        result.add(ev)
-        if stream:
-            stream.feed(ev, result)
+    failure = None
+    try:
+        for ev in events:
+            result.add(ev)
+            if stream:
+                stream.feed(ev, result)
+    except WhisperKVError as exc:
+        failure = exc
     total_ms = (time.perf_counter() - t0) * 1e3
+    if failure is not None:
+        return report_failure(result, args, failure, total_ms, stream, **meta)
     diagnosis = diagnose_transcript(result, levels=getattr(args, "levels", None))
     verdict = diagnosis.verdict
     word_timestamps = getattr(args, "word_timestamps", False)
@@ -144,6 +151,23 @@ def report(events, args, t0: float, **meta) -> int:
               f"cache {args.cache} | backend {meta.get('backend') or '?'}]", file=sys.stderr)
     write_subtitles(result, args)
     return 0
+
+
+def report_failure(result: Transcript, args, failure: WhisperKVError, total_ms: float, stream, **meta) -> int:
+    """What was decoded before `failure`: the text (the unfinished window's tokens too), subtitles, and with
+    --json every step plus an `error` object; then the error on stderr."""
+    if args.json:
+        doc = result.summary() | {"text": result.live_text, "complete": False, "total_ms": round(total_ms, 3),
+                                   "error": {"code": failure.code, "problem": failure.problem, "fix": failure.fix},
+                                   "steps": result.steps_json(), "cache": args.cache, **meta}
+        print(json.dumps(doc, ensure_ascii=False, indent=1))
+    else:
+        stream.unfinished(result)
+        stream.end()
+    write_subtitles(result, args)
+    print(f"whisperkv: error: {failure} (the text decoded before it was printed: {len(result.windows)} "
+          f"window(s), {len(result.steps)} steps)", file=sys.stderr)
+    return 2
 
 
 def print_words(words: list[dict]) -> None:

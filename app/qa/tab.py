@@ -202,7 +202,8 @@ class QaTab(QWidget):
         self.run = None
         clip = self.suite.clips[self.index]
         if run.error is not None:
-            result = failed(clip, WhisperKVError(run.error.get("problem", "the run failed"), run.error.get("fix", "")))
+            result = failed(clip, WhisperKVError(run.error.get("problem", "the run failed"), run.error.get("fix", "")),
+                            run.transcript)    # the text decoded before the failure stays in the row
         else:
             wall_ms = run.arrivals_ms[-1] if run.arrivals_ms else 0.0
             result = score(clip, run.transcript, wall_ms, run.duration_s, run_energy(run))

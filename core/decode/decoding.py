@@ -98,6 +98,9 @@ class LogitRules:
         top = top_k(x, self.k)
         m = x[top[0]]
         chosen, eot = x[top], x[self.special.eot]
+        if chosen[-1] == -np.inf:   # the rules left fewer than k tokens possible: report only those
+            top = top[chosen > -np.inf]
+            chosen = x[top]
         e = np.exp(np.subtract(x, m, out=x), out=x)      # in place: x is not needed again (`sample` re-applies)
         total = e.sum()                                    # float32 pairwise sum: exact enough, half the time
         norm = m + np.float32(np.log(total))

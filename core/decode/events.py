@@ -6,6 +6,7 @@ wire (see docs/protocol.md), and what the CLI's --json and the GUI consume.
 from __future__ import annotations
 
 import base64
+import math
 from dataclasses import asdict, dataclass, field, fields
 
 import numpy as np
@@ -105,14 +106,55 @@ def event_to_dict(ev: Event) -> dict:
     return d
 
 
+# JSON has no -inf or NaN, so the runner sends null for a float that is not finite (docs/protocol.md, "Numbers
+# that are not finite"). Read back, a null log-probability is log(0) = -inf (a token the logit rules forbade);
+# any other null float is a value that could not be computed: NaN.
+LOG_PROBABILITIES = frozenset({"logprob", "avg_logprob"})
+
+
+def float_from_wire(name: str, v) -> float:
+    if v is None:
+        return -math.inf if name in LOG_PROBABILITIES else math.nan
+    return float(v)
+
+
+def _floats_back(d: dict) -> dict:
+    """A dict of a list field (segments, words) or of language_probs: its nulls back to floats."""
+    return {k: float_from_wire(k, v) if v is None else v for k, v in d.items()}
+
+
+def _float_fields(cls) -> frozenset[str]:
+    return frozenset(f.name for f in fields(cls) if f.type == "float")
+
+
+_FLOATS = {cls: _float_fields(cls) for cls in (EncodedEvent, TokenEvent, DoneEvent, WindowQuality)}
+
+
+def dataclass_from_wire(cls, d: dict):
+    """`cls` from a wire dict: unknown keys dropped, every float field restored from null."""
+    floats = _FLOATS[cls]
+    return cls(**{k: float_from_wire(k, v) if k in floats else v
+                  for k, v in d.items() if k in cls.__dataclass_fields__})
+
+
+def top_from_wire(pairs) -> list[tuple[int, float]]:
+    """Top-k pairs; an older runner's entries of a forbidden token (null, i.e. -inf) are left out, as the
+    runner itself now leaves them out: the list never offers an impossible token as a candidate."""
+    return [(int(t), float(lp)) for t, lp in pairs if lp is not None and math.isfinite(lp)]
+
+
 def event_from_dict(d: dict) -> Event:
     cls = _BY_TYPE[d["type"]]
-    names = {f.name for f in fields(cls)}
-    kw = {k: v for k, v in d.items() if k in names}
-    if cls is DoneEvent and isinstance(kw.get("quality"), dict):
-        kw["quality"] = WindowQuality.from_dict(kw["quality"])
+    ev = dataclass_from_wire(cls, d)
     if cls is TokenEvent:
-        kw["top"] = [(int(t), float(lp)) for t, lp in kw.get("top", [])]
-        if isinstance(kw.get("attention"), dict):
-            kw["attention"] = attention_from_dict(kw["attention"])
-    return cls(**kw)
+        ev.top = top_from_wire(ev.top or [])
+        if isinstance(ev.attention, dict):
+            ev.attention = attention_from_dict(ev.attention)
+    elif cls is DoneEvent:
+        if isinstance(ev.quality, dict):
+            ev.quality = dataclass_from_wire(WindowQuality, ev.quality)
+        ev.segments = [_floats_back(g) for g in ev.segments]
+        ev.words = [_floats_back(w) for w in ev.words]
+    else:
+        ev.language_probs = _floats_back(ev.language_probs)
+    return ev

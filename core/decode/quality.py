@@ -71,11 +71,6 @@ class WindowQuality:
                 f"no-speech {self.no_speech_prob:.2f} · entropy {self.mean_entropy:.2f}"
                 + (f" · T={self.temperature:.1f}" if self.temperature else ""))
 
-    @classmethod
-    def from_dict(cls, d: dict) -> WindowQuality:
-        names = cls.__dataclass_fields__
-        return cls(**{k: v for k, v in d.items() if k in names})
-
 
 def window_quality(text: str, avg_logprob: float, no_speech_prob: float, mean_entropy: float,
                    temperature: float = 0.0, fallbacks: list[str] | None = None) -> WindowQuality:

@@ -58,7 +58,7 @@ class ClipResult:
     loop: dict | None = None
     windows: list[dict] = field(default_factory=list)     # per window: reason, EOT step and p, loop, verdict
     series: dict[str, list] = field(default_factory=dict)  # per step: eot_prob, rival token and p, ms, cache_len
-    error: str = ""               # the clip could not be decoded at all
+    error: str = ""               # the clip could not be decoded to its end (`text` holds what was decoded)
     focus: str = ""               # where the EOT step looked, e.g. "EOT while attention was at 10.6 s of 11.0 s (...)"
     attention: dict | None = None  # a failing clip's cross-attention heatmap (core/qa/attention_map.py)
 
@@ -150,15 +150,27 @@ def _series(steps: list, diagnosis: Diagnosis) -> dict[str, list]:
             "ms": [round(e.ms, 3) for e in steps], "cache_len": [e.cache_len for e in steps]}
 
 
-def failed(clip: Clip, error: WhisperKVError) -> ClipResult:
+def failed(clip: Clip, error: WhisperKVError, partial: Transcript | None = None) -> ClipResult:
+    """A clip that could not be decoded to its end, with the text decoded before the failure (if any)."""
     return ClipResult(name=clip.name, audio=str(clip.audio), language=clip.language, metric=clip.metric,
                       max_error=clip.max_error, reference=clip.reference, stop_reason="error",
+                      text=partial.live_text if partial is not None else "",
+                      steps=len(partial.steps) if partial is not None else 0,
                       verdict=f"error: {error.problem}", failures=[str(error)], error=str(error))
+
+
+class ClipFailed(WhisperKVError):
+    """A decode failed part-way: `result` is the failed clip with its partial text, `cause` the error."""
+
+    def __init__(self, result: ClipResult, cause: WhisperKVError):
+        super().__init__(cause.problem, cause.fix)
+        self.result, self.cause = result, cause
 
 
 def run_clip(clip: Clip, decode: Decode, cache: bool = True, timestamps: bool | None = None,
              on_event: Callable[[Event], None] | None = None) -> ClipResult:
-    """Decode and score one clip. Audio that fails to load raises (a setup error, not a clip failure)."""
+    """Decode and score one clip. Audio that fails to load raises (a setup error, not a clip failure); a
+    decode that fails part-way raises ClipFailed, holding the clip's result with its partial text."""
     audio = load_audio(clip.audio)
     mels = mel_windows(audio)
     transcript = Transcript()
@@ -166,10 +178,13 @@ def run_clip(clip: Clip, decode: Decode, cache: bool = True, timestamps: bool | 
     # Attention: the report shows where a failing clip's decoder looked, and where EOT looked.
     options = clip.options(cache=cache, timestamps=timestamps)
     options = replace(options, attention=options.cache)   # no attention output from the uncached reference
-    for ev in decode(mels, options, content_frames(audio)):
-        transcript.add(ev)
-        if on_event is not None:
-            on_event(ev)
+    try:
+        for ev in decode(mels, options, content_frames(audio)):
+            transcript.add(ev)
+            if on_event is not None:
+                on_event(ev)
+    except WhisperKVError as exc:
+        raise ClipFailed(failed(clip, exc, transcript), exc) from exc
     return score(clip, transcript, (time.perf_counter() - t0) * 1e3, len(audio) / SAMPLE_RATE,
                  frame_energy(mels, content_frames(audio)))
 
@@ -180,17 +195,21 @@ def run_suite(suite: Suite, decode: Decode, cache: bool = True, timestamps: bool
               should_stop: Callable[[], bool] = lambda: False,
               clip_errors: tuple[type[WhisperKVError], ...] = (), meta: dict | None = None) -> SuiteResult:
     """Every clip in order. A `clip_errors` exception (say, the runner refusing one request) fails
-    that clip and the suite goes on; anything else (link lost, bad audio) propagates as a setup error."""
+    that clip and the suite goes on; anything else (link lost, bad audio) propagates as a setup error, after
+    the clip it broke is reported failed with the text decoded before it."""
     result = SuiteResult(suite.name, str(suite.path), meta=dict(meta or {}))
     for i, clip in enumerate(suite.clips):
         if should_stop():
             break
         forward = (lambda ev, i=i: on_event(i, ev)) if on_event else None
+        fatal = None
         try:
             r = run_clip(clip, decode, cache, timestamps, forward)
-        except clip_errors as exc:
-            r = failed(clip, exc)
+        except ClipFailed as exc:
+            r, fatal = exc.result, None if isinstance(exc.cause, clip_errors) else exc.cause
         result.results.append(r)
         if on_result is not None:
             on_result(i, r)
+        if fatal is not None:
+            raise fatal
     return result

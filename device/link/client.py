@@ -171,13 +171,23 @@ class BoardClient:
                     finished = True
                     raise RunnerError(h.get("code", "?"), h.get("message", ""), _FIXES.get(h.get("code"), ""))
                 finished = bool(h.get("final")) and h.get("type") == "done"
-                arrival = Arrival(event_from_dict(h), rid, t, (t - t0) * 1000, finished, h.get("sent_t"))
+                arrival = Arrival(self._event(h), rid, t, (t - t0) * 1000, finished, h.get("sent_t"))
                 self.received.append(arrival)
                 yield arrival
         finally:
             self._active = None
             if not finished and self._stream is not None:
                 self._abandon(rid)
+
+    def _event(self, header: dict):
+        """The event a frame holds; one this host cannot read ends the request (the finally above cancels it,
+        so the link stays usable) with the events received so far kept."""
+        try:
+            return event_from_dict(header)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise LinkLost(f"the runner on {self.transport.label} sent a {header.get('type')!r} event this host "
+                           f"cannot read ({type(exc).__name__}: {exc})", "deploy a runner that matches this host "
+                           "(`whisperkv deploy`); the events received so far are kept", self.received) from exc
 
     def cancel(self, id: str | None = None) -> None:
         """Ask the runner to stop the running request (safe from another thread); its done says cancelled."""

@@ -110,3 +110,40 @@ def test_long_audio_keeps_the_speech_after_a_pause_without_timestamps(tmp_path, 
     assert "Dashwood" in r.stdout and "leisure" in r.stdout, r.stdout
     assert error_rate(references[jfk]["reference"] + " " + references[austen]["reference"], r.stdout) <= 0.1
     assert len(r.stdout.splitlines()) == 1 and "-->" not in r.stdout      # plain text, no timed segments
+
+
+def two_windows(tmp_path) -> str:
+    """JFK (11 s), 15 s of silence, the LibriVox sentence: two windows."""
+    audio = np.concatenate([sf.read(AUDIO / "test_en.wav", dtype="float32")[0], np.zeros(15 * 16000, np.float32),
+                            sf.read(AUDIO / "en_librivox_sense_sensibility_0870.wav", dtype="float32")[0]])
+    sf.write(tmp_path / "two.wav", audio, 16000)
+    return str(tmp_path / "two.wav")
+
+
+def dying_runner_url(tmp_path) -> str:
+    """A local device whose runner is killed right after window 1's step-3 token (tests/cli/dying_runner.py)."""
+    wrapper = tmp_path / "python-that-dies"
+    wrapper.write_text(f"#!/bin/sh\nDIE_ENCODED=2 DIE_STEP=3 exec {sys.executable} "
+                       f"{ROOT / 'tests' / 'cli' / 'dying_runner.py'} \"$@\"\n")
+    wrapper.chmod(0o755)
+    return f"local?python={wrapper}"
+
+
+def test_a_runner_that_dies_half_way_leaves_the_text_decoded_so_far(tmp_path):
+    r = whisperkv("transcribe", two_windows(tmp_path), "--language", "en", "--device", dying_runner_url(tmp_path))
+    assert r.returncode == 2
+    assert "ask what you can do for your country" in r.stdout, r.stdout     # window 0, and window 1's tokens
+    assert len(r.stdout.split()) > 22
+    errors = [ln for ln in r.stderr.splitlines() if ln.startswith("whisperkv: error:")]
+    assert len(errors) == 1 and "closed" in errors[0] and "Traceback" not in r.stderr
+
+
+def test_json_of_a_decode_that_fails_half_way_has_everything_decoded_and_the_error(tmp_path):
+    r = whisperkv("transcribe", two_windows(tmp_path), "--language", "en", "--json",
+                  "--device", dying_runner_url(tmp_path))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["complete"] is False and doc["error"]["code"] == "link_lost" and doc["error"]["fix"]
+    assert "ask what you can do for your country" in doc["text"]
+    assert [s["window"] for s in doc["steps"]].count(1) == 4     # window 1's steps 0-3 arrived
+    assert doc["windows"][0]["reason"] and not doc["windows"][1]["reason"]

@@ -27,6 +27,7 @@ class ScriptedHost(QObject):
         self.session = Session()
         self.opened, self.failures, self.requests, self.cancelled = [], [], [], False
         self.hold, self.held = False, None
+        self.dies = False
 
     def attach(self, tab):
         tab.transcribeRequested.connect(lambda clip, options: tab.run_started(self.transcribe_clip(clip, options)))
@@ -55,6 +56,11 @@ class ScriptedHost(QObject):
             run.add(TokenEvent(window=0, step=3, token=EOT_TOKEN, text="", logprob=-0.02, eot_prob=0.98,
                                top=[(EOT_TOKEN, -0.02), (12, -4.1)], cache_len=8, cache_bytes=0, ms=5.0,
                                is_special=True), 80.0)
+        if self.dies:        # the runner died before its done event: the run carries the error
+            run.error = {"problem": "the link to scripted closed while waiting for the next event",
+                         "fix": "check that the device is up", "code": "link_lost"}
+            self.runFinished.emit(run)
+            return
         reason = "cancelled" if self.cancelled else "eot"
         run.add(DoneEvent(window=0, reason=reason, tokens=[t for t, _ in words], text="".join(t for _, t in words),
                           ms_total=90.0, language=run.options.language), 90.0)
@@ -167,3 +173,12 @@ def test_segments_view_and_verdict_of_a_timestamped_run(qtbot):
     assert [[view.item(r, c).text() for c in range(3)] for r in range(2)] == \
         [["00:00.40", "00:01.20", "Hi"], ["00:01.20", "01:02.50", "there"]]
     assert run.verdict() == "EOT at step 0 (p=0.90)"
+
+
+def test_a_clip_whose_runner_dies_fails_with_the_text_decoded_so_far(qtbot, tmp_path):
+    host = ScriptedHost()
+    host.dies = True
+    tab, result = run_tab(qtbot, host, suite(tmp_path, "Hello world."))
+    (r,) = result.results
+    assert not r.passed and r.error.startswith("the link to scripted closed") and r.text == "Hello world."
+    assert cell(tab, 0, "result") == "FAIL"

@@ -2,9 +2,12 @@
 import numpy as np
 import pytest
 
+from core.decode.decoding import LogitRules
 from core.decode.events import DoneEvent, EncodedEvent, TokenEvent
 from core.decode.options import DecodeOptions
 from core.decode.transcript import Transcript
+from core.model.tokenizer import WhisperTokenizer
+from core.model.weights import find_tokenizer
 from core.qa.scoring import error_rate
 
 CLIPS = ["test_en.wav", "test_zh.wav", "en_arctic_slt_a0009.wav", "en_librivox_sense_sensibility_0870.wav",
@@ -100,3 +103,15 @@ def test_silence_ends_cleanly_and_is_flagged(model):
     t, events = run(model, np.zeros((1, 80, 3000), np.float32))
     assert t.stop_reason in ("eot", "max_tokens") and len(t.steps) < 224
     assert t.summary()["no_speech"] and t.text == ""
+
+
+def test_the_logit_rules_never_offer_a_forbidden_token_as_a_candidate():
+    """An open timestamp at 29.96 s: only <|29.96|>, <|29.98|> and <|30.00|> are possible, so a top-5 has 3."""
+    tok = WhisperTokenizer.from_file(find_tokenizer())
+    tb = tok.special.timestamp_begin
+    rules = LogitRules(tok, DecodeOptions(language="en", timestamps=True, top_k=5), 51865)
+    logits = np.random.default_rng(0).normal(size=51865).astype(np.float32)
+    logits[tb:] += 8.0        # the timestamps outweigh any text token, as at the end of a window
+    pick = rules.pick(logits, [tb, tok.encode(" hello")[0], tb + 1498])
+    assert sorted(pick.top.tolist()) == [tb + 1498, tb + 1499, tb + 1500]
+    assert np.isfinite(pick.logprobs).all()

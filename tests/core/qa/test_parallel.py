@@ -55,7 +55,9 @@ def test_a_device_that_dies_or_never_answers_fails_alone(tmp_path):
     ok, dies, gone, bug = runs
     assert ok.passed and [r.name for r in ok.result.results] == ["a", "b"]
     assert not dies.passed and dies.error == "the link to dies was lost — check the board"
-    assert [r.name for r in dies.result.results] == ["a"] and dies.result.meta == {"device": "dies"}
+    # the clip it died in is reported failed (nothing was decoded of it), and the suite stops there
+    assert [(r.name, r.passed) for r in dies.result.results] == [("a", True), ("b", False)]
+    assert dies.result.results[1].error == dies.error and dies.result.meta == {"device": "dies"}
     assert gone.error == "cannot reach 10.0.0.9:22 — check the address" and gone.result.results == []
     assert bug.error == "RuntimeError: a bug"
     assert sorted(closed) == ["dies", "local"]      # the link of a device that died is closed too
@@ -65,3 +67,24 @@ def test_alone_a_device_failure_propagates(tmp_path):
     suite = hello_suite(tmp_path, names=("a", "b"))
     with pytest.raises(WhisperKVError, match="was lost"):
         run_on_device("ssh://dies", device([], "dies", die_at=1), suite)
+
+
+def test_a_decode_that_fails_half_way_fails_its_clip_with_the_text_decoded_so_far(tmp_path):
+    suite = hello_suite(tmp_path, names=("a", "b", "c"))
+    calls = []
+
+    def start(stack):
+        def decode(mels, options, n_frames):
+            calls.append(1)
+            events = fake_events([1, 2], " hello world", "eot")
+            if len(calls) == 2:          # clip b: its first token arrives, then the link drops
+                events[1].text = " hello"
+                yield from events[:2]
+                raise WhisperKVError("the link to board dropped", "check the board")
+            yield from events
+        return decode, (), {"device": "board"}
+
+    run = run_on_device("board", start, suite, keep_errors=True)
+    a, b = run.result.results          # c never ran: the device was gone
+    assert a.passed and not b.passed and b.text == "hello" and b.steps == 1
+    assert b.error == run.error == "the link to board dropped — check the board"
