@@ -106,3 +106,4 @@ def cross_form(backend) -> str:
 def cross_bytes(cross_k: np.ndarray, cross_v: np.ndarray | None) -> int:
     """Bytes of a window's cross state as held: cross K and V, or F alone."""
     return int(cross_k.nbytes + (cross_v.nbytes if cross_v is not None else 0))
+

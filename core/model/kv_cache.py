@@ -121,3 +121,16 @@ class KVCache:
     def truncate(self, length: int) -> None:
         """Forget every slot from `length` on; the mask hides them again (their values are overwritten later)."""
         self.cache_len = min(self.cache_len, length)
+
+
+def uncached_by_steps(backend, x: np.ndarray, cross_k: np.ndarray, cross_v: np.ndarray | None) -> np.ndarray:
+    """`full` for a backend with static graphs only (TFLite, a compiled .dla): every call recomputes all T positions
+    from an empty cache through the step graph, so nothing computed earlier is reused."""
+    d = backend.dims
+    cache = KVCache(d.n_text_layer, d.n_text_ctx, d.n_text_state)
+    x = np.asarray(x, np.float32).reshape(-1, d.n_text_state)
+    logits = None
+    for t in range(x.shape[0]):
+        logits, new_k, new_v = backend.step(x[t].reshape(1, 1, -1), cache.k, cache.v, cross_k, cross_v, cache.mask())
+        cache.write(new_k, new_v)
+    return logits

@@ -89,6 +89,20 @@ def io(buf: bytes, subgraph: int = 0) -> dict:
     return {"inputs": {ts[i].name: ts[i].shape for i in ins}, "outputs": {ts[i].name: ts[i].shape for i in outs}}
 
 
+def slots(buf: bytes, subgraph: int = 0) -> dict[str, list[dict]]:
+    """The graph's input and output slots in order, as a compiled `.dla` keeps them:
+    {"inputs": [{name, shape, dtype, bytes}], "outputs": [...]}, dtype the TensorType name."""
+    m = _model(buf)
+    sg, ts = m.Subgraphs(subgraph), tensors(buf, subgraph)
+
+    def describe(indices) -> list[dict]:
+        return [{"name": ts[i].name, "shape": ts[i].shape, "dtype": ts[i].dtype, "bytes": ts[i].nbytes}
+                for i in indices]
+
+    return {"inputs": describe(sg.InputsAsNumpy().tolist() if sg.InputsLength() else []),
+            "outputs": describe(sg.OutputsAsNumpy().tolist() if sg.OutputsLength() else [])}
+
+
 def params_from_tflite(buf: bytes) -> dict[str, np.ndarray]:
     """The weights of a graph from device/graphs/tflite_graphs.py, as float32, keyed and laid out
     like `onnx_graphs.params_from_graph` returns them for the same graph: canonical names, linear

@@ -16,7 +16,7 @@ import numpy as np
 from core.errors import WhisperKVError
 from core.model.alignment import alignment_heads
 from core.model.backend import check_cross
-from core.model.kv_cache import KVCache
+from core.model.kv_cache import uncached_by_steps
 from core.model.weights import ModelDims, WhisperWeights
 
 
@@ -198,13 +198,4 @@ class TfliteBackend:
         return tuple(o.copy() for o in g.run("logits", "new_k", "new_v", "attention"))
 
     def full(self, x, cross_k, cross_v, mask):
-        """The uncached reference with static graphs only: every call recomputes all T positions
-        from an empty cache through the step graph, so nothing computed earlier is reused."""
-        d = self.dims
-        cache = KVCache(d.n_text_layer, d.n_text_ctx, d.n_text_state)
-        x = np.asarray(x, np.float32).reshape(-1, d.n_text_state)
-        logits = None
-        for t in range(x.shape[0]):
-            logits, new_k, new_v = self.step(x[t].reshape(1, 1, -1), cache.k, cache.v, cross_k, cross_v, cache.mask())
-            cache.write(new_k, new_v)
-        return logits
+        return uncached_by_steps(self, x, cross_k, cross_v)

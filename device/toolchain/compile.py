@@ -2,8 +2,8 @@
 
     DIR/encoder.tflite      -> DIR/encoder.dla
     DIR/decoder_step.tflite -> DIR/decoder_step.dla
-    DIR/model.json          gains "dla" (compiler, version, SoC, flags, sha256 of each .dla) and the
-                            .dla files in "files"
+    DIR/model.json          gains "dla" (compiler, version, SoC, flags, sha256 of each .dla and its input and
+                            output slots with their byte sizes) and the .dla files in "files"
 
 The compiler needs MediaTek's SDK download, so nothing here runs it unless it is installed.
 """
@@ -159,12 +159,24 @@ def compile_graph(compiler: Path, tflite: Path, flags: list[str], dla: Path,
     return time.perf_counter() - t0
 
 
+def graph_slots(tflite: Path) -> dict:
+    """The compiled graph's input and output slots with their byte sizes, from the TFLite graph it was compiled
+    from (the compiler keeps their order): the dla backend checks the runtime's sizes against them at load."""
+    from device.graphs.tflite_read import slots
+
+    try:
+        return slots(tflite.read_bytes())
+    except ValueError:        # not a TFLite flatbuffer: nothing to record, the backend then refuses to load it
+        return {}
+
+
 def record(bundle: Path, result: CompileResult) -> dict:
     """Add the compiled graphs to model.json: the "dla" section and their sha256 in "files"."""
     path = bundle / "model.json"
     doc = json.loads(path.read_text())
     doc["dla"] = {"compiler": COMPILER, "version": result.version, "soc": result.soc, "flags": result.flags,
-                  "graphs": {g.file.rsplit(".", 1)[0]: {"file": g.file, "from": g.source, "sha256": g.sha256}
+                  "graphs": {g.file.rsplit(".", 1)[0]: {"file": g.file, "from": g.source, "sha256": g.sha256,
+                                                        **graph_slots(bundle / g.source)}
                              for g in result.graphs}}
     doc["files"] = dict(sorted({**doc.get("files", {}), **{g.file: g.sha256 for g in result.graphs}}.items()))
     path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")

@@ -22,35 +22,8 @@ from device.toolchain.compile import (
     flags_for,
 )
 from tests.device.link_helpers import install_stand_in
+from tests.device.toolchain.ncc_standin import STAND_IN_NCC
 
-STAND_IN_NCC = """#!{python}
-# STAND-IN for MediaTek's ncc-tflite (test only): checks its arguments, writes a placeholder .dla.
-import json, os, sys
-args = sys.argv[1:]
-with open(os.environ["NCC_STANDIN_LOG"], "a") as log:
-    log.write(json.dumps(args) + "\\n")
-if args == ["--version"]:
-    if os.environ.get("NCC_STANDIN_NO_VERSION"):
-        sys.exit(1)
-    print("ncc-tflite stand-in, version 0.0-test")
-    sys.exit(0)
-if os.environ.get("NCC_STANDIN_FAIL"):
-    print("ERROR: op GATHER is not supported on mdla5.3", file=sys.stderr)
-    print("ERROR: compilation failed", file=sys.stderr)
-    sys.exit(3)
-need = ["--arch=mdla5.3,edma3.6", "--l1-size-kb=256", "--num-mdla=1", "--relax-fp32", "--opt-accuracy"]
-missing = [f for f in need if f not in args]
-if missing or "-o" not in args:
-    print(f"stand-in ncc-tflite: missing {{missing or ['-o FILE']}}", file=sys.stderr)
-    sys.exit(2)
-out = args[args.index("-o") + 1]
-inputs = [a for a in args if a.endswith(".tflite")]
-if len(inputs) != 1 or not os.path.isfile(inputs[0]) or not out.endswith(".dla"):
-    print(f"stand-in ncc-tflite: bad input {{inputs}} or output {{out}}", file=sys.stderr)
-    sys.exit(2)
-with open(inputs[0], "rb") as f, open(out, "wb") as g:
-    g.write(b"STAND-IN DLA of " + f.read())
-"""
 
 
 @pytest.fixture

@@ -1,0 +1,104 @@
+"""The runner's `dla` backend: a bundle's compiled `.dla` graphs on MediaTek's Neuron runtime (the NPU).
+
+One runtime per graph (encoder, decoder step), created once at load (device/runner/neuron_runtime.py). At load
+every graph's slots are checked against what `whisperkv compile` recorded in model.json (their count, order and
+byte sizes, from the TFLite graph it compiled): a mismatch names the file, the slot and both sizes. Each step's
+inputs are handed to the runtime as the arrays the decoder keeps (the KV cache, the window's cross state, the
+mask) without a copy; the outputs land in buffers this backend owns.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from core.errors import ModelError
+from core.model.backend import check_cross
+from core.model.kv_cache import uncached_by_steps
+from core.model.weights import ModelDims
+from device.runner.neuron_runtime import NeuronGraph, NeuronLibrary
+
+COMPILE_FIX = "compile the bundle with `whisperkv compile DIR` and deploy it with `whisperkv deploy --backend dla`"
+_NP = {"FLOAT32": np.float32, "FLOAT16": np.float16, "INT8": np.int8, "INT16": np.int16, "UINT8": np.uint8,
+       "INT32": np.int32}
+
+
+class _Slots:
+    """A graph's recorded slots (model.json) and the runtime that serves them, checked against each other."""
+
+    def __init__(self, lib: NeuronLibrary, folder: Path, role: str, entry: dict, threads: int):
+        self.file = folder / entry["file"]
+        self.sha256 = entry.get("sha256", "")
+        self.inputs, self.outputs = entry.get("inputs"), entry.get("outputs")
+        if not self.inputs or not self.outputs:
+            raise ModelError(f"model.json records no input/output slots for {entry['file']} (compiled by an "
+                             "older whisperkv)", COMPILE_FIX)
+        self.graph = NeuronGraph(lib, self.file, threads)
+        for kind, recorded, sizes, padded in (
+                ("input", self.inputs, self.graph.input_sizes, self.graph.padded_sizes("Input")),
+                ("output", self.outputs, self.graph.output_sizes, self.graph.padded_sizes("Output"))):
+            if len(sizes) != len(recorded):
+                raise ModelError(f"{self.file.name} has {len(sizes)} {kind} slots in the runtime but model.json "
+                                 f"records {len(recorded)}", COMPILE_FIX)
+            for i, (slot, size) in enumerate(zip(recorded, sizes)):
+                if size != slot["bytes"] or (padded and padded[i] < slot["bytes"]):
+                    raise ModelError(f"{self.file.name} {kind} slot {i} ({slot['name']}) is {size} bytes in the "
+                                     f"runtime (padded {padded[i] if padded else '?'}) but model.json records "
+                                     f"{slot['bytes']}", COMPILE_FIX)
+        self.out = [np.empty(s["shape"], _NP[s["dtype"]]) for s in self.outputs]
+
+    def run(self, named: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        ins = [np.ascontiguousarray(named[s["name"]], _NP[s["dtype"]]).reshape(s["shape"]) for s in self.inputs]
+        self.graph.run(ins, self.out)
+        return {s["name"]: a for s, a in zip(self.outputs, self.out)}
+
+
+class DlaBackend:
+    """Encoder and decoder step as compiled `.dla` graphs on the Neuron runtime; embeddings on the CPU."""
+
+    name = "dla"
+
+    def __init__(self, bundle, neuron_lib: str | None = None, threads: int = 1):
+        dla = bundle.manifest.get("dla")
+        if not dla or not {"encoder", "decoder_step"} <= set(dla.get("graphs", {})):
+            raise ModelError(f"the bundle at {bundle.path} has no compiled .dla graphs", COMPILE_FIX)
+        self.dims: ModelDims = bundle.dims
+        self.sha256, self.cross = bundle.model_sha256, check_cross(bundle.cross)
+        self.soc, self.dtype = dla.get("soc", ""), bundle.dtype
+        self._cross_names = ("F",) if self.cross == "absorbed" else ("cross_k", "cross_v")
+        self.token_embedding, self.positional_embedding = bundle.token_embedding, bundle.positional_embedding
+        self.lib = NeuronLibrary(neuron_lib)
+        self._encoder = _Slots(self.lib, bundle.path, "encoder", dla["graphs"]["encoder"], threads)
+        self._step = _Slots(self.lib, bundle.path, "decoder_step", dla["graphs"]["decoder_step"], threads)
+
+    @classmethod
+    def from_bundle(cls, path: str | Path, neuron_lib: str | None = None) -> "DlaBackend":
+        from device.runner.bundle import read_bundle
+
+        return cls(read_bundle(path), neuron_lib)
+
+    def describe(self) -> dict:
+        """What `hello` reports: the runtime library and each graph's .dla, all of it on the NPU."""
+        return {"runtime": "neuron", "library": self.lib.path, "soc": self.soc, "weights": self.dtype,
+                "graphs": [{"graph": g, "file": s.file.name, "sha256": s.sha256, "runs_on": "dla"}
+                           for g, s in (("encoder", self._encoder), ("decoder_step", self._step))]}
+
+    def encode(self, mel: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        out = self._encoder.run({"mel": mel})
+        # copies: the next window's encode reuses the output buffers, and the decoder keeps this window's state
+        first = np.array(out[self._cross_names[0]], np.float32)
+        return (first, None) if self.cross == "absorbed" else (first, np.array(out["cross_v"], np.float32))
+
+    def step(self, x, self_k, self_v, cross_k, cross_v, mask):
+        named = {"x": x, "self_k": self_k, "self_v": self_v, "mask": mask,
+                 **dict(zip(self._cross_names, (cross_k, cross_v)))}
+        out = self._step.run(named)
+        return (np.array(out["logits"], np.float32), np.array(out["new_k"], np.float32),
+                np.array(out["new_v"], np.float32))
+
+    def full(self, x, cross_k, cross_v, mask):
+        return uncached_by_steps(self, x, cross_k, cross_v)
+
+    def close(self) -> None:
+        for s in (self._encoder, self._step):
+            s.graph.release()

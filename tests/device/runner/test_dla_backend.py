@@ -1,0 +1,118 @@
+"""The `dla` backend on a STAND-IN Neuron runtime.
+
+No Neuron runtime and no APU exist here, so these tests build a stand-in `libneuron_runtime.so`
+(tests/device/runner/standin/: the RuntimeV2.h functions and structs, in C) that computes: it runs, in LiteRT,
+the TFLite graph the stand-in `ncc-tflite` (tests/device/toolchain/ncc_standin.py) stored in each `.dla`. So the
+tokens are checked, not just the plumbing, and the stand-in counts every create and run per graph, so a backend
+that quietly ran the TFLite graphs itself would fail. What only a board can show: the real runtime's error codes,
+sizes and padding, and that the MDLA computes the same tokens.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from core.decode.options import DecodeOptions
+from core.decode.transcript import Transcript
+from core.errors import ModelError
+from core.model.tokenizer import WhisperTokenizer
+from device.runner.bundle import read_bundle
+from device.runner.dla_backend import DlaBackend
+from device.runner.load import LoadedModel
+from device.runner.neuron_runtime import NeuronError
+from tests.device.runner.standin.build import build_empty, build_standin
+from tests.device.toolchain.ncc_standin import write_ncc
+
+
+@pytest.fixture(scope="module")
+def dla_bundle(tmp_path_factory):
+    """The installed weights exported as a TFLite bundle, compiled by the stand-in ncc-tflite."""
+    from device.link.deploy import cached_tflite_bundle
+    from device.toolchain.compile import compile_bundle
+
+    root = tmp_path_factory.mktemp("dla")
+    bundle = root / "bundle"
+    shutil.copytree(cached_tflite_bundle(), bundle)
+    compile_bundle(bundle, ncc=write_ncc(root, root / "ncc.log"))
+    return bundle
+
+
+@pytest.fixture(scope="module")
+def standin(tmp_path_factory):
+    return build_standin(tmp_path_factory.mktemp("lib"))
+
+
+def calls(bundle, graph: str) -> list[str]:
+    path = bundle / f"{graph}.dla.calls"
+    lines = path.read_text().split() if path.exists() else []
+    path.unlink(missing_ok=True)
+    return lines
+
+
+def decode(backend, bundle, mels, **opts) -> Transcript:
+    b = read_bundle(bundle)
+    model = LoadedModel(backend, WhisperTokenizer.from_file(b.tokenizer_path, b.dims.n_vocab), b.model_sha256, "t")
+    t = Transcript()
+    for ev in model.transcribe(mels, DecodeOptions(**opts)):
+        t.add(ev)
+    return t
+
+
+def test_compile_records_every_slot_with_its_bytes(dla_bundle):
+    graphs = json.loads((dla_bundle / "model.json").read_text())["dla"]["graphs"]
+    step = graphs["decoder_step"]
+    assert [s["name"] for s in step["inputs"]] and {s["name"] for s in step["outputs"]} == {"logits", "new_k", "new_v"}
+    assert next(s for s in step["inputs"] if s["name"] == "self_k")["bytes"] == 6 * 448 * 512 * 4
+    assert graphs["encoder"]["inputs"] == [{"name": "mel", "shape": [1, 80, 3000], "dtype": "FLOAT32",
+                                            "bytes": 80 * 3000 * 4}]
+
+
+def test_the_dla_gives_the_reference_tokens_and_each_graph_runs_on_the_runtime(dla_bundle, standin, model,
+                                                                                 clip_mels):
+    calls(dla_bundle, "encoder"), calls(dla_bundle, "decoder_step")
+    backend = DlaBackend.from_bundle(dla_bundle, str(standin))
+    mels = clip_mels("test_en.wav")
+    got = decode(backend, dla_bundle, mels, language="en")
+    want = Transcript()
+    for ev in model.transcribe(mels, DecodeOptions(language="en")):
+        want.add(ev)
+    assert got.tokens == want.tokens and "ask not what your country" in got.text
+    # once per window for the encoder; once per decoded position for the step: the SOT prefix and every token
+    assert calls(dla_bundle, "encoder") == ["create", "run"]
+    step_calls = calls(dla_bundle, "decoder_step")
+    assert step_calls[0] == "create" and step_calls.count("create") == 1
+    # the 4 prefix tokens <|sot|><|en|><|transcribe|><|notimestamps|>, then every sampled token but the final EOT
+    assert step_calls.count("run") == 4 + len(got.steps) - 1
+    assert backend.describe()["graphs"][1] | {"sha256": ""} == {"graph": "decoder_step", "file": "decoder_step.dla",
+                                                                 "sha256": "", "runs_on": "dla"}
+
+
+def test_a_wrong_slot_size_is_refused_naming_the_file_the_slot_and_both_sizes(dla_bundle, standin, tmp_path):
+    bad = tmp_path / "bad"
+    shutil.copytree(dla_bundle, bad)
+    doc = json.loads((bad / "model.json").read_text())
+    doc["dla"]["graphs"]["decoder_step"]["inputs"][1]["bytes"] += 4
+    (bad / "model.json").write_text(json.dumps(doc))
+    with pytest.raises(ModelError, match=r"decoder_step.dla input slot 1 \(\w+\) is \d+ bytes in the runtime .* "
+                                         r"model.json records \d+"):
+        DlaBackend.from_bundle(bad, str(standin))
+
+
+def test_a_library_without_the_runtime_symbols_is_refused(dla_bundle, tmp_path):
+    with pytest.raises(NeuronError, match="is not a Neuron runtime V2 library: it lacks NeuronRuntimeV2_create"):
+        DlaBackend.from_bundle(dla_bundle, str(build_empty(tmp_path)))
+
+
+def test_a_missing_library_and_a_failing_create_name_the_path_and_the_code(dla_bundle, tmp_path):
+    with pytest.raises(NeuronError, match="/nowhere/libneuron_runtime.so does not exist.*neuron_lib=PATH"):
+        DlaBackend.from_bundle(dla_bundle, "/nowhere/libneuron_runtime.so")
+    with pytest.raises(NeuronError, match="NeuronRuntimeV2_create failed for encoder.dla with error code 4"):
+        DlaBackend.from_bundle(dla_bundle, str(build_standin(tmp_path, "FAIL_CREATE")))
+
+
+def test_a_run_that_fails_mid_decode_ends_the_decode_with_the_code(dla_bundle, tmp_path, clip_mels):
+    backend = DlaBackend.from_bundle(dla_bundle, str(build_standin(tmp_path, "FAIL_RUN_AT=6")))
+    with pytest.raises(NeuronError, match="NeuronRuntimeV2_run failed for decoder_step.dla with error code 5"):
+        decode(backend, dla_bundle, clip_mels("test_en.wav"), language="en")
