@@ -1,8 +1,9 @@
 """The studio's Live mode off the UI thread: runs a live stream (core/stream) on the decode worker's thread,
 through its runner, from the microphone or from the loaded clip at 1x, and hands the stream's events to the
 UI in batches, with every pass's runner events (one window per pass, host arrival times) for the stream's run
-of the session. Stop ends the stream: what was heard is still committed. If the link dies, `failed` comes
-first and then `ended` with what the stream had committed until then."""
+of the session. `stop` is called on the UI thread, never queued to this object's (it runs the stream): it sets
+a flag the stream checks between passes, so no pass starts after it, and what the last pass heard is committed.
+If the link dies, `failed` comes first and then `ended` with what the stream had committed until then."""
 from __future__ import annotations
 
 import threading
@@ -44,6 +45,7 @@ class LiveWorker(QObject):
         self._start_requested.emit(samples, mic_device, profile, password, language)
 
     def stop(self) -> None:
+        """Thread-safe; a plain call from the UI thread (a signal connected to it would queue behind the stream)."""
         self._stop.set()
 
     # --- on the worker thread ---------------------------------------------------------------------
@@ -84,7 +86,8 @@ class LiveWorker(QObject):
             blocks = (realtime_blocks(samples) if samples is not None
                       else mic_blocks(self.stream_factory, mic_device, should_stop=self._stop.is_set))
             config = StreamConfig(language=language)
-            stream_live(blocks, make_policy, on_event, self._stop.is_set)
+            if not self._stop.is_set():      # stopped while the runner started or warmed up: no pass at all
+                stream_live(blocks, make_policy, on_event, self._stop.is_set)
             end = STOPPED if self._stop.is_set() else END_OF_STREAM
         except Exception as exc:
             telemetry.flush()       # what the stream got before the failure reaches the run before its error
