@@ -27,20 +27,22 @@ def _plot(title: str, x: str, y: str) -> pg.PlotWidget:
 class LivePlots(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.cache = _plot("Decoder memory, per pass", "pass", "cache positions")
+        self.cache = _plot("Memory per pass", "pass", "cache positions")
         self.cache_bars = pg.BarGraphItem(x=[], height=[], width=0.7, brush="#1f77b4")
         self.cache.addItem(self.cache_bars)
-        self.latency = _plot("Time per token, every pass", "token (all passes)", "ms")
-        self.latency.addLegend(offset=(-10, 10))
+        self.latency = _plot("Time per token", "token, all passes", "ms")
+        # A legend would cover half of a graph this size: the tooltip says what the two marks are.
+        self.latency.setToolTip("Green dots: a decoder step each. Grey triangles: tokens the last pass had already "
+                                "found, checked in one batched call with no step of their own (hence about 0 ms).")
         self.latency_curve = self.latency.plot([], [], pen=None, symbol="o", symbolSize=3, symbolBrush="#2ca02c",
                                                symbolPen=None, name="decoder step")
         # A token taken from the draft ran no graph call of its own: its ms is near zero by design, not a glitch.
         self.drafted_curve = self.latency.plot([], [], pen=None, symbol="t", symbolSize=6, symbolBrush=None,
-                                               symbolPen="#7f7f7f", name="confirmed from the last pass")
-        self.eot = _plot("Chance the speech ends here, last pass", "token", "p(end)")
+                                               symbolPen="#7f7f7f", name="found by the last pass")
+        self.eot = _plot("Chance the speech ended", "token, last pass", "p")
         self.eot_curve = self.eot.plot([], [], pen=pg.mkPen("#d62728", width=2))
         self.eot.setYRange(0, 1)
-        self.lag = _plot("How far the text trails the speaker", "stream time (s)", "s behind")
+        self.lag = _plot("Text behind the speaker", "stream time (s)", "s")
         self.lag_curve = self.lag.plot([], [], pen=pg.mkPen("#9467bd", width=1.5), symbol="o", symbolSize=4)
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)

@@ -61,7 +61,7 @@ class LivePanel(QWidget):
         side.addStretch(1)
         side_widget = QWidget()
         side_widget.setLayout(side)
-        side_widget.setFixedWidth(300)
+        side_widget.setFixedWidth(280)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(side_widget)
@@ -132,9 +132,7 @@ class LivePanel(QWidget):
 
     def _present(self, on: bool) -> None:
         if on:
-            self.presenter.showFullScreen()
-            self.presenter.raise_()
-            self.presenter.activateWindow()
+            self.presenter.present()
         else:
             self.presenter.hide()
 

@@ -86,13 +86,19 @@ class PresenterView(QWidget):
         """Pixels from the baseline to the top of a capital letter of the text as drawn."""
         return QFontMetrics(self.text.font()).capHeight()
 
+    def present(self) -> None:
+        """Full screen on the screen it is on, and in front."""
+        self.showFullScreen()
+        # Without a window manager (a bare X server, a kiosk) the full-screen state is only a hint: fill the screen.
+        self.setGeometry(self.screen().geometry())
+        self.raise_()
+        self.activateWindow()
+
     def toggle_full_screen(self) -> None:
         if self.isFullScreen():
             self.showNormal()
         else:
-            self.showFullScreen()
-        self.raise_()
-        self.activateWindow()
+            self.present()
 
     # --- content -------------------------------------------------------------------------------------
     def show_text(self, committed: str, tentative: str) -> None:

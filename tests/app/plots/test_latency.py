@@ -48,4 +48,4 @@ def test_the_live_plot_draws_drafted_steps_apart(qtbot):
     dx, dy = plots.drafted_curve.getData()
     assert list(dx) == [4, 5] and list(dy) == [0.02, 0.03]
     assert list(sx) == [0, 1, 2, 3, 6, 7] and np.allclose(sy, [25.0, 9.0, 9.5, 40.0, 9.1, 9.0])
-    assert "confirmed from the last pass" in legend_names(plots.latency)
+    assert "the last pass had already found" in plots.latency.toolTip()
