@@ -15,6 +15,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 from app.audio.recorder import sounddevice_stream
 from app.board.profile import DeviceProfile
 from app.board.worker import Batcher, TranscribeWorker
+from app.runs import token_names
 from app.runs.live import END_OF_STREAM, STOPPED, recording_decoder
 from core.decode.events import TokenEvent
 from core.model.audio import SAMPLE_RATE
@@ -27,6 +28,7 @@ class LiveWorker(QObject):
     ended = Signal(dict)            # core.stream.stats.stream_summary of the whole stream, and "end": how it ended
     failed = Signal(object)         # Failure
     _start_requested = Signal(object, object, object, str, object)
+    _preload_requested = Signal()
 
     def __init__(self, transcriber: TranscribeWorker, stream_factory: Callable = sounddevice_stream):
         super().__init__()
@@ -35,6 +37,8 @@ class LiveWorker(QObject):
         self.running = False
         self.moveToThread(transcriber.thread())     # one runner: its requests never interleave with a run's
         self._start_requested.connect(self._run)
+        self._preload_requested.connect(self._preload)
+        self._preload_requested.emit()
 
     # --- called from the UI thread ----------------------------------------------------------------
     def start(self, samples: np.ndarray | None, mic_device: int | None, profile: DeviceProfile, password: str = "",
@@ -49,6 +53,19 @@ class LiveWorker(QObject):
         self._stop.set()
 
     # --- on the worker thread ---------------------------------------------------------------------
+    @Slot()
+    def _preload(self) -> None:
+        """At start-up: import what a stream needs. Importing ONNX Runtime (the VAD's) holds the GIL for 30-70 ms,
+        which at a stream's start froze the window that long."""
+        try:
+            import onnxruntime  # noqa: F401
+
+            import core.stream.feed  # noqa: F401
+            import core.stream.mic  # noqa: F401
+            import core.stream.vad  # noqa: F401
+        except Exception:    # a stream that needs them says what is missing when it starts
+            pass
+
     @Slot(object, object, object, str, object)
     def _run(self, samples, mic_device, profile: DeviceProfile, password: str, language) -> None:
         from core.model.tokenizer import WhisperTokenizer
@@ -77,7 +94,10 @@ class LiveWorker(QObject):
         try:
             client = self.transcriber._ensure_client(profile, password)   # the worker's runner, on its thread
             backend = client.info.backend
-            decode_one, tokenizer = window_decoder(client), WhisperTokenizer.from_file(find_tokenizer())
+            # The studio's tokenizer, read once at start-up: reading it holds the GIL for 80-300 ms, and done here at
+            # every stream's start it froze the window that long.
+            tokenizer = token_names.tokenizer() or WhisperTokenizer.from_file(find_tokenizer())
+            decode_one = window_decoder(client)
             warm_up(decode_one, language)
             decode_one = recording_decoder(decode_one, lambda ev, ms: telemetry.add(
                 (ev, ms), urgent=not isinstance(ev, TokenEvent)),

@@ -28,6 +28,25 @@ def window(qapp, tmp_path_factory):
 
 
 @pytest.fixture
+def tokenizer_reads(monkeypatch):
+    """Every read of the tokenizer file: it holds the GIL for 80-300 ms, so a stream's start must not do it (the
+    studio reads it once at start-up)."""
+    from app.runs import token_names
+    from core.model.tokenizer import WhisperTokenizer
+
+    assert token_names.tokenizer() is not None
+    reads = []
+    real = WhisperTokenizer.from_file.__func__
+
+    def from_file(cls, *args, **kw):
+        reads.append(args)
+        return real(cls, *args, **kw)
+
+    monkeypatch.setattr(WhisperTokenizer, "from_file", classmethod(from_file))
+    return reads
+
+
+@pytest.fixture
 def pass_starts(monkeypatch):
     """When each pass of the stream began (on the decode thread), from the policy's own entry point."""
     starts: list[float] = []
@@ -54,7 +73,7 @@ def press_escape(w):
 
 
 @pytest.mark.parametrize("press", [press_live_stop, press_main_stop, press_escape])
-def test_stop_ends_the_stream_within_the_running_pass(window, pass_starts, press):
+def test_stop_ends_the_stream_within_the_running_pass(window, pass_starts, tokenizer_reads, press):
     failed, finished = [], []
     window.failureShown.connect(failed.append)
     window.runFinished.connect(finished.append)
@@ -91,3 +110,4 @@ def test_stop_ends_the_stream_within_the_running_pass(window, pass_starts, press
     assert window.run_picker.currentText().endswith("stopped")
     assert window.live_panel.status_line.text().startswith("stopped")
     assert window.live_panel.file_button.isEnabled() and not window.controls.stop_button.isEnabled()
+    assert not tokenizer_reads          # the stream used the studio's tokenizer: its start froze nothing
