@@ -73,7 +73,7 @@ class PresenterView(QWidget):
         font.setPixelSize(max(8, pixel_size))
         self.text.setFont(font)
         status = transcript_font(12)
-        status.setPixelSize(max(8, pixel_size // 3))
+        status.setPixelSize(max(8, pixel_size // 2))
         self.status_line.setFont(status)
         self._render()
 
