@@ -88,9 +88,9 @@ class PresenterView(QWidget):
 
     def present(self) -> None:
         """Full screen on the screen it is on, and in front."""
-        self.showFullScreen()
         # Without a window manager (a bare X server, a kiosk) the full-screen state is only a hint: fill the screen.
         self.setGeometry(self.screen().geometry())
+        self.showFullScreen()
         self.raise_()
         self.activateWindow()
 

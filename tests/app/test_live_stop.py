@@ -111,3 +111,23 @@ def test_stop_ends_the_stream_within_the_running_pass(window, pass_starts, token
     assert window.live_panel.status_line.text().startswith("stopped")
     assert window.live_panel.file_button.isEnabled() and not window.controls.stop_button.isEnabled()
     assert not tokenizer_reads          # the stream used the studio's tokenizer: its start froze nothing
+
+
+def test_f11_in_the_window_presents_the_live_text_full_screen(window, qtbot):
+    with qtbot.waitActive(window):
+        window.activateWindow()
+    QTest.keyClick(window, Qt.Key.Key_F11)
+    presenter = window.live_panel.presenter
+    assert window.live_panel.present_action.isChecked() and presenter.isVisible() and presenter.isFullScreen()
+    assert presenter.text.toPlainText() == window.live_panel.committed       # the last stream's text
+    presenter.close()
+    assert not window.live_panel.present_action.isChecked()
+
+
+def test_the_microphone_button_follows_the_machines_input_devices(window):
+    from app.audio.recorder import input_devices
+
+    devices, why = input_devices()
+    assert window.live_panel.mic_button.isEnabled() == bool(devices)
+    if not devices:                          # this machine and CI: PortAudio installed, no input device
+        assert why.partition(": ")[2] in window.live_panel.mic_button.toolTip()
