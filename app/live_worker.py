@@ -6,6 +6,7 @@ a flag the stream checks between passes, so no pass starts after it, and what th
 If the link dies, `failed` comes first and then `ended` with what the stream had committed until then."""
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import Callable
 
@@ -57,14 +58,12 @@ class LiveWorker(QObject):
     def _preload(self) -> None:
         """At start-up: import what a stream needs. Importing ONNX Runtime (the VAD's) holds the GIL for 30-70 ms,
         which at a stream's start froze the window that long."""
-        try:
+        with contextlib.suppress(ImportError):    # a stream that needs them says what is missing when it starts
             import onnxruntime  # noqa: F401
 
-            import core.stream.feed  # noqa: F401
-            import core.stream.mic  # noqa: F401
+            import core.stream.feed
+            import core.stream.mic
             import core.stream.vad  # noqa: F401
-        except Exception:    # a stream that needs them says what is missing when it starts
-            pass
 
     @Slot(object, object, object, str, object)
     def _run(self, samples, mic_device, profile: DeviceProfile, password: str, language) -> None:

@@ -76,7 +76,8 @@ def main(clip: str) -> None:
     heartbeat.stop()
 
     g = sorted(gaps)
-    print(f"| clip | passes | live rows | offline rows | UI gap median / p99 / max (ms) | gaps > 50 ms (UI CPU in each) | "
+    print(f"| clip | passes | live rows | offline rows | UI gap median / p99 / max (ms) | "
+          f"gaps > 50 ms (UI CPU in each) | "
           f"most UI CPU between beats (ms) | session JSON (live run) MB |\n|---|---|---|---|---|---|---|---|\n"
           f"| {clip} | {len(live.live['passes'])} | {len(live.rows)} | {len(offline.rows)} | "
           f"{1e3 * g[len(g) // 2]:.1f} / {1e3 * g[int(len(g) * 0.99)]:.1f} / {1e3 * g[-1]:.1f} | "

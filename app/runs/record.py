@@ -146,4 +146,5 @@ class RunRecord:
             passes = len(self.transcript.windows)
             return (f"#{self.id} live: {self.audio_name} · {self.options.language_label} · "
                     f"{passes} pass{'es' if passes != 1 else ''} · {self.stop_reason or 'streaming'}")
-        return f"#{self.id} {self.audio_name} · {self.options.label()} · {len(self.rows)} tok · {self.stop_reason or 'running'}"
+        reason = self.stop_reason or "running"
+        return f"#{self.id} {self.audio_name} · {self.options.label()} · {len(self.rows)} tok · {reason}"

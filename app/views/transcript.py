@@ -114,7 +114,8 @@ class TranscriptView(QTextEdit):
         if not committed:
             tentative = tentative.lstrip()
         self._live_shown = shown
-        self.setHtml(f"<span>{html.escape(committed)}</span><span style='color:#9e9e9e'>{html.escape(tentative)}</span>")
+        self.setHtml(f"<span>{html.escape(committed)}</span>"
+                     f"<span style='color:#9e9e9e'>{html.escape(tentative)}</span>")
         self.moveCursor(QTextCursor.MoveOperation.End)
         self.ensureCursorVisible()
 

@@ -39,7 +39,7 @@ def display():
 def test_a_stream_stopped_mid_file_on_a_real_x_server(display, tmp_path):
     env = os.environ | {"DISPLAY": display, "QT_QPA_PLATFORM": "xcb"}
     done = subprocess.run([sys.executable, "-m", "tests.app.live_on_x", str(tmp_path)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=900)
+                          capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["platform"] == "xcb" and seen["screen"] == [1920, 1080]
