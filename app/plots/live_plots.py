@@ -81,6 +81,8 @@ class LivePlots(QWidget):
 
     def _draw_cache(self) -> None:
         self.cache_bars.setOpts(x=np.arange(len(self.passes)), height=[p.cache_len for p in self.passes])
+        step = max(1, -(-len(self.passes) // 6))       # whole passes, about six ticks
+        self.cache.getAxis("bottom").setTickSpacing(step, step)
 
     def _draw_latency(self) -> None:
         ms = np.array([m for p in self.passes for m in p.token_ms], float)
