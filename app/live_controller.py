@@ -38,9 +38,17 @@ class LiveRunController(QObject):
         self.worker.start(None if clip is None else clip.samples, mic_device, profile, password, language)
         return run
 
+    def stop(self) -> bool:
+        """End the stream within one pass, whatever the decode thread is doing: a flag it checks between passes,
+        set from here, not a call queued behind the stream on its thread. False when none streams."""
+        if not self.worker.running:
+            return False
+        self.worker.stop()
+        return True
+
     def _on_events(self, events: list) -> None:
-        if self.run is not None:
-            live_runs.add_stream_events(self.run, events)
+        if self.run is not None and live_runs.add_stream_events(self.run, events):
+            self.updated.emit(self.run)
 
     def _on_runner_events(self, batch: list) -> None:
         run = self.run

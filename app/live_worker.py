@@ -1,10 +1,12 @@
 """The studio's Live mode off the UI thread: runs a live stream (core/stream) on the decode worker's thread,
 through its runner, from the microphone or from the loaded clip at 1x, and hands the stream's events to the
 UI in batches, with every pass's runner events (one window per pass, host arrival times) for the stream's run
-of the session. Stop ends the stream: what was heard is still committed. If the link dies, `failed` comes
-first and then `ended` with what the stream had committed until then."""
+of the session. `stop` is called on the UI thread, never queued to this object's (it runs the stream): it sets
+a flag the stream checks between passes, so no pass starts after it, and what the last pass heard is committed.
+If the link dies, `failed` comes first and then `ended` with what the stream had committed until then."""
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import Callable
 
@@ -14,6 +16,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 from app.audio.recorder import sounddevice_stream
 from app.board.profile import DeviceProfile
 from app.board.worker import Batcher, TranscribeWorker
+from app.runs import token_names
 from app.runs.live import END_OF_STREAM, STOPPED, recording_decoder
 from core.decode.events import TokenEvent
 from core.model.audio import SAMPLE_RATE
@@ -26,6 +29,7 @@ class LiveWorker(QObject):
     ended = Signal(dict)            # core.stream.stats.stream_summary of the whole stream, and "end": how it ended
     failed = Signal(object)         # Failure
     _start_requested = Signal(object, object, object, str, object)
+    _preload_requested = Signal()
 
     def __init__(self, transcriber: TranscribeWorker, stream_factory: Callable = sounddevice_stream):
         super().__init__()
@@ -34,6 +38,8 @@ class LiveWorker(QObject):
         self.running = False
         self.moveToThread(transcriber.thread())     # one runner: its requests never interleave with a run's
         self._start_requested.connect(self._run)
+        self._preload_requested.connect(self._preload)
+        self._preload_requested.emit()
 
     # --- called from the UI thread ----------------------------------------------------------------
     def start(self, samples: np.ndarray | None, mic_device: int | None, profile: DeviceProfile, password: str = "",
@@ -44,9 +50,21 @@ class LiveWorker(QObject):
         self._start_requested.emit(samples, mic_device, profile, password, language)
 
     def stop(self) -> None:
+        """Thread-safe; a plain call from the UI thread (a signal connected to it would queue behind the stream)."""
         self._stop.set()
 
     # --- on the worker thread ---------------------------------------------------------------------
+    @Slot()
+    def _preload(self) -> None:
+        """At start-up: import what a stream needs. Importing ONNX Runtime (the VAD's) holds the GIL for 30-70 ms,
+        which at a stream's start froze the window that long."""
+        with contextlib.suppress(ImportError):    # a stream that needs them says what is missing when it starts
+            import onnxruntime  # noqa: F401
+
+            import core.stream.feed
+            import core.stream.mic
+            import core.stream.vad  # noqa: F401
+
     @Slot(object, object, object, str, object)
     def _run(self, samples, mic_device, profile: DeviceProfile, password: str, language) -> None:
         from core.model.tokenizer import WhisperTokenizer
@@ -75,7 +93,10 @@ class LiveWorker(QObject):
         try:
             client = self.transcriber._ensure_client(profile, password)   # the worker's runner, on its thread
             backend = client.info.backend
-            decode_one, tokenizer = window_decoder(client), WhisperTokenizer.from_file(find_tokenizer())
+            # The studio's tokenizer, read once at start-up: reading it holds the GIL for 80-300 ms, and done here at
+            # every stream's start it froze the window that long.
+            tokenizer = token_names.tokenizer() or WhisperTokenizer.from_file(find_tokenizer())
+            decode_one = window_decoder(client)
             warm_up(decode_one, language)
             decode_one = recording_decoder(decode_one, lambda ev, ms: telemetry.add(
                 (ev, ms), urgent=not isinstance(ev, TokenEvent)),
@@ -84,7 +105,8 @@ class LiveWorker(QObject):
             blocks = (realtime_blocks(samples) if samples is not None
                       else mic_blocks(self.stream_factory, mic_device, should_stop=self._stop.is_set))
             config = StreamConfig(language=language)
-            stream_live(blocks, make_policy, on_event, self._stop.is_set)
+            if not self._stop.is_set():      # stopped while the runner started or warmed up: no pass at all
+                stream_live(blocks, make_policy, on_event, self._stop.is_set)
             end = STOPPED if self._stop.is_set() else END_OF_STREAM
         except Exception as exc:
             telemetry.flush()       # what the stream got before the failure reaches the run before its error

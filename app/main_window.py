@@ -123,12 +123,13 @@ class MainWindow(QMainWindow):
         self.table.stepSelected.connect(self.plots.select_step)
         self.run_picker.currentIndexChanged.connect(self._pick_run)
         self.live_panel.startRequested.connect(self.start_live)
-        self.live_panel.stopRequested.connect(self.live_worker.stop)
+        self.live_panel.stopRequested.connect(self.live_runs.stop)   # a flag for the decode thread, set from here
+        self.addAction(self.live_panel.present_action)                # F11 presents from anywhere in the window
         self.live_worker.events.connect(self.live_panel.add_events)
         self.live_worker.ended.connect(self.live_panel.finish)
         self.live_worker.failed.connect(self._on_live_failed)
         self.live_runs.updated.connect(self._on_run_updated)
-        self.live_runs.ended.connect(self._settle_end)
+        self.live_runs.ended.connect(self._on_run_ended)
         self._wire_attention()
 
     def _wire_attention(self) -> None:
@@ -240,12 +241,14 @@ class MainWindow(QMainWindow):
         self.run_picker.setCurrentIndex(self.run_picker.findData(run.id))
 
     def stop(self) -> None:
-        if self.runs.stop():
+        if self.runs.stop() or self.live_runs.stop():
             self.status.showMessage("Stopping…")
 
     def _on_run_updated(self, run: RunRecord) -> None:
         if run is self.run:
             self.live.poke()
+        if run.live is not None:       # a stream's label counts its passes as they come
+            self.run_picker.setItemText(self.run_picker.findData(run.id), run.label())
 
     def _on_run_ended(self, run: RunRecord) -> None:
         self.controls.set_running(False, can_run=self.clip is not None)
@@ -303,6 +306,7 @@ class MainWindow(QMainWindow):
             return
         self.live_panel.reset()
         self.live_panel.set_running(True)
+        self.controls.set_running(True)
         self._add_run_to_picker(run)
         self.status.showMessage("Live: " + ("the microphone" if clip is None else clip.name))
 

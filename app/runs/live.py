@@ -11,7 +11,7 @@ from typing import Callable
 
 from app.runs.record import RunRecord
 from core.decode.window_feed import DecodeOne
-from core.stream.events import Committed
+from core.stream.events import Committed, Tentative
 
 STOPPED, END_OF_STREAM = "stopped", "end of stream"
 
@@ -45,18 +45,22 @@ def recording_decoder(decode_one: DecodeOne, sink: Sink, clock: Callable[[], flo
 
 def start_live(run: RunRecord, source: str) -> RunRecord:
     """Mark `run` as a live stream of `source` ("mic" or the clip's name); nothing committed yet."""
-    run.live = {"source": source, "text": "", "commits": []}
+    run.live = {"source": source, "text": "", "tentative": "", "commits": []}
     return run
 
 
-def add_stream_events(run: RunRecord, events: list) -> None:
-    """Fold the stream's committed text into the run as it is confirmed (the summary replaces it at the end)."""
-    live = run.live
+def add_stream_events(run: RunRecord, events: list) -> bool:
+    """Fold the stream's committed text into the run as it is confirmed, and its tentative tail while it streams
+    (the summary replaces both at the end). True when the text changed."""
+    live, before = run.live, (run.live["text"], run.live.get("tentative", ""))
     for ev in events:
-        if isinstance(ev, Committed):
+        if isinstance(ev, Tentative):
+            live["tentative"] = ev.text
+        elif isinstance(ev, Committed):
             live["text"] = (live["text"] + ev.text).strip()
             live["commits"].append({"text": ev.text, "start_s": ev.start_s, "end_s": ev.end_s,
                                     "emitted_s": ev.emitted_s, "words": ev.words})
+    return (live["text"], live["tentative"]) != before
 
 
 def end_live(run: RunRecord, summary: dict) -> None:

@@ -142,6 +142,9 @@ class RunRecord:
         return float(sum(s.ms for s in self.transcript.steps))
 
     def label(self) -> str:
+        if self.live is not None:     # counted in passes: a stream's token rows are its passes' hypotheses
+            passes = len(self.transcript.windows)
+            return (f"#{self.id} live: {self.audio_name} · {self.options.language_label} · "
+                    f"{passes} pass{'es' if passes != 1 else ''} · {self.stop_reason or 'streaming'}")
         reason = self.stop_reason or "running"
-        what = f"live: {self.audio_name}" if self.live is not None else self.audio_name
-        return f"#{self.id} {what} · {self.options.label()} · {len(self.rows)} tok · {reason}"
+        return f"#{self.id} {self.audio_name} · {self.options.label()} · {len(self.rows)} tok · {reason}"

@@ -1,101 +1,140 @@
-"""The Live tab: stream the microphone or the loaded file in real time; committed text solid, tentative text
-grey; the pass graphs, a compute-per-second gauge, and the stream's figures. Stopping keeps what was
-committed; Export writes the stream's JSON document (text, commits, passes) or its text."""
+"""The Live tab: stream the microphone or the loaded file in real time, stop it, present its text full screen,
+and export it; one status line and the stream's figures in plain words beside the pass graphs (the text itself
+is in the main transcript and the presenter view). Stopping keeps what was committed; Export writes the stream's
+JSON document (text, commits, passes) or its text."""
 from __future__ import annotations
 
-import html
 import json
 from pathlib import Path
 
 from PySide6.QtCore import Signal
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
+    QGridLayout,
     QHBoxLayout,
     QLabel,
-    QProgressBar,
     QPushButton,
-    QTextEdit,
+    QSizePolicy,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
+from app.audio.recorder import input_devices
 from app.plots.live_plots import LivePlots
-from core.stream.events import Committed, PassRecord, Skipped, Tentative
+from app.runs.live_status import LiveTally
+from app.views.presenter import PresenterView
 
 
 class LivePanel(QWidget):
     startRequested = Signal(str)       # "mic" or "file"
     stopRequested = Signal()
 
-    def __init__(self, parent=None):
+    def __init__(self, parent=None, found_devices: tuple | None = None):
         super().__init__(parent)
         self.mic_button = QPushButton("Live: microphone")
         self.file_button = QPushButton("Live: loaded file at 1×")
         self.stop_button = QPushButton("Stop")
         self.export_button = QPushButton("Export…")
-        self.gauge = QProgressBar()
-        self.gauge.setRange(0, 200)
-        self.gauge.setFormat("compute %v% of real time")
+        self.present_action = QAction("Present", self, checkable=True, shortcut=QKeySequence("F11"))
+        self.present_action.setToolTip("The live text large, in a window of its own, full screen (F11). "
+                                       "Ctrl + / Ctrl − change its size; Esc stops the stream.")
+        self.present_button = QToolButton()
+        self.present_button.setDefaultAction(self.present_action)
+        self.present_button.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.status_line = QLabel("")
+        self.status_line.setStyleSheet("font-weight: bold;")
+        self.status_line.setWordWrap(True)
         self.figures = QLabel("")
-        self.text = QTextEdit()
-        self.text.setReadOnly(True)
+        self.figures.setWordWrap(True)
         self.plots = LivePlots()
-        row = QHBoxLayout()
-        for w in (self.mic_button, self.file_button, self.stop_button, self.export_button):
-            row.addWidget(w)
-        row.addWidget(self.gauge, 1)
-        layout = QVBoxLayout(self)
-        layout.addLayout(row)
-        layout.addWidget(self.figures)
-        layout.addWidget(self.text, 1)
-        layout.addWidget(self.plots, 2)
+        self.presenter = PresenterView(self)
+        buttons = QGridLayout()
+        for i, w in enumerate((self.mic_button, self.file_button, self.stop_button, self.present_button,
+                               self.export_button)):
+            buttons.addWidget(w, i // 2, i % 2)
+        side = QVBoxLayout()
+        side.addLayout(buttons)
+        side.addWidget(self.status_line)
+        side.addWidget(self.figures)
+        side.addStretch(1)
+        side_widget = QWidget()
+        side_widget.setLayout(side)
+        side_widget.setFixedWidth(280)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(side_widget)
+        layout.addWidget(self.plots, 1)
         self.mic_button.clicked.connect(lambda: self.startRequested.emit("mic"))
         self.file_button.clicked.connect(lambda: self.startRequested.emit("file"))
         self.stop_button.clicked.connect(self.stopRequested.emit)
         self.export_button.clicked.connect(self._export_dialog)
+        self.present_action.toggled.connect(self._present)
+        self.presenter.stopRequested.connect(self.stopRequested.emit)
+        self.presenter.closed.connect(lambda: self.present_action.setChecked(False))
         self.summary: dict | None = None
+        self.tally = LiveTally()
+        self.running = False
+        self.mic_reason = ""
+        self.refresh_microphones(found_devices)
         self.set_running(False)
         self.reset()
 
+    @property
+    def committed(self) -> str:
+        return self.tally.committed
+
+    def refresh_microphones(self, found: tuple | None = None) -> None:
+        """The microphone button is off, saying why, when there is no input device to stream from."""
+        devices, why = found if found is not None else input_devices()
+        # input_devices says "Recording is off: <why> — <fix>"; the same why and fix, for this button
+        self.mic_reason = "" if devices else "Live from a microphone is off: " + (why.partition(": ")[2] or why)
+        self.mic_button.setToolTip(self.mic_reason or "Transcribe the chosen microphone live")
+        self.mic_button.setEnabled(not self.running and not self.mic_reason)
+
     def reset(self) -> None:
-        self.committed, self.tentative, self.skips = "", "", 0
+        self.tally = LiveTally()
         self.summary = None
         self.plots.clear()
         self._show()
 
     def set_running(self, running: bool, have_file: bool = True) -> None:
-        self.mic_button.setEnabled(not running)
+        self.running = running
+        self.mic_button.setEnabled(not running and not self.mic_reason)
         self.file_button.setEnabled(not running and have_file)
         self.stop_button.setEnabled(running)
         self.export_button.setEnabled(not running and self.summary is not None)
+        self._show_status()
 
     def add_events(self, events: list) -> None:
-        for ev in events:
-            if isinstance(ev, Committed):
-                self.committed += ev.text if self.committed else ev.text.lstrip()
-            elif isinstance(ev, Tentative):
-                self.tentative = ev.text
-            elif isinstance(ev, Skipped):
-                self.skips += 1
+        self.tally.add(events)
         self.plots.add(events)
         self._show()
 
     def finish(self, summary: dict) -> None:
         self.summary = summary
-        self.tentative = ""
-        self._show()
+        self.tally.tentative = ""
         self.set_running(False)
+        self._show()
 
     def _show(self) -> None:
-        self.text.setHtml(f"<span>{html.escape(self.committed)}</span>"
-                          f"<span style='color:#999'>{html.escape(self.tentative)}</span>")
-        passes: list[PassRecord] = self.plots.passes
-        audio_s = max((p.at_s for p in passes), default=0.0)
-        compute_s = sum(p.encoder_ms + p.decode_ms for p in passes) / 1e3
-        self.gauge.setValue(min(200, round(100 * compute_s / audio_s)) if audio_s else 0)
-        lags = sorted(c.lag_s for c in self.plots.commits)
-        lag = f"lag median {lags[len(lags) // 2]:.2f} s" if lags else "nothing committed yet"
-        self.figures.setText(f"{len(passes)} passes · {len(lags)} commits · {lag} · {self.skips} skipped ahead")
+        self.figures.setText(self.tally.figures() if self.tally.passes else "")
+        self.presenter.show_text(self.tally.committed, self.tally.tentative)
+        self._show_status()
+
+    def _show_status(self) -> None:
+        end = (self.summary or {}).get("end")
+        line = self.tally.status(self.running, end)
+        if line != self.status_line.text():
+            self.status_line.setText(line)
+        self.presenter.show_status(line, self.running)
+
+    def _present(self, on: bool) -> None:
+        if on:
+            self.presenter.present()
+        else:
+            self.presenter.hide()
 
     def export(self, path: str | Path) -> None:
         path = Path(path)

@@ -14,8 +14,25 @@ STYLES = {
     "cancelled": ("#37474f", "#cfd8dc", "Cancelled"),
     "error": ("#b71c1c", "#ffcdd2", "Error"),
     "running": ("#0d47a1", "#bbdefb", "Decoding…"),
+    # A live stream's ends are normal outcomes, not failures: neutral, never the error style.
+    "end of stream": ("#263238", "#e3eaef", "Live stream ended — the whole audio was heard"),
+    "stopped": ("#263238", "#e3eaef", "Live stream stopped — everything confirmed so far is kept"),
+    "streaming": ("#0d47a1", "#bbdefb", "Streaming live…"),
     "loading": ("#4a148c", "#e1bee7", "Starting the runner and loading the model…"),
 }
+
+
+def live_detail(run: RunRecord) -> str:
+    """A live stream's end in figures: not its last pass's verdict, which says nothing about the stream."""
+    live = run.live or {}
+    words = len(live.get("text", "").split())
+    parts = [f"{words} word{'s' if words != 1 else ''}", f"{len(live.get('passes', []))} passes"]
+    if live.get("audio_s"):
+        parts.append(f"{live['audio_s']:.1f} s of audio")
+    lag = (live.get("lag_s") or {}).get("median")
+    if lag is not None:
+        parts.append(f"text {lag:.1f} s behind the speaker (median)")
+    return " · ".join(parts)
 
 
 def verdict(run: RunRecord) -> str:
@@ -59,11 +76,11 @@ class StopBanner(QLabel):
         reason = run.stop_reason
         if reason is None:
             # No live count here: a banner whose text changes every frame relays out the whole window.
-            phase = "loading" if run.phase == "loading" else "running"
+            phase = "loading" if run.phase == "loading" else "streaming" if run.live is not None else "running"
             if self.reason != phase:
                 self.show_reason(phase)
             return
-        detail = verdict(run)
+        detail = live_detail(run) if run.live is not None else verdict(run)
         if reason == "error" and run.error:
             detail = f"{run.error.get('problem', '')} ({detail})"
         self.show_reason(reason, detail, run.cache_ceiling())

@@ -1,9 +1,13 @@
 """The live transcript: each token tinted by its probability, and once its window is done and the run has
 attention, each word by its probability (as whisper.cpp's --print-colors); EOT shown as an explicit marker.
-Clicking a word or the marker names its step (stepClicked), which plays that span."""
+Clicking a word or the marker names its step (stepClicked), which plays that span.
+
+A live stream's run shows its committed text with the tentative tail grey instead: its passes' hypotheses and
+their EOT marks stay in the token table."""
 from __future__ import annotations
 
 import bisect
+import html
 import math
 from functools import lru_cache
 
@@ -50,6 +54,7 @@ class TranscriptView(QTextEdit):
         self._rows_shown = 0
         self._done_shown = 0
         self._eot_windows: set[int] = set()
+        self._live_shown: tuple[str, str] | None = None
         self._starts: list[int] = []     # document position where each shown piece starts ...
         self._ends: list[int] = []       # ... and ends
         self._steps: list[int] = []      # ... and its step
@@ -65,12 +70,16 @@ class TranscriptView(QTextEdit):
         self.clear()
         self._rows_shown = self._done_shown = 0
         self._eot_windows = set()
+        self._live_shown = None
         self._starts, self._ends, self._steps = [], [], []
         self.tinted = set()
         self.sync()
 
     def sync(self) -> None:
         if self.run is None:
+            return
+        if self.run.live is not None:
+            self._sync_live()
             return
         cursor = self.textCursor()
         cursor.movePosition(QTextCursor.MoveOperation.End)
@@ -94,6 +103,20 @@ class TranscriptView(QTextEdit):
         self._done_shown = len(finished)
         cursor.endEditBlock()
         self.setTextCursor(cursor)
+        self.ensureCursorVisible()
+
+    def _sync_live(self) -> None:
+        live = self.run.live
+        shown = (live.get("text", ""), live.get("tentative", ""))
+        if shown == self._live_shown:
+            return
+        committed, tentative = shown
+        if not committed:
+            tentative = tentative.lstrip()
+        self._live_shown = shown
+        self.setHtml(f"<span>{html.escape(committed)}</span>"
+                     f"<span style='color:#9e9e9e'>{html.escape(tentative)}</span>")
+        self.moveCursor(QTextCursor.MoveOperation.End)
         self.ensureCursorVisible()
 
     def _insert_marker(self, cursor: QTextCursor, x: int | None) -> None:

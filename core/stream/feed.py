@@ -67,8 +67,9 @@ class LiveClock:
 
 def stream_live(blocks: Iterable[np.ndarray], make_policy: Callable[[LiveClock], StreamPolicy], on_event: OnEvent,
                 should_stop: Callable[[], bool] = lambda: False) -> StreamPolicy:
-    """Read `blocks` on a thread, run passes on this one; returns the policy once the source ended (or
-    `should_stop()`) and the rest was committed. An error in the source is raised here."""
+    """Read `blocks` on a thread, run passes on this one; returns the policy once the source ended and the rest
+    was heard out and committed, or once `should_stop()` (checked between passes: no pass starts after it) and
+    the last pass's words were committed. An error in the source is raised here."""
     clock = LiveClock()
     policy = make_policy(clock)
     inbox: queue.Queue = queue.Queue()
@@ -105,7 +106,7 @@ def stream_live(blocks: Iterable[np.ndarray], make_policy: Callable[[LiveClock],
             if policy.due() and not should_stop():
                 for ev in policy.run_pass():
                     on_event(ev)
-        for ev in policy.finish():
+        for ev in policy.stop() if should_stop() else policy.finish():
             on_event(ev)
     finally:
         done.set()

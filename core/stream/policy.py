@@ -4,7 +4,7 @@
     policy.feed(samples)                  # any block size, 16 kHz mono float32
     while policy.due():
         for event in policy.run_pass(): ...
-    events = policy.finish()              # at the end of the stream
+    events = policy.finish()              # at the end of the stream (or policy.stop() when the user stops it)
 
 - The VAD cuts the stream into speech segments; silence never reaches the decoder, so it commits nothing.
 - Within a segment, every `min_chunk_s` of new audio the whole buffer is transcribed again (one ordinary
@@ -173,6 +173,13 @@ class StreamPolicy:
         events: list[StreamEvent] = []
         while self.segments:
             events += self.run_pass()
+        return events
+
+    def stop(self) -> list[StreamEvent]:
+        """The user stopped the stream: no further pass runs; what the last pass heard after the committed text is
+        committed as it stands, so the text on screen is kept."""
+        events = self._commit(self.agreement.flush())
+        self.segments.clear()
         return events
 
     # --- helpers -------------------------------------------------------------------------------------

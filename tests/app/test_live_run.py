@@ -25,7 +25,7 @@ def streamed(qapp, tmp_path_factory):
     live = w.session.runs[-1]
     assert live is not offline and live.live is not None
     picked = w.run_picker.currentText()
-    assert picked.startswith(f"#{live.id} live: {CLIP}") and "running" in picked and w.run is live
+    assert picked.startswith(f"#{live.id} live: {CLIP}") and "streaming" in picked and w.run is live
     wait_for(lambda: finished or failed, "the live stream to end")
     assert not failed, failed[0].problem
     wait_for(lambda: w.live_panel.summary is not None, "the Live tab to finish")

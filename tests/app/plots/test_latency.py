@@ -28,6 +28,8 @@ def test_the_run_plot_marks_drafted_tokens_and_names_them_only_when_there_are_so
     x, y = plot.drafted.getData()
     assert list(y) == [0.02, 0.03] and len(plot.curve.getData()[1]) == 4    # every token stays on the line
     assert "from the draft" in legend_names(plot)
+    # the title's median leaves the drafted tokens out (they ran no graph call) and step 0 (the SOT prefix)
+    assert "9 ms/token" in plot.getPlotItem().titleLabel.text
     plot.draw(make_run(session, [EncodedEvent(0, 600.0, "en"), token(0, 0, 1, " a"), token(0, 1, 2, " b")]))
     assert plot.drafted.getData()[1] is None                                # no marks left over
     assert "from the draft" not in legend_names(plot)
@@ -41,8 +43,9 @@ def test_the_live_plot_draws_drafted_steps_apart(qtbot):
                         token_drafted=[False, True, True, False])
     older = PassRecord(3.0, 500.0, 1, 9.0, 5, token_ms=[9.0])           # a record without the flags
     plots.add([first, second, older])
+    plots.redraw()                        # hidden, it would draw when first shown
     sx, sy = plots.latency_curve.getData()
     dx, dy = plots.drafted_curve.getData()
     assert list(dx) == [4, 5] and list(dy) == [0.02, 0.03]
     assert list(sx) == [0, 1, 2, 3, 6, 7] and np.allclose(sy, [25.0, 9.0, 9.5, 40.0, 9.1, 9.0])
-    assert "from the draft" in legend_names(plots.latency)
+    assert "the last pass had already found" in plots.latency.toolTip()

@@ -69,9 +69,9 @@ def test_the_text_is_what_was_committed_and_the_label_says_live():
     session = Session()
     run = live_run(session)
     assert run.text() == "Hello world"                       # not "Hello Hello world", the passes one after another
-    assert run.stop_reason is None and "live: clip.wav" in run.label() and "running" in run.label()
+    assert run.stop_reason is None and "live: clip.wav" in run.label() and run.label().endswith("2 passes · streaming")
     end_live(run, {"text": "Hello world", "commits": run.live["commits"], "audio_s": 1.2, "end": STOPPED})
-    assert run.stop_reason == "stopped" and run.label().endswith("3 tok · stopped")
+    assert run.stop_reason == "stopped" and run.label().endswith("2 passes · stopped")
     assert run.live["source"] == "clip.wav"
 
 
@@ -130,3 +130,13 @@ def test_a_pass_window_starts_where_its_buffer_starts_in_the_stream():
         list(decode(None, None, 0))
     offsets = [(ev.window, ev.offset_s) for ev in recorded if isinstance(ev, (EncodedEvent, DoneEvent))]
     assert offsets == [(0, 0.0), (0, 0.0), (1, 12.5), (1, 12.5)]
+
+
+def test_the_tentative_tail_follows_the_stream_and_the_summary_replaces_it():
+    session = Session()
+    run = start_live(make_run(session, []), "clip.wav")
+    assert add_stream_events(run, [commit(" Hello", 0.0, 0.5), Tentative(" wor", 0.5, 0.9, 1.5)])
+    assert (run.live["text"], run.live["tentative"]) == ("Hello", " wor")
+    assert not add_stream_events(run, [Tentative(" wor", 0.5, 0.9, 1.6)])       # nothing new to draw
+    end_live(run, {"text": "Hello world", "commits": [], "end": STOPPED})
+    assert "tentative" not in run.live and run.text() == "Hello world"

@@ -111,3 +111,21 @@ def test_no_attention_no_focus(qtbot):
     qtbot.addWidget(banner)
     banner.show_run(run_ending("eot"))
     assert banner.reason == "eot" and "attention" not in banner.text()
+
+
+@pytest.mark.parametrize("end, words", [("end of stream", "Live stream ended"), ("stopped", "Live stream stopped")])
+def test_a_live_stream_ends_under_a_neutral_banner_with_its_figures(qtbot, end, words):
+    from app.runs.live import end_live, start_live
+    from app.views.stop_banner import STYLES
+
+    banner = StopBanner()
+    qtbot.addWidget(banner)
+    run = start_live(run_ending("eot", finished=True), "demo.wav")   # its last pass ended at EOT: not the stream's end
+    banner.show_run(run)
+    assert banner.reason == "streaming" and "Streaming live" in banner.text()
+    end_live(run, {"text": "Congratulations, you have", "passes": [{}, {}, {}], "audio_s": 6.2,
+                   "lag_s": {"median": 1.8}, "end": end})
+    banner.show_run(run)
+    assert banner.reason == end and banner.text().startswith(words)
+    assert "3 words · 3 passes · 6.2 s of audio · text 1.8 s behind the speaker" in banner.text()
+    assert "EOT" not in banner.text() and STYLES["error"][1] not in banner.styleSheet()
