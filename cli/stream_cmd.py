@@ -111,9 +111,9 @@ def run(args) -> int:
     stop = threading.Event()
     printer = None
     if not args.json:
-        from cli.stream_text import StreamText
+        from cli.commit_printer import CommitPrinter
 
-        printer = StreamText()
+        printer = CommitPrinter()
     events: list = []
 
     def on_event(ev):

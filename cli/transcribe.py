@@ -6,7 +6,7 @@ import sys
 import time
 
 from cli.device_cmds import add_device_args, transcribe_on_device
-from cli.text_stream import TextStream
+from cli.transcript_printer import TranscriptPrinter
 from core.decode.diagnostics import diagnose_transcript
 from core.decode.options import DecodeOptions
 from core.decode.transcript import Transcript
@@ -113,7 +113,7 @@ def run(args) -> int:
 def report(events, args, t0: float, **meta) -> int:
     """Print events as they arrive (or one JSON document at the end); return the exit code."""
     result = Transcript()
-    stream = None if args.json else TextStream()
+    stream = None if args.json else TranscriptPrinter()
     for ev in events:
         result.add(ev)
         if stream:
