@@ -34,7 +34,7 @@ from core.decode.word_timing import Word
 from core.model.audio import SAMPLE_RATE
 from core.model.tokenizer import WhisperTokenizer
 from core.stream.agreement import LocalAgreement
-from core.stream.events import Committed, PassRecord, Skipped, StreamEvent, Tentative, Trimmed
+from core.stream.events import Committed, Skipped, StreamEvent, Tentative, Trimmed
 from core.stream.one_pass import run_pass
 from core.stream.prompt import prompt_text, prompt_tokens
 from core.stream.vad import VoiceGate
@@ -248,8 +248,3 @@ class StreamPolicy:
     @property
     def text(self) -> str:
         return "".join(w.word for w in self.history).strip()
-
-
-def pass_compute_s(passes: list[PassRecord]) -> float:
-    """Runner compute of the passes, in seconds (encoder plus every decoder step)."""
-    return sum(p.encoder_ms + p.decode_ms for p in passes) / 1e3

@@ -110,9 +110,6 @@ class BoardClient:
                     raise RunnerError(h.get("code", "?"), h.get("message", ""), _FIXES.get(h.get("code"), ""))
         return self.info
 
-    def hello(self) -> RunnerInfo:
-        return self.connect()
-
     def close(self) -> None:
         stream, self._stream = self._stream, None
         if stream is not None:
