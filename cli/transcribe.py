@@ -33,7 +33,7 @@ def register(subs) -> None:
                    "is installed, else onnx), onnx (exact fp32), numpy, native-int8b, onnx-int8b, onnx-fp16, "
                    "onnx-int8 or tflite")
     p.add_argument("--delegate", default=None, metavar="PATH", help="tflite: a delegate library for the runner "
-                   "to load (on a Genio board, /usr/lib/libneuron_stable_delegate.so)")
+                   "to load (on Genio IoT Yocto images, /usr/lib/libneuron_stable_delegate.so)")
     p.add_argument("--word-timestamps", action="store_true", help="words with start, end and probability, by "
                    "openai-whisper's DTW over the alignment heads' cross-attention (needs --cache on)")
     p.add_argument("--temperature-fallback", action="store_true", help="as openai-whisper: re-decode a window "
