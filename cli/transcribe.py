@@ -80,7 +80,7 @@ def run(args) -> int:
     from device.runner.heap import steady_heap
 
     # The log-mel's large temporaries go back to the system once freed, rather than stay resident in
-    # this process beside the runner while it encodes (docs/benchmarks.md, "Whole process").
+    # this process beside the runner while it encodes (docs/benchmarks-history.md, "Whole process").
     steady_heap()
     options = options_from_args(args)
     resolve(args.backend)      # an unknown or missing backend fails before the slow audio and model loads

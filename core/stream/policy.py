@@ -48,7 +48,7 @@ class StreamConfig:
     min_chunk_s: float = 1.0       # new audio between two passes
     # whisper_streaming trims at 15 s and prompts with 200 characters; on a 2-core CPU the shorter buffer and
     # prompt cut the decoder steps of every pass (bench/stream.py, onnx-int8, machine under load: median lag
-    # 4.2 and 5.4 s in two runs against 6.1 s: docs/benchmarks.md, "Live transcription", the earlier busy runs).
+    # 4.2 and 5.4 s in two runs against 6.1 s: docs/benchmarks-history.md, "Live transcription", the busy runs).
     trim_s: float = 8.0            # past this, cut the buffer at a committed sentence's end
     word_cut_s: float = 20.0       # past this, at the last committed word
     forced_s: float = 25.0         # past this, commit the tentative words and cut after them (Whisper hears 30 s)
