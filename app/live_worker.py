@@ -13,7 +13,6 @@ from typing import Callable
 import numpy as np
 from PySide6.QtCore import QObject, Signal, Slot
 
-from app.audio.recorder import sounddevice_stream
 from app.board.profile import DeviceProfile
 from app.board.worker import Batcher, TranscribeWorker
 from app.runs import token_names
@@ -21,6 +20,7 @@ from app.runs.live import END_OF_STREAM, STOPPED, recording_decoder
 from core.decode.events import TokenEvent
 from core.model.audio import SAMPLE_RATE
 from core.stream.events import PassRecord
+from core.stream.mic import sounddevice_stream
 
 
 class LiveWorker(QObject):

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import platform
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -90,13 +92,25 @@ def measure(name: str, client: BoardClient, mel: np.ndarray, runs: int, uploads:
                        up, wr)
 
 
+def cpu_model() -> str:
+    """What `lscpu | grep 'Model name'` says, so the doc names the machine beside its figures."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def markdown(figs: list[LinkFigures], cmd: str, backend: str, load: float) -> str:
     mb16, mb32 = 80 * 3000 * 2 / 1e6, 80 * 3000 * 4 / 1e6
-    lines = [SECTION, "", f"Measured with `{cmd}` (one run on this machine: {os.cpu_count()}-core, load average "
-             f"{load:.1f} from other work during the run, runner backend `{backend}`, test_en.wav, one 30 s "
-             "window; p95 mostly shows scheduling delays on busy cores). Overhead per token = host arrival gap − runner step "
-             "`ms`; latency = host arrival − the runner's `sent_t` stamp (same machine, same monotonic clock); "
-             "mel upload = request start → `encoded` arrival − encoder `ms`, encoder cache warm. "
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    lines = [SECTION, "", f"**{cpu_model()}, {when}**, measured with `{cmd}` (one run: {os.cpu_count()} cores, "
+             f"load average {load:.1f} from other work during the run, runner backend `{backend}`, test_en.wav, "
+             "one 30 s window; p95 mostly shows scheduling delays on busy cores). Overhead per token = host arrival "
+             "gap − runner step `ms`; latency = host arrival − the runner's `sent_t` stamp (same machine, same "
+             "monotonic clock); mel upload = request start → `encoded` arrival − encoder `ms`, encoder cache warm. "
              "Targets: median overhead ≤ 1 ms on loopback SSH, upload ≤ 50 ms.", "",
              "| link | tokens | runner step median (ms) | overhead median / p95 (ms) | latency median / p95 (ms) | "
              f"upload fp16 {mb16:.2f} MB (ms) | upload fp32 {mb32:.2f} MB (ms) |",

@@ -9,7 +9,7 @@ from core.errors import WhisperKVError
 
 # Each command and the module that registers it, in --help order. Only the asked-for command's module is
 # imported: `transcribe` then loads no QA, export or GUI code (less start-up time and resident memory
-# beside the runner, docs/benchmarks.md "Whole process").
+# beside the runner, docs/benchmarks-history.md "Whole process").
 COMMANDS = {"transcribe": "transcribe", "stream": "stream_cmd", "gui": "gui_cmd", "deploy": "device_cmds",
             "device-info": "device_cmds", "export": "export_cmds", "check-dla": "export_cmds",
             "compile": "compile_cmd", "qa": "qa_cmd"}

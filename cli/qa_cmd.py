@@ -131,7 +131,7 @@ def _summary(report: QAReport, out) -> None:
         r = run.result
         print(f"{run.device}: {r.n_passed}/{len(r.results)} passed"
               + (f"; device FAILED: {run.error}" if run.error else ""), file=out)
-    for x in report.cross:
+    for x in report.device_rows:
         same, delta, ratio = x.cells()
         said = ("not compared: one of them has no result" if x.tokens_identical is None else
                 f"tokens {same}, Δ error {delta}, latency ×{ratio}")

@@ -111,9 +111,9 @@ def run(args) -> int:
     stop = threading.Event()
     printer = None
     if not args.json:
-        from cli.stream_text import StreamText
+        from cli.commit_printer import CommitPrinter
 
-        printer = StreamText()
+        printer = CommitPrinter()
     events: list = []
 
     def on_event(ev):
@@ -134,10 +134,9 @@ def run(args) -> int:
             return StreamPolicy(decode_one, tokenizer, config, gate, clock, use_prompt=prompt_ok)
 
         if args.mic:
-            from cli import mic
-            from core.stream.mic import mic_blocks
+            from core.stream.mic import mic_blocks, sounddevice_stream
 
-            policy = stream_live(mic_blocks(mic.sounddevice_stream, args.mic_device, should_stop=stop.is_set),
+            policy = stream_live(mic_blocks(sounddevice_stream, args.mic_device, should_stop=stop.is_set),
                                  make_policy, on_event, stop.is_set)
         elif args.realtime:
             policy = stream_live(realtime_blocks(audio), make_policy, on_event, stop.is_set)

@@ -6,7 +6,7 @@ import sys
 import time
 
 from cli.device_cmds import add_device_args, transcribe_on_device
-from cli.text_stream import TextStream
+from cli.transcript_printer import TranscriptPrinter
 from core.decode.diagnostics import diagnose_transcript
 from core.decode.options import DecodeOptions
 from core.decode.transcript import Transcript
@@ -33,7 +33,7 @@ def register(subs) -> None:
                    "is installed, else onnx), onnx (exact fp32), numpy, native-int8b, onnx-int8b, onnx-fp16, "
                    "onnx-int8 or tflite")
     p.add_argument("--delegate", default=None, metavar="PATH", help="tflite: a delegate library for the runner "
-                   "to load (on a Genio board, /usr/lib/libneuron_stable_delegate.so)")
+                   "to load (on Genio IoT Yocto images, /usr/lib/libneuron_stable_delegate.so)")
     p.add_argument("--word-timestamps", action="store_true", help="words with start, end and probability, by "
                    "openai-whisper's DTW over the alignment heads' cross-attention (needs --cache on)")
     p.add_argument("--temperature-fallback", action="store_true", help="as openai-whisper: re-decode a window "
@@ -80,7 +80,7 @@ def run(args) -> int:
     from device.runner.heap import steady_heap
 
     # The log-mel's large temporaries go back to the system once freed, rather than stay resident in
-    # this process beside the runner while it encodes (docs/benchmarks.md, "Whole process").
+    # this process beside the runner while it encodes (docs/benchmarks-history.md, "Whole process").
     steady_heap()
     options = options_from_args(args)
     resolve(args.backend)      # an unknown or missing backend fails before the slow audio and model loads
@@ -114,7 +114,7 @@ def report(events, args, t0: float, **meta) -> int:
     """Print events as they arrive (or one JSON document at the end); return the exit code. A decode that fails
     part-way (the link drops, the runner dies) still hands over what it decoded, with the error, and exits 2."""
     result = Transcript()
-    stream = None if args.json else TextStream()
+    stream = None if args.json else TranscriptPrinter()
     failure = None
     try:
         for ev in events:

@@ -9,6 +9,7 @@ from typing import Callable
 import numpy as np
 
 from core.errors import WhisperKVError
+from core.stream.mic import sounddevice_stream
 
 SAMPLE_RATE = 16000
 NO_PORTAUDIO_FIX = "install PortAudio (Debian: apt-get install libportaudio2), or open an audio file instead"
@@ -36,11 +37,6 @@ def input_devices() -> tuple[list[InputDevice], str]:
     if not found:
         return [], f"Recording is off: no audio input device was found — {NO_DEVICE_FIX}."
     return found, ""
-
-
-def sounddevice_stream(**kw):
-    import sounddevice as sd
-    return sd.InputStream(**kw)
 
 
 class RecordError(WhisperKVError):

@@ -20,7 +20,7 @@ class DeviceProfile:
     dir: str = ""                # runner directory on the device (empty: the transport's default)
     trust_host_key: str = ""     # SHA256:… fingerprint the user chose to trust
     backend: str = "auto"        # the runner's backend: auto, numpy, onnx, native-int8b, onnx-int8b, onnx-int8, onnx-fp16, tflite
-    delegate: str = ""           # tflite: a delegate library on the device (the Neuron delegate on a Genio board)
+    delegate: str = ""           # tflite: a delegate library on the device (the Neuron delegate on a MediaTek board)
 
     def url(self) -> str:
         """The device URL the CLI would take for this profile (without secrets)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from core.qa.cross import CrossRow, cross_device
+from core.qa.device_compare import DeviceRow, compare_devices
 from core.qa.run import ClipResult, SuiteResult
 
 
@@ -43,8 +43,8 @@ class QAReport:
         return len(self.runs) > 1
 
     @property
-    def cross(self) -> list[CrossRow]:
-        return cross_device(self.runs)
+    def device_rows(self) -> list[DeviceRow]:
+        return compare_devices(self.runs)
 
     def comparison(self, device: str, name: str):
         return self.comparisons.get((device, name))
@@ -75,7 +75,8 @@ class QAReport:
         return {"suite": self.suite, "path": self.path, "passed": self.passed, "n_clips": len(clips),
                 "n_passed": sum(c["passed"] for c in clips), "meta": meta | self.meta,
                 "devices": [run.to_dict() for run in self.runs], "clips": clips,
-                "cross": [asdict(row) for row in self.cross], "baseline": self.baseline}
+                "cross": [asdict(row) for row in self.device_rows],    # the JSON key readers know
+                "baseline": self.baseline}
 
 
 def _asdict(comparison) -> dict | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
-from core.qa.cross import CROSS_COLUMNS
+from core.qa.device_compare import DEVICE_ROW_COLUMNS
 from core.qa.farm import QAReport
 from core.qa.run import SUMMARY_COLUMNS, ClipResult
 
@@ -60,11 +60,11 @@ def multi_table(report: QAReport) -> str:
     per_device = list(DEVICE_COLUMNS) + (["vs baseline"] if report.baseline else [])
     top = ['<th rowspan="2">clip</th>']
     top += [f'<th colspan="{len(per_device)}" class="group">{escape(run.device)}</th>' for run in report.runs]
-    top += [f'<th colspan="{len(CROSS_COLUMNS)}" class="group">{escape(run.device)} vs '
+    top += [f'<th colspan="{len(DEVICE_ROW_COLUMNS)}" class="group">{escape(run.device)} vs '
             f'{escape(report.runs[0].device)}</th>' for run in others]
     sub = [f"<th>{h}</th>" for _ in report.runs for h in per_device]
-    sub += [f"<th>{h}</th>" for _ in others for h in CROSS_COLUMNS]
-    cross = {(row.device, row.name): row for row in report.cross}
+    sub += [f"<th>{h}</th>" for _ in others for h in DEVICE_ROW_COLUMNS]
+    vs_first = {(row.device, row.name): row for row in report.device_rows}
     by_device = [{r.name: (k, r) for k, r in enumerate(run.result.results)} for run in report.runs]
     rows = []
     for name in report.clip_names():
@@ -73,12 +73,12 @@ def multi_table(report: QAReport) -> str:
             k, r = clips.get(name, (0, None))
             cells += _device_cells(report, run.device, r, k)
         for run in others:
-            row = cross.get((run.device, name))
-            cells += [escape(c) for c in (row.cells() if row else ("-",) * len(CROSS_COLUMNS))]
+            row = vs_first.get((run.device, name))
+            cells += [escape(c) for c in (row.cells() if row else ("-",) * len(DEVICE_ROW_COLUMNS))]
         rows.append(_row(cells))
     groups = "<colgroup></colgroup>" + "".join(f'<colgroup span="{len(per_device)}" class="device"></colgroup>'
                                                for _ in report.runs)
-    groups += "".join(f'<colgroup span="{len(CROSS_COLUMNS)}" class="device"></colgroup>' for _ in others)
+    groups += "".join(f'<colgroup span="{len(DEVICE_ROW_COLUMNS)}" class="device"></colgroup>' for _ in others)
     return ("<table>" + groups + "<tr>" + "".join(top) + "</tr><tr>" + "".join(sub) + "</tr>" + "".join(rows)
             + "</table>")
 

@@ -16,7 +16,7 @@ CSV_COLUMNS = ("name", "language", "metric", "error_rate", "max_error", "passed"
                "tokens", "encoder_ms", "per_token_ms_p50", "per_token_ms_p95", "rtf", "duration_s", "wall_ms",
                "failures", "text", "reference", "audio", "marks")
 CLIP_COLUMNS = ("name", "language", "metric", "max_error", "reference", "audio")   # shared by every device
-CROSS_CSV = ("tokens_identical", "error_delta", "latency_ratio")
+DEVICE_ROW_CSV = ("tokens_identical", "error_delta", "latency_ratio")
 
 
 def _report(report: QAReport | SuiteResult) -> QAReport:
@@ -52,15 +52,15 @@ def to_csv(report: QAReport | SuiteResult) -> str:
     per_device = [c for c in CSV_COLUMNS if c not in CLIP_COLUMNS]
     first, others = report.runs[0].device, report.runs[1:]
     writer.writerow(list(CLIP_COLUMNS) + [f"{run.device} {c}" for run in report.runs for c in per_device]
-                    + [f"{run.device} vs {first} {c}" for run in others for c in CROSS_CSV])
+                    + [f"{run.device} vs {first} {c}" for run in others for c in DEVICE_ROW_CSV])
     by_device = [{r.name: r for r in run.result.results} for run in report.runs]
-    cross = {(row.device, row.name): row for row in report.cross}
+    vs_first = {(row.device, row.name): row for row in report.device_rows}
     for name in report.clip_names():
         rows = [_cells(report, run.device, clips[name]) if name in clips else {}
                 for run, clips in zip(report.runs, by_device)]
         shared = next(row for row in rows if row)
         cells = [shared[c] for c in CLIP_COLUMNS] + [row.get(c) for row in rows for c in per_device]
-        cells += [getattr(cross.get((run.device, name)), c, None) for run in others for c in CROSS_CSV]
+        cells += [getattr(vs_first.get((run.device, name)), c, None) for run in others for c in DEVICE_ROW_CSV]
         writer.writerow(["" if c is None else c for c in cells])
     return buf.getvalue()
 

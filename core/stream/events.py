@@ -80,7 +80,3 @@ class Trimmed:
 
 
 StreamEvent = Committed | Tentative | PassRecord | Skipped | Trimmed
-
-
-def event_dict(ev: StreamEvent) -> dict:
-    return ev.summary() | {"type": ev.type} if isinstance(ev, PassRecord) else asdict(ev)

@@ -1,6 +1,6 @@
 """Microphone audio as blocks for a live stream: an input stream's callback puts each block in a queue and the
-generator hands them on. The stream factory is passed in (sounddevice's InputStream in the CLI and the
-studio), so core never imports an audio library, and tests record through a stand-in microphone."""
+generator hands them on. The stream factory is passed in (`sounddevice_stream` in the CLI and the studio, whose
+recorder opens the microphone through it too), so tests record through a stand-in microphone."""
 from __future__ import annotations
 
 import queue
@@ -13,6 +13,13 @@ from core.model.audio import SAMPLE_RATE
 
 MIC_FIX = ("plug in a microphone (and pick it by its index), install PortAudio (Debian: apt-get install "
            "libportaudio2), or stream an audio file instead")
+
+
+def sounddevice_stream(**kw):
+    """sounddevice.InputStream(**kw). sounddevice is imported only here, at the first recording: without
+    PortAudio its import raises OSError, which the callers turn into their "cannot open the microphone"."""
+    import sounddevice as sd
+    return sd.InputStream(**kw)
 
 
 def mic_blocks(stream_factory: Callable, device: int | None = None, block_s: float = 0.1,

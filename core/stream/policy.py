@@ -34,7 +34,7 @@ from core.decode.word_timing import Word
 from core.model.audio import SAMPLE_RATE
 from core.model.tokenizer import WhisperTokenizer
 from core.stream.agreement import LocalAgreement
-from core.stream.events import Committed, PassRecord, Skipped, StreamEvent, Tentative, Trimmed
+from core.stream.events import Committed, Skipped, StreamEvent, Tentative, Trimmed
 from core.stream.one_pass import run_pass
 from core.stream.prompt import prompt_text, prompt_tokens
 from core.stream.vad import VoiceGate
@@ -48,7 +48,7 @@ class StreamConfig:
     min_chunk_s: float = 1.0       # new audio between two passes
     # whisper_streaming trims at 15 s and prompts with 200 characters; on a 2-core CPU the shorter buffer and
     # prompt cut the decoder steps of every pass (bench/stream.py, onnx-int8, machine under load: median lag
-    # 4.2 and 5.4 s in two runs against 6.1 s: docs/benchmarks.md, "Live transcription", the earlier busy runs).
+    # 4.2 and 5.4 s in two runs against 6.1 s: docs/benchmarks-history.md, "Live transcription", the busy runs).
     trim_s: float = 8.0            # past this, cut the buffer at a committed sentence's end
     word_cut_s: float = 20.0       # past this, at the last committed word
     forced_s: float = 25.0         # past this, commit the tentative words and cut after them (Whisper hears 30 s)
@@ -255,8 +255,3 @@ class StreamPolicy:
     @property
     def text(self) -> str:
         return "".join(w.word for w in self.history).strip()
-
-
-def pass_compute_s(passes: list[PassRecord]) -> float:
-    """Runner compute of the passes, in seconds (encoder plus every decoder step)."""
-    return sum(p.encoder_ms + p.decode_ms for p in passes) / 1e3

@@ -46,7 +46,7 @@ _FIXES = {
 class Arrival:
     """One runner event as the host received it."""
 
-    event: object            # core.events EncodedEvent | TokenEvent | DoneEvent
+    event: object            # core.decode.events EncodedEvent | TokenEvent | DoneEvent
     id: str
     host_t: float            # time.monotonic() when the bytes arrived
     host_ms: float           # milliseconds since the request started sending
@@ -110,9 +110,6 @@ class BoardClient:
                     raise RunnerError(h.get("code", "?"), h.get("message", ""), _FIXES.get(h.get("code"), ""))
         return self.info
 
-    def hello(self) -> RunnerInfo:
-        return self.connect()
-
     def close(self) -> None:
         stream, self._stream = self._stream, None
         if stream is not None:
@@ -142,7 +139,7 @@ class BoardClient:
         try:
             desc, payload = P.mel_to_payload(mel, self.mel_dtype)
         except P.ProtocolError as exc:
-            raise FeatureError(exc.message, "compute the log-mel with core.mel.mel_windows") from None
+            raise FeatureError(exc.message, "compute the log-mel with core.model.mel.mel_windows") from None
         self.connect()
         rid = id or uuid.uuid4().hex[:12]
         fields = options.to_wire() if isinstance(options, DecodeOptions) else dict(options or {})

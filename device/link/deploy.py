@@ -91,7 +91,7 @@ def model_bundle(model: str | Path | None = None) -> list[BundleFile]:
         if parts is None:
             raise DeployError("the Whisper base weights are not installed on this PC", INSTALL_FIX)
         files = [("model/model.bin", parts), ("model/tokenizer.json", [parts[0].parent / "tokenizer.json"])]
-    elif (Path(model).expanduser() / "model.json").is_file():     # an exported ONNX bundle (device/export.py)
+    elif (Path(model).expanduser() / "model.json").is_file():     # an exported ONNX bundle (device/toolchain/export.py)
         d = Path(model).expanduser()
         files = [(f"model/{p.name}", [p]) for p in sorted(d.iterdir()) if p.is_file()]
     else:

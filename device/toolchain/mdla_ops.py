@@ -1,4 +1,4 @@
-"""What MDLA 5.3 (MT8371, Genio 700) runs: the one table both the ONNX and the TFLite checks use.
+"""What MDLA 5.3 (the MT8371's NPU, MT8189 family) runs: the one table both the ONNX and the TFLite checks use.
 
 Sources, cited per entry by key:
 - "np8": NeuroPilot SDK 8.0.10 documentation, MDLA 5.3 operator support and limits, as compiled in

@@ -14,7 +14,7 @@ def test_options_profiles_and_recent_files_persist(qtbot, tmp_path):
     first.device.show_profile(DeviceProfile(kind="ssh", host="board.local", user="qa", port=2222,
                                             python="/usr/bin/python3"))
     first.device.password.setText("hunter2-secret")
-    first.device.save_as("Genio 700")
+    first.device.save_as("MT8371 board")
     first.settings.add_recent("/data/clip.wav")
     first.close()
 
@@ -22,7 +22,7 @@ def test_options_profiles_and_recent_files_persist(qtbot, tmp_path):
     second = make_window(settings_file(ini))
     qtbot.addWidget(second)
     assert second.controls.options() == DecodeOptions(language="zh", task="translate", cache=False, max_tokens=100)
-    assert second.device.current_name() == "Genio 700"
+    assert second.device.current_name() == "MT8371 board"
     profile = second.device.profile()
     assert (profile.kind, profile.host, profile.user, profile.port) == ("ssh", "board.local", "qa", 2222)
     assert profile.url() == "ssh://qa@board.local:2222?python=/usr/bin/python3"

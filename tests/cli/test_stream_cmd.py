@@ -105,7 +105,7 @@ def test_the_microphone_path_through_a_stand_in_microphone(monkeypatch, capsys):
         opened.append(StandInMicrophone(audio, **kw))
         return opened[-1]
 
-    monkeypatch.setattr("cli.mic.sounddevice_stream", factory)
+    monkeypatch.setattr("core.stream.mic.sounddevice_stream", factory)
     assert main(["stream", "--mic", "--json", "--language", "en"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert len(opened) == 1 and doc["realtime"]

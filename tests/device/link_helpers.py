@@ -97,7 +97,7 @@ if args[:1] == ["-s"]:
     serial, args = args[1], args[2:]
 if args == ["devices", "-l"]:
     print("List of devices attached")
-    print("STANDIN01              device usb:1-1 product:genio_700 model:Genio_700_EVK device:genio transport_id:1")
+    print("STANDIN01              device usb:1-1 product:mt8371 model:MT8371_board device:mt8371 transport_id:1")
     print("LOCKED02               unauthorized usb:1-2 transport_id:2")
 elif args[:1] == ["kill-server"]:
     pass

@@ -2,7 +2,11 @@
 'recording is off' state when PortAudio finds no device."""
 from __future__ import annotations
 
-from app.audio.recorder import InputDevice, Recorder, input_devices
+import importlib.abc
+import importlib.util
+import sys
+
+from app.audio.recorder import NO_DEVICE_FIX, NO_PORTAUDIO_FIX, InputDevice, Recorder, input_devices
 from core.model.audio import load_audio
 from tests.app.audio.stand_in_stream import StandInInputStream
 from tests.app.conftest import make_window, settings_file, wait_for
@@ -54,8 +58,35 @@ def test_no_input_device_disables_recording_with_a_message(qtbot):
 
 
 def test_this_machine_reports_why_recording_is_off():
+    """The devices PortAudio lists for input, or (as on this machine and CI's) none and the sentence why."""
+    import sounddevice as sd
+
+    inputs = [d["name"] for d in sd.query_devices() if d["max_input_channels"] > 0]
     devices, why = input_devices()
-    assert devices or why  # either real devices, or a sentence saying what is missing
+    assert [d.name for d in devices] == inputs
+    if inputs:
+        assert why == "" and all(d.channels > 0 for d in devices)
+    else:
+        assert why == f"Recording is off: no audio input device was found — {NO_DEVICE_FIX}."
+
+
+class NoPortAudio(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """A stand-in for a machine without libportaudio2: importing sounddevice raises the OSError it raises there."""
+
+    def find_spec(self, name, path, target=None):
+        return importlib.util.spec_from_loader(name, self) if name == "sounddevice" else None
+
+    def exec_module(self, module):
+        raise OSError("PortAudio library not found")
+
+
+def test_without_portaudio_recording_is_off_and_says_what_to_install(monkeypatch):
+    monkeypatch.delitem(sys.modules, "sounddevice", raising=False)
+    monkeypatch.setattr(sys, "meta_path", [NoPortAudio(), *sys.meta_path])
+    devices, why = input_devices()
+    assert devices == []
+    assert why == f"Recording is off: the PortAudio library is missing — {NO_PORTAUDIO_FIX}."
+    assert "apt-get install libportaudio2" in why
 
 
 def test_opening_the_stream_fails_becomes_a_dialog(qtbot, tmp_path):

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from core.decode.events import DoneEvent, EncodedEvent, TokenEvent
 from core.decode.transcript import Transcript
-from core.qa.run import score
+from core.qa.farm import DeviceRun, QAReport
+from core.qa.run import SuiteResult, score
 from core.qa.suite import load_suite
 from tests.conftest import AUDIO, special_tokens
 
@@ -50,3 +51,13 @@ def decoder(model, encoder_cache):
     """A QA decode on the in-process model (the session's weights on the NumPy backend)."""
     return lambda mels, options, n_frames: model.transcribe(mels, options, encoder_cache=encoder_cache,
                                                             n_frames=n_frames)
+
+
+def two_devices(tmp_path, error=""):
+    """local decoded both clips; the board decoded `a` differently and slower, and (with error) died before `b`."""
+    a, b = hello_suite(tmp_path, names=("a", "b")).clips
+    local = DeviceRun("local", SuiteResult("s", "s.toml", [result(a), result(b)], {"device": "local"}))
+    board_clips = [result(a, tokens=(1, 3), text="hello word", ms=20.0)] + ([] if error else [result(b)])
+    board = DeviceRun("ssh://root@board", SuiteResult("s", "s.toml", board_clips, {"device": "ssh://root@board"}),
+                      error=error)
+    return QAReport("s", "s.toml", [local, board], meta={"cache": "on"})

@@ -1,42 +1,20 @@
-"""One report over several devices: the cross-device view, and its JSON, CSV and HTML."""
+"""One report over several devices, and its JSON, CSV and HTML."""
 import csv
 import io
 import json
 
 from core.qa.baseline import SlowerRule, compare, settings
-from core.qa.cross import cross_device
-from core.qa.farm import DeviceRun, QAReport
+from core.qa.farm import QAReport
 from core.qa.report import to_csv, write_reports
 from core.qa.run import SuiteResult
-from tests.core.qa.qa_helpers import hello_suite, result
-
-
-def two_devices(tmp_path, error=""):
-    """local decoded both clips; the board decoded `a` differently and slower, and (with error) died before `b`."""
-    a, b = hello_suite(tmp_path, names=("a", "b")).clips
-    local = DeviceRun("local", SuiteResult("s", "s.toml", [result(a), result(b)], {"device": "local"}))
-    board_clips = [result(a, tokens=(1, 3), text="hello word", ms=20.0)] + ([] if error else [result(b)])
-    board = DeviceRun("ssh://root@board", SuiteResult("s", "s.toml", board_clips, {"device": "ssh://root@board"}),
-                      error=error)
-    return QAReport("s", "s.toml", [local, board], meta={"cache": "on"})
-
-
-def test_each_device_is_compared_with_the_first(tmp_path):
-    report = two_devices(tmp_path)
-    a, b = cross_device(report.runs)
-    assert (a.name, a.device, a.reference_device) == ("a", "ssh://root@board", "local")
-    assert (a.tokens_identical, a.error_delta) == (False, 0.5)
-    assert a.latency_ratio == round(21.5 / 11.5, 3)          # p50 of steps 1.. (20+1, 20+2) over (10+1, 10+2)
-    assert (b.tokens_identical, b.error_delta, b.latency_ratio) == (True, 0.0, 1.0)
-    assert a.cells() == ("differ", "+0.500", "1.87")
-    assert cross_device(report.runs[:1]) == []
+from tests.core.qa.qa_helpers import hello_suite, result, two_devices
 
 
 def test_a_device_that_died_fails_the_report_and_keeps_its_clips(tmp_path):
     report = two_devices(tmp_path, error="the link to ssh://root@board was lost")
     assert not report.passed and report.runs[0].passed
     assert report.clip_names() == ["a", "b"]
-    b = next(row for row in report.cross if row.name == "b")
+    b = next(row for row in report.device_rows if row.name == "b")
     assert (b.tokens_identical, b.error_delta, b.latency_ratio) == (None, None, None)
     doc = report.to_dict()
     assert [d["error"] for d in doc["devices"]] == ["", "the link to ssh://root@board was lost"]

@@ -21,7 +21,7 @@ def calls(log):
 
 def test_devices_are_listed_with_state_and_properties(stand_in_adb):
     devices = {d.serial: d for d in list_devices()}
-    assert devices["STANDIN01"].state == "device" and devices["STANDIN01"].props["model"] == "Genio_700_EVK"
+    assert devices["STANDIN01"].state == "device" and devices["STANDIN01"].props["model"] == "MT8371_board"
     assert devices["LOCKED02"].state == "unauthorized"
     assert calls(stand_in_adb) == [["devices", "-l"]]
 

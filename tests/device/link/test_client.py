@@ -57,7 +57,7 @@ def test_abandoned_iteration_cancels_and_keeps_the_link(client, en_mel):
     for a in client.transcribe(en_mel, DecodeOptions(language="en")):
         if isinstance(a.event, TokenEvent):
             break
-    assert client.hello().backend in BACKENDS
+    assert client.connect().backend in BACKENDS
     again = list(client.transcribe(en_mel, {"language": "en", "max_tokens": 2}))
     assert again[-1].event.reason == "max_tokens"
 

@@ -7,7 +7,7 @@ from device.link.urls import DeviceURL, DeviceURLError, parse_device_url
     ("local", DeviceURL("local")),
     (None, DeviceURL("local")),
     ("ssh://root@board:2222", DeviceURL("ssh", host="board", user="root", port=2222)),
-    ("ssh://genio", DeviceURL("ssh", host="genio")),
+    ("ssh://mt8371", DeviceURL("ssh", host="mt8371")),
     ("ssh://me@10.0.0.5?python=/usr/bin/python3&dir=/opt/wkv",
      DeviceURL("ssh", host="10.0.0.5", user="me", python="/usr/bin/python3", dir="/opt/wkv")),
     ("adb://0123456789ABCDEF", DeviceURL("adb", host="0123456789ABCDEF")),

@@ -1,7 +1,7 @@
 """The CLI's stdout text: live on a terminal with no-speech windows wiped, per finished window into a pipe."""
 import io
 
-from cli.text_stream import RESTORE_AND_CLEAR, SAVE, TextStream
+from cli.transcript_printer import RESTORE_AND_CLEAR, SAVE, TranscriptPrinter
 from core.decode.events import DoneEvent, EncodedEvent, TokenEvent
 from core.decode.transcript import Transcript
 
@@ -25,7 +25,7 @@ def _events():
 
 
 def _run(out):
-    result, stream = Transcript(), TextStream(out)
+    result, stream = Transcript(), TranscriptPrinter(out)
     for ev in _events():
         result.add(ev)
         stream.feed(ev, result)
@@ -51,7 +51,7 @@ def test_a_terminal_rewrites_a_window_whose_unfinished_last_segment_was_dropped(
     """Long audio: the window's tokens streamed ' Hello world. And so', its final text keeps the complete
     segment only (the next window decodes ' And so' again), so the screen must end as the transcript."""
     out = Tty()
-    result, stream = Transcript(), TextStream(out)
+    result, stream = Transcript(), TranscriptPrinter(out)
     events = [EncodedEvent(0, 1.0),
               *(TokenEvent(0, i, 100 + i, text, -0.1, 0.0, [], i + 1, 0, 1.0)
                 for i, text in enumerate([" Hello", " world.", " And", " so"])),

@@ -14,7 +14,7 @@ from core.decode.transcript import Transcript
 SAVE, RESTORE_AND_CLEAR = "\0337", "\0338\033[J"
 
 
-class TextStream:
+class TranscriptPrinter:
     def __init__(self, out=None):
         self.out = out or sys.stdout
         self.live = self.out.isatty()

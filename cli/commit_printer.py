@@ -1,17 +1,17 @@
 """`whisperkv stream` on stdout: committed text as it is confirmed; on a terminal the tentative tail follows
-it in grey and is redrawn at every pass (cursor save/restore, as cli/text_stream.py does). Into a pipe or a
+it in grey and is redrawn at every pass (cursor save/restore, as cli/transcript_printer.py does). Into a pipe or a
 file only committed text is written, each piece flushed as it comes."""
 from __future__ import annotations
 
 import sys
 
-from cli.text_stream import RESTORE_AND_CLEAR, SAVE
+from cli.transcript_printer import RESTORE_AND_CLEAR, SAVE
 from core.stream.events import Committed, StreamEvent, Tentative
 
 GREY, PLAIN = "\033[90m", "\033[0m"
 
 
-class StreamText:
+class CommitPrinter:
     def __init__(self, out=None):
         self.out = out or sys.stdout
         self.live = self.out.isatty()

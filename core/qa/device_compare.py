@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-CROSS_COLUMNS = ("tokens", "Δ error", "latency ×")
+DEVICE_ROW_COLUMNS = ("tokens", "Δ error", "latency ×")
 
 
 @dataclass(frozen=True)
-class CrossRow:
+class DeviceRow:
     name: str
     device: str                      # compared with the first device
     reference_device: str
@@ -16,7 +16,7 @@ class CrossRow:
     latency_ratio: float | None      # this device's p50 ms/token over the first device's
 
     def cells(self) -> tuple[str, str, str]:
-        """CROSS_COLUMNS as text."""
+        """DEVICE_ROW_COLUMNS as text."""
         same = {True: "identical", False: "differ", None: "-"}[self.tokens_identical]
         delta = "-" if self.error_delta is None else f"{self.error_delta:+.3f}"
         ratio = "-" if self.latency_ratio is None else f"{self.latency_ratio:.2f}"
@@ -34,12 +34,12 @@ def compare_clips(a, b) -> tuple[bool | None, float | None, float | None]:
     return a.token_ids == b.token_ids, delta, ratio
 
 
-def cross_device(runs) -> list[CrossRow]:
+def compare_devices(runs) -> list[DeviceRow]:
     """One row per clip per device after the first (core.qa.farm.DeviceRun); empty with one device."""
     if len(runs) < 2:
         return []
     first = runs[0]
     by_name = [{r.name: r for r in run.result.results} for run in runs]
     names = list(dict.fromkeys(name for clips in by_name for name in clips))
-    return [CrossRow(name, run.device, first.device, *compare_clips(by_name[0].get(name), clips.get(name)))
+    return [DeviceRow(name, run.device, first.device, *compare_clips(by_name[0].get(name), clips.get(name)))
             for name in names for run, clips in zip(runs[1:], by_name[1:])]
