@@ -16,8 +16,9 @@ import numpy as np
 from core.errors import WhisperKVError
 from core.model.alignment import alignment_heads
 from core.model.backend import check_cross
+from core.model.dims import ModelDims
 from core.model.kv_cache import KVCache
-from core.model.weights import ModelDims, WhisperWeights
+from core.model.weights import WhisperWeights
 
 
 class DelegateError(WhisperKVError):
@@ -141,14 +142,14 @@ class TfliteBackend:
         return backend
 
     @classmethod
-    def from_bundle(cls, path: str | Path, delegate: str | None = None) -> "TfliteBackend":
+    def from_bundle(cls, path: str | Path, delegate: str | None = None, threads: int = 2) -> "TfliteBackend":
         from device.runner.bundle import read_bundle
 
         b = read_bundle(path)
         graphs = b.manifest["graphs"]
         return cls(b.dims, b.model_sha256, b.graph_path("encoder", "tflite").read_bytes(),
                    b.graph_path("decoder_step", "tflite").read_bytes(), b.token_embedding, b.positional_embedding,
-                   delegate, dtype=graphs["decoder_step_tflite"].get("weights", "fp32"), cross=b.cross)
+                   delegate, threads, dtype=graphs["decoder_step_tflite"].get("weights", "fp32"), cross=b.cross)
 
     def describe(self) -> dict:
         """What `hello` reports: the interpreter, the delegate, and where each graph's ops run."""
@@ -208,3 +209,11 @@ class TfliteBackend:
             logits, new_k, new_v = self.step(x[t].reshape(1, 1, -1), cache.k, cache.v, cross_k, cross_v, cache.mask())
             cache.write(new_k, new_v)
         return logits
+
+
+def build(source: WhisperWeights | str | Path, *, config, cross: str = "kv", delegate: str | None = None,
+          **_) -> TfliteBackend:
+    """The registry's factory (device/runner/backends.py): graphs built from weights, or a bundle's own."""
+    if isinstance(source, WhisperWeights):
+        return TfliteBackend.from_weights(source, delegate, config.team, cross=cross)
+    return TfliteBackend.from_bundle(source, delegate, config.team)

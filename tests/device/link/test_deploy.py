@@ -19,7 +19,8 @@ def test_runner_modules_are_the_runner_folders_without_host_only_code():
     mods = runner_modules()
     assert {"device/runner/agent.py", "device/protocol.py", "core/decode/decoding.py", "core/model/whisper.py",
             "core/model/tokenizer.py", "core/model/weights.py", "core/__init__.py", "device/__init__.py",
-            "device/runner/native_step.c"} <= set(mods)        # the C step is built where the runner runs
+            "device/runner/native/native_step.c", "device/runner/native/native_step.h",
+            "device/runner/native/library.py"} <= set(mods)        # the C step is built where the runner runs
     # The host side (transports, client, deploy, build tools, QA, the app) never travels to the board.
     assert not [m for m in mods if m.startswith(("device/link/", "device/toolchain/", "core/qa/", "app/", "cli/"))]
     # Whatever travels imports librosa, paramiko or Qt only inside functions the runner never calls

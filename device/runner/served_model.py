@@ -1,4 +1,5 @@
-"""What the runner serves: the loaded model and its encoder cache, or why the model could not load."""
+"""What the runner serves: the loaded model and its encoder cache, or why the model could not load; what `hello`
+says about it, and the decode options a request may ask of it."""
 from __future__ import annotations
 
 import logging
@@ -11,11 +12,11 @@ from device import protocol as P
 log = logging.getLogger("whisperkv.agent")
 
 
-class ModelHost:
+class ServedModel:
     """Loads once at start; a failed load is kept as `error` and served as model_missing, never a dead runner."""
 
     def __init__(self, path: str | None, backend: str, encoder_cache_mb: int = 128, delegate: str | None = None,
-                 onnx_config=None):
+                 config=None):
         self.error: str | None = None
         self.model = None           # device.runner.load.LoadedModel
         self.encoder_cache = None
@@ -27,8 +28,8 @@ class ModelHost:
             from device.runner.load import load_model_source
 
             log.info("loading model… (%s, backend %s)", path or "the installed wheels", backend)
-            # `auto` is the fastest backend whose tokens equal the reference (onnx when onnxruntime is here).
-            self.model = load_model_source(path, backend, delegate=delegate, onnx_config=onnx_config)
+            # `auto`: device/runner/backends.py, choose_auto.
+            self.model = load_model_source(path, backend, delegate=delegate, config=config)
             # Reruns of the same audio (cache on/off comparisons, QA) skip the encoder.
             self.encoder_cache = EncoderCache(encoder_cache_mb << 20)
             log.info("model %s (%s) on %s backend loaded in %.1f s", self.model.sha256[:12], self.model.source,
