@@ -153,7 +153,8 @@ def main() -> int:
     audio, reference = joined(clips)
     report: dict = {"cpu": cpu_name(), "load_before": os.getloadavg(), "audio_s": round(len(audio) / SAMPLE_RATE, 2),
                     "config": vars(args)}
-    runner_args = (["--backend", args.backend] if args.backend != "auto" else []) + workload_args("local", "serve")   # as `whisperkv stream`
+    # as `whisperkv stream` starts its local runner
+    runner_args = (["--backend", args.backend] if args.backend != "auto" else []) + workload_args("local", "serve")
     with BoardClient(LocalTransport(), runner_args=runner_args) as client:
         report["backend"] = client.info.backend
         warm_up(window_decoder(client), "en")

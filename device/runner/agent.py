@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.decode.events import event_to_dict
 from core.decode.options import DecodeOptions
 from device import ROOT
 from device import protocol as P
@@ -149,8 +150,6 @@ class Agent:
                     self.cancelled.discard(job.id)
 
     def run(self, job: Job) -> None:
-        from core.decode.events import event_to_dict
-
         should_cancel = lambda: job.id in self.cancelled  # noqa: E731
         held = None    # a window's done waits for the next event: only then is it known whether it is final
         windows, events = 0, None

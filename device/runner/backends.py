@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.errors import WhisperKVError
+from device.runner.runtime_config import RuntimeConfig
 
 
 class BackendError(WhisperKVError):
@@ -142,8 +143,7 @@ def make_backend(name: str | None, source, delegate: str | None = None, cross: s
     `delegate`: a TFLite delegate library to load (tflite only). `cross`: kv or absorbed
     (core/model/backend.py); None is a bundle's own form, or kv for weights. `config`: the RuntimeConfig
     (device/runner/runtime_config.py; None: its defaults)."""
-    from device.runner.bundle import cross_for, is_bundle, read_bundle
-    from device.runner.runtime_config import RuntimeConfig
+    from device.runner.bundle import cross_for, is_bundle, read_bundle  # NumPy and the weights: not for a help text
 
     bundle = read_bundle(source) if isinstance(source, (str, Path)) and is_bundle(source) else None
     name = resolve(name, bundle)

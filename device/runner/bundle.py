@@ -121,7 +121,7 @@ def weights_from_bundle(path: str | Path) -> WhisperWeights:
     """The canonical fp32 params read back out of a bundle's graphs (ONNX, else TFLite), for the NumPy backend."""
     b = read_bundle(path)
     p: dict[str, np.ndarray] = {}
-    if b.has("encoder", "onnx"):
+    if b.has("encoder", "onnx"):     # the reader of the one format the bundle has, not both
         import onnx
 
         from device.graphs.onnx_graphs import params_from_graph

@@ -10,6 +10,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+import numpy as np
+
 
 def cache_home() -> Path:
     """$WHISPERKV_CACHE, else $XDG_CACHE_HOME/whisperkv, else ~/.cache/whisperkv."""
@@ -52,8 +54,6 @@ def staged(target: Path, merge: bool = False, last: tuple[str, ...] = ()) -> Ite
 
 def embedding_tables(directory: Path):
     """The token and positional embeddings a start-up cache keeps, memory-mapped."""
-    import numpy as np
-
     # Plain ndarray views of the maps: np.memmap's Python-level indexing costs ~25 µs a step.
     return (np.load(directory / "token_embedding.npy", mmap_mode="r").view(np.ndarray),
             np.load(directory / "positional_embedding.npy", mmap_mode="r").view(np.ndarray))

@@ -105,7 +105,7 @@ def reload_params(weights_path, dtype: str, cross: str):
         weights = load_model(weights_path)
         if dtype in FROM_FP32:
             return weights.params
-        from device.graphs import onnx_graphs as G
+        from device.graphs import onnx_graphs as G  # likewise
 
         step = G.build_decoder_step(weights.params, weights.dims, cross=cross)
         return G.params_from_graph(quantize_model(step, dtype))

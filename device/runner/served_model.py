@@ -7,6 +7,8 @@ import time
 from dataclasses import asdict
 
 from core.decode.options import DecodeOptions, OptionsError
+from core.model.backend import AttentionBackend
+from core.model.encoder_cache import EncoderCache
 from device import protocol as P
 
 log = logging.getLogger("whisperkv.agent")
@@ -22,8 +24,6 @@ class ServedModel:
         self.encoder_cache = None
         t0 = time.perf_counter()
         try:
-            from core.model.encoder_cache import EncoderCache
-
             # The decoder's import cost is paid here too, not on the first request.
             from device.runner.load import load_model_source
 
@@ -53,8 +53,6 @@ class ServedModel:
 
     def features(self) -> list[str]:
         """Optional request fields this runner serves (docs/protocol.md, hello); an older runner ignores them."""
-        from core.model.backend import AttentionBackend
-
         attention = ["attention", "word_timestamps"] if isinstance(self.model.backend, AttentionBackend) else []
         return attention + ["temperature_fallback", *P.FEATURES]
 
@@ -72,8 +70,6 @@ class ServedModel:
     def check_attention(self, options: DecodeOptions, rid: str) -> None:
         """Cross-attention comes out of the step graph's attention variant only: refused up front rather
         than failing at the first step, or answering without it."""
-        from core.model.backend import AttentionBackend
-
         asked = "word_timestamps" if options.word_timestamps else "attention"
         if not options.cache:
             raise P.ProtocolError(P.BAD_REQUEST, f"{asked} needs cache on: the uncached reference runs the full "

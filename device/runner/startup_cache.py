@@ -28,6 +28,8 @@ import shutil
 from dataclasses import asdict
 from pathlib import Path
 
+import numpy as np
+
 from core.model.backend import check_cross
 from core.model.dims import ModelDims
 from core.model.weights import load_model, locate_model, sha256_files
@@ -60,7 +62,7 @@ def model_sha256(paths: list[Path]) -> str:
 
 
 def _stamp() -> dict:
-    import onnxruntime
+    import onnxruntime  # ~0.3 s: only a backend with a start-up cache, which runs on it anyway
 
     # The optimised graphs may hold CPU-specific layouts and contrib ops of this ONNX Runtime.
     return {"format": FORMAT, "onnxruntime": onnxruntime.__version__, "machine": platform.machine()}
@@ -105,8 +107,6 @@ def load_cached(path: str | Path | None, backend: str, cross: str = "kv", config
 
 
 def _write(directory: Path, model, tokenizer: Path, sha: str, source: str) -> None:
-    import numpy as np
-
     np.save(directory / "token_embedding.npy", model.token_embedding)
     np.save(directory / "positional_embedding.npy", model.positional_embedding)
     shutil.copyfile(tokenizer, directory / "tokenizer.json")

@@ -19,6 +19,7 @@ from core.model.backend import check_cross
 from core.model.dims import ModelDims
 from core.model.kv_cache import KVCache
 from core.model.weights import WhisperWeights
+from device.runner.bundle import read_bundle
 
 
 class DelegateError(WhisperKVError):
@@ -27,7 +28,7 @@ class DelegateError(WhisperKVError):
 
 def _litert():
     """(Interpreter, load_delegate, OpResolverType or None, package name): ai_edge_litert, else tflite_runtime."""
-    try:
+    try:    # ~1.2 s to import: only when a tflite backend is built
         from ai_edge_litert import interpreter as m
         return m.Interpreter, m.load_delegate, getattr(m, "OpResolverType", None), "ai_edge_litert"
     except ImportError:
@@ -132,7 +133,7 @@ class TfliteBackend:
     def from_weights(cls, weights: WhisperWeights, delegate: str | None = None, threads: int = 2,
                      cross: str = "kv") -> "TfliteBackend":
         """Graphs built in memory (fp32), as `whisperkv export --format tflite [--cross CROSS]` would write them."""
-        from device.graphs.tflite_graphs import build_decoder_step_tflite, build_encoder_tflite
+        from device.graphs.tflite_graphs import build_decoder_step_tflite, build_encoder_tflite  # a board: never
 
         p, dims = weights.params, weights.dims
         backend = cls(dims, weights.sha256, build_encoder_tflite(p, dims, cross=cross),
@@ -143,7 +144,6 @@ class TfliteBackend:
 
     @classmethod
     def from_bundle(cls, path: str | Path, delegate: str | None = None, threads: int = 2) -> "TfliteBackend":
-        from device.runner.bundle import read_bundle
 
         b = read_bundle(path)
         graphs = b.manifest["graphs"]
@@ -184,7 +184,7 @@ class TfliteBackend:
         """step() through the attention variant of the step graph (core.model.backend.AttentionBackend),
         built on first use from the step graph's own weights: a second interpreter, so ordinary steps
         pay nothing. Like step(), it is fed the window's cross K/V only when they change."""
-        if self._step_attention is None:
+        if self._step_attention is None:   # the graph emitters: only when attention is first asked for
             from device.graphs.tflite_graphs import build_decoder_step_tflite
             from device.graphs.tflite_read import params_from_tflite
 

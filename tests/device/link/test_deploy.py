@@ -15,6 +15,21 @@ from device.runner.agent import ROOT
 from tests.device.link_helpers import NO_CONFIG, ssh_url
 
 
+def test_the_c_step_ships_only_to_a_board_whose_architecture_it_runs_on():
+    """The registry says where a backend runs (native-int8b: x86-64); deploy asks the board (uname -m)."""
+    import platform
+
+    from device.link.deploy import board_arch
+    from device.link.local import LocalTransport
+
+    native = {m for m in runner_modules("x86_64") if m.startswith("device/runner/native/")}
+    assert {"device/runner/native/native_step.c", "device/runner/native/step.py"} <= native
+    arm = set(runner_modules("aarch64"))
+    assert not [m for m in arm if m.startswith("device/runner/native/")]
+    assert "device/runner/backends.py" in arm and "device/runner/onnx_backend.py" in arm
+    assert board_arch(LocalTransport()) == platform.machine()
+
+
 def test_runner_modules_are_the_runner_folders_without_host_only_code():
     mods = runner_modules()
     assert {"device/runner/agent.py", "device/protocol.py", "core/decode/decoding.py", "core/model/whisper.py",

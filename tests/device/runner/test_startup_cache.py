@@ -188,8 +188,8 @@ def test_kept_buffers_come_from_the_cache_with_the_arena_on_and_the_same_tokens(
 
 
 def test_a_one_shot_model_spins_its_worker_threads_within_a_run_only(first, cache_root, monkeypatch, en_mel):
-    """runner --workload one-shot (`whisperkv transcribe`): the sessions from the start-up cache let their workers spin, never
-    past a run's end; without it they never spin. The tokens are the same."""
+    """runner --workload one-shot (`whisperkv transcribe`): the sessions from the start-up cache let their workers spin,
+    never past a run's end; without it they never spin. The tokens are the same."""
     monkeypatch.setenv("WHISPERKV_CACHE", str(cache_root))
     entries, tokens = [], []
     for spin in (True, False):
