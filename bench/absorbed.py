@@ -34,7 +34,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from core.model.weights import ModelDims  # noqa: E402
+from core.model.dims import ModelDims  # noqa: E402
 
 AUDIO = ROOT / "resources" / "audio"
 FORMS = ("kv", "absorbed")

@@ -28,9 +28,9 @@ from core.decode.decoding import decode_windows  # noqa: E402
 from core.decode.options import DecodeOptions  # noqa: E402
 from core.model.audio import load_audio  # noqa: E402
 from core.model.backend import Backend  # noqa: E402
+from core.model.dims import ModelDims  # noqa: E402
 from core.model.mel import mel_windows  # noqa: E402
 from core.model.tokenizer import WhisperTokenizer  # noqa: E402
-from core.model.weights import ModelDims  # noqa: E402
 
 CLIPS = ["test_en.wav", "test_zh.wav", "en_arctic_slt_a0009.wav", "en_librivox_sense_sensibility_0870.wav",
          "en_asterisk_hello-world.wav", "en_asterisk_demo-congrats.wav"]
@@ -132,21 +132,18 @@ def main(argv=None) -> int:
     ap.add_argument("--only-long", action="store_true", help="skip the natural decodes")
     args = ap.parse_args(argv)
 
+    from device.runner.backends import make_backend
     from device.runner.load import load_model_source
-    from device.runner.onnx_backend import OnnxBackend, SessionConfig
+    from device.runner.runtime_config import RuntimeConfig
 
     reference = load_model_source(None, "numpy", keep_weights=True)
     tokenizer = reference.tokenizer
     systems = {}
     for name in args.backends.split(","):
-        if name.startswith("onnx"):     # built here for the --threads session setting
-            systems[name] = OnnxBackend(reference.weights, dtype={"onnx": "fp32"}.get(name, name[5:]),
-                                        config=SessionConfig(threads=args.threads, spin=not args.no_spin))
-        elif name == "native-int8b":    # its encoder, uncached reference and prefill are onnx-int8b's sessions
-            from device.runner.native_backend import NativeBackend
-
-            systems[name] = NativeBackend(reference.weights, config=SessionConfig(threads=args.threads,
-                                                                                  spin=not args.no_spin))
+        if name.startswith(("onnx", "native")):     # built here for the --threads setting
+            # native-int8b: its encoder, uncached reference and prefill are onnx-int8b's sessions
+            systems[name] = make_backend(name, reference.weights,
+                                         config=RuntimeConfig(threads=args.threads, spin=not args.no_spin))
         elif name == "numpy":
             systems[name] = reference.backend
         elif name == "tflite":          # XNNPACK on this CPU; its uncached reference re-runs the step graph

@@ -38,8 +38,8 @@ def first_divergence(a: list[int], b: list[int]) -> int | None:
 
 def main() -> int:
     from device.graphs.tflite_graphs import build_decoder_step_tflite, build_encoder_tflite
+    from device.runner.backends import make_backend
     from device.runner.load import load_model_source
-    from device.runner.onnx_backend import OnnxBackend
     from device.runner.tflite_backend import TfliteBackend
 
     ref = load_model_source(None, "numpy", keep_weights=True)
@@ -48,7 +48,7 @@ def main() -> int:
     fp16w = TfliteBackend(w.dims, w.sha256, build_encoder_tflite(p, w.dims, "fp16"),
                           build_decoder_step_tflite(p, w.dims, "fp16"), p["decoder.token_embedding.weight"],
                           p["decoder.positional_embedding"], dtype="fp16")
-    fp16 = OnnxBackend(w, dtype="fp16")
+    fp16 = make_backend("onnx-fp16", w)
     others = {"tflite fp16 weights": fp16w, "onnx fp16": fp16}
     print(f"{'clip':<40} {'fp32 tokens':>11}  " + "  ".join(f"{n + ' (equal / first diff)':<36}" for n in others))
     agree = {n: 0 for n in others}

@@ -33,7 +33,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 from app.board.worker import TranscribeWorker  # noqa: E402
 from app.main_window import MainWindow  # noqa: E402
 from core.decode.events import DoneEvent, EncodedEvent, TokenEvent  # noqa: E402
-from core.model.weights import ModelDims  # noqa: E402
+from core.model.dims import ModelDims  # noqa: E402
 from device.link.client import Arrival, RunnerInfo  # noqa: E402
 
 DIMS = ModelDims()

@@ -27,7 +27,8 @@ from core.model.weights import load_model  # noqa: E402
 from device.graphs import onnx_graphs as G  # noqa: E402
 from device.graphs.host_passes import fuse_layer_norms, growing_cache, head_major_kv  # noqa: E402
 from device.graphs.quantize import quantize_model  # noqa: E402
-from device.runner.onnx_backend import SessionConfig, _session  # noqa: E402
+from device.runner.ort_session import open_session  # noqa: E402
+from device.runner.runtime_config import RuntimeConfig  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -63,7 +64,7 @@ def main(argv=None) -> int:
                  ("cross K/V head-major", head_major_kv(stacked, h, names=("cross_k", "cross_v")), moved(("cross_",))),
                  ("cross K/V and cache head-major", both, moved(("cross_", "self_"))),
                  (f"... and the cache at {slots} slots", growing_cache(both), fewer)]
-    sessions = [(name, _session(g.SerializeToString(), SessionConfig()), f) for name, g, f in cases]
+    sessions = [(name, open_session(g.SerializeToString(), RuntimeConfig()), f) for name, g, f in cases]
 
     reference = sessions[0][1].run(None, sessions[0][2])
     times: dict[str, list[float]] = {name: [] for name, _, _ in sessions}

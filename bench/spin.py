@@ -1,8 +1,9 @@
-"""The local runner with and without --spin, side by side: ms per token around a step, quiet or beside busy processes.
+"""The local runner one-shot (as `whisperkv transcribe` starts it: threads spin) and lean, side by side: ms per token
+around a step, quiet or beside busy processes.
 
     python bench/spin.py [--backend onnx-int8b] [--clip test_en.wav] [--steps 100] [--rounds 6] [--busy 0]
 
-Two runners as `whisperkv transcribe` (--spin) and the studio (no flag) start them, both connected first;
+Two runners, one-shot as `whisperkv transcribe` starts it and lean (a board's default), both connected first;
 then, in alternating rounds, one forced decode (EOT suppressed) of --clip's first window on each, cached and
 uncached (--no-cache). Reported per runner: the median over the rounds of the per-token ms around --steps
 (the runner's own `ms` for each token, as the studio plots it). --busy N keeps N processes spinning on the CPU
@@ -26,7 +27,7 @@ from core.model.mel import mel_windows  # noqa: E402
 from device.link.client import BoardClient  # noqa: E402
 from device.link.local import LocalTransport  # noqa: E402
 
-RUNNERS = {"--spin (transcribe)": ["--spin"], "no spin (studio)": []}
+RUNNERS = {"one-shot (transcribe)": ["--workload", "one-shot"], "lean": ["--workload", "lean"]}
 
 
 def per_token_ms(client: BoardClient, mel: np.ndarray, steps: int, cache: bool) -> float:
@@ -69,7 +70,7 @@ def main(argv=None) -> int:
     for name in clients:
         print(f"{name:22s} {ms[(name, True)]:7.2f} {ms[(name, False)]:9.2f} {ms[(name, False)] / ms[(name, True)]:15.1f}x")
     spin, plain = list(clients)
-    print(f"--spin / no spin: cached {ms[(spin, True)] / ms[(plain, True)]:.2f}x, "
+    print(f"one-shot / lean: cached {ms[(spin, True)] / ms[(plain, True)]:.2f}x, "
           f"uncached {ms[(spin, False)] / ms[(plain, False)]:.2f}x")
     return 0
 

@@ -10,7 +10,7 @@ The host step graph as the runner runs it (head-major K/V, the cache of any leng
 - the LM head alone (the step's own [512, vocab] MatMul node and weights), the cache overwritten before each
   call, as the rest of a step overwrites it;
 - the uncached reference over --filled + 4 tokens (the graph `--no-cache` decoding runs at every token);
-- with int8b, also the native-int8b step (device/runner/native_step.c) on the same weights and feeds, the cross
+- with int8b, also the native-int8b step (device/runner/native/native_step.c) on the same weights and feeds, the cross
   K/V in int8 as it keeps them.
 Also the bytes a step reads (its weights, the cross K/V, the filled cache) and the memory's read speed with two
 threads, so the floor bytes / speed sits beside the measured step. Sessions as a one-shot `whisperkv transcribe`
@@ -31,9 +31,11 @@ sys.path.insert(0, str(ROOT))
 
 from core.model.weights import load_model  # noqa: E402
 from device.graphs import onnx_graphs as G  # noqa: E402
+from device.graphs.host_passes import host_decoder  # noqa: E402
 from device.graphs.quantize import quantize_model  # noqa: E402
-from device.runner.native_step import supported as native_supported  # noqa: E402
-from device.runner.onnx_backend import SessionConfig, _session, host_decoder  # noqa: E402
+from device.runner.native.library import supported as native_supported  # noqa: E402
+from device.runner.ort_session import open_session as _session  # noqa: E402
+from device.runner.runtime_config import RuntimeConfig  # noqa: E402
 
 CUT_POSITIONS = 16
 LLC_BYTES = 64 << 20       # over twice this machine's L3
@@ -95,11 +97,12 @@ def lm_head_alone(model):
 
 
 class NativeRun:
-    """The C step on the ONNX step graph's random feeds, called like a session (device/runner/native_step.py)."""
+    """The C step on the ONNX step graph's random feeds, called like a session (device/runner/native/step.py)."""
 
     def __init__(self, weights, feeds: dict[str, np.ndarray]):
-        from device.runner.native_step import NativeStep, build_library, native_weights
-        from device.runner.startup_cache import cache_home
+        from device.runner.cache_paths import cache_home
+        from device.runner.native.library import build_library
+        from device.runner.native.step import NativeStep, native_weights
 
         d = weights.dims
         arrays = native_weights(weights.params, d)
@@ -136,7 +139,7 @@ def main(argv=None) -> int:
     step_graph, full_graph = (host_decoder(quantize_model(build(p, dims), args.dtype), dims.n_text_head)
                               for build in (G.build_decoder_step, G.build_decoder_full))
     lm_graph, lm_bytes = lm_head_alone(step_graph)
-    cfg = SessionConfig(spin=not args.no_spin)
+    cfg = RuntimeConfig(spin=not args.no_spin)
     step, cut = (_session(m.SerializeToString(), cfg) for m in (step_graph, any_cross_length(step_graph, dims.n_audio_ctx)))
     lm, full = (_session(m.SerializeToString(), cfg) for m in (lm_graph, full_graph))
 

@@ -80,13 +80,13 @@ def op_table(profile_json: Path, runs: int) -> list[tuple[str, float, int]]:
 def profile_ops(name: str, mel: np.ndarray, opts: DecodeOptions, spin: bool) -> list[tuple[str, float, int]]:
     """The same decode on a fresh backend whose step session has ONNX Runtime's profiler on."""
     from core.model.weights import load_model
-    from device.runner.backends import ONNX_DTYPES
+    from device.runner.backends import make_backend
     from device.runner.load import load_model_source
-    from device.runner.onnx_backend import OnnxBackend, SessionConfig
+    from device.runner.runtime_config import RuntimeConfig
 
     weights = load_model(None)
-    backend = OnnxBackend(weights, ONNX_DTYPES[name],
-                          SessionConfig(spin=spin, profile=str(Path(tempfile.mkdtemp()) / "step")))
+    backend = make_backend(name, weights, config=RuntimeConfig(spin=spin,
+                                                               profile=str(Path(tempfile.mkdtemp()) / "step")))
     tokenizer = load_model_source(None, "numpy").tokenizer
     runs = sum(1 for e in decode_windows(backend, tokenizer, mel, opts) if e.type == "token")
     return op_table(Path(backend.end_profiling()), runs)
@@ -103,7 +103,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     from device.runner.load import load_model_source
-    from device.runner.onnx_backend import SessionConfig
+    from device.runner.runtime_config import RuntimeConfig
 
     mel = mel_windows(load_audio(ROOT / "resources" / "audio" / args.clip))[:1]
     opts = DecodeOptions(language="en", suppress_eot=True, max_tokens=args.steps, timestamps=args.timestamps)
@@ -113,7 +113,7 @@ def main(argv=None) -> int:
     ops = {}
     devnull = os.open(os.devnull, os.O_WRONLY)
     for name in args.backends.split(","):
-        model = load_model_source(None, name, onnx_config=SessionConfig(spin=not args.no_spin))
+        model = load_model_source(None, name, config=RuntimeConfig(spin=not args.no_spin))
         timer = StepTimer(model.backend)
         list(model.transcribe(mel, opts))                # warm-up: arenas, caches, first-call costs
         timer.reset()

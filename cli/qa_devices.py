@@ -42,9 +42,11 @@ def open_decoder(args, url: str, suite, stack: ExitStack):
     if url == "inprocess":
         from device.runner.backends import resolve
         from device.runner.load import load_model_source
+        from device.runner.runtime_config import for_process
 
         resolve(args.backend)                # an unknown name fails before the model load
-        model = load_model_source(args.model, args.backend)   # weights, or an exported bundle, as the runner takes them
+        # weights, or an exported bundle, as the runner takes them
+        model = load_model_source(args.model, args.backend, config=for_process("lean"))
         for clip in suite.clips:
             check_language(clip.language, model.tokenizer.languages)
         meta = {"device": "in-process", "backend": model.backend.name, "model_sha256": model.sha256}

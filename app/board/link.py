@@ -5,7 +5,7 @@ import os
 
 from app.board.profile import DeviceProfile
 from device.link.client import BoardClient
-from device.link.connect import long_lived_args, open_client, open_transport
+from device.link.connect import open_client, open_transport, workload_args
 from device.link.local import LocalTransport
 from device.link.transport import Transport
 
@@ -44,5 +44,5 @@ def make_client(profile: DeviceProfile, password: str = "") -> BoardClient:
     """The studio's runner serves run after run and a Live stream's pass a second: a local one keeps its buffers."""
     client = open_client(profile.url(), trust_host_key=profile.trust_host_key or None, password=password or None,
                          transport=make_transport(profile, password))
-    client.runner_args += long_lived_args(profile.url())
+    client.runner_args += workload_args(profile.url(), "serve")
     return client

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 
 from app.board import passwords
 from app.board.profile import KINDS, DeviceProfile
-from device.runner.backends import BACKENDS
+from device.runner.backends import REGISTRY, backend_help
 
 KIND_LABELS = {"local": "Local (this PC)", "ssh": "SSH", "adb": "ADB"}
 
@@ -60,11 +60,8 @@ class DevicePanel(QGroupBox):
         self.dir = QLineEdit()
         self.dir.setPlaceholderText("~/whisperkv")
         self.backend = QComboBox()
-        self.backend.addItems(("auto", *BACKENDS))
-        self.backend.setToolTip("auto: the fastest backend whose tokens equal the NumPy reference on every "
-                                "bundled clip (native-int8b where the CPU has AVX-512 and a C compiler is installed, else "
-                                "onnx); onnx: exact fp32; onnx-int8b, onnx-int8: may differ; "
-                                "tflite: the TFLite graphs, on a board through the Neuron delegate")
+        self.backend.addItems(("auto", *REGISTRY))
+        self.backend.setToolTip(backend_help())
         self.delegate = QLineEdit()
         self.delegate.setPlaceholderText("/usr/lib/libneuron_stable_delegate.so (tflite only)")
         self.connect_button = QPushButton("Connect")
@@ -143,7 +140,7 @@ class DevicePanel(QGroupBox):
         self.serial.setText(p.serial)
         self.python.setText(p.python)
         self.dir.setText(p.dir)
-        self.backend.setCurrentText(p.backend if p.backend in BACKENDS else "auto")
+        self.backend.setCurrentText(p.backend if p.backend in REGISTRY else "auto")
         self.delegate.setText(p.delegate)
         self.password.setText(passwords.load(p.secret_key()) if p.kind == "ssh" else "")
         self._show_fields()

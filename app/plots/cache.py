@@ -8,7 +8,7 @@ from app.plots.scaled_axis import ScaledAxis
 from app.plots.step import StepPlot
 from app.runs.compare import cross_text
 from app.runs.record import RunRecord
-from core.model.weights import ModelDims
+from core.model.dims import ModelDims
 
 
 class CachePlot(StepPlot):

@@ -14,7 +14,7 @@ from core.decode.diagnostics import diagnose_transcript
 from core.decode.events import TokenEvent
 from core.decode.options import DecodeOptions
 from core.decode.transcript import Transcript
-from core.model.weights import ModelDims
+from core.model.dims import ModelDims
 
 
 def cache_ceiling(runner: dict) -> int:

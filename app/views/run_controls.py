@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.decode.options import TASKS, DecodeOptions
-from core.model.weights import ModelDims
+from core.model.dims import ModelDims
 
 # A shortlist for the menu; the field is editable and takes any code the runner's tokenizer knows.
 LANGUAGES = ("auto", "en", "zh", "ja", "ko", "de", "fr", "es", "ru", "it", "pt", "nl", "ar", "hi")

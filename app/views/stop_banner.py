@@ -5,7 +5,7 @@ from PySide6.QtWidgets import QLabel
 
 from app.runs.focus import eot_focus
 from app.runs.record import RunRecord
-from core.model.weights import ModelDims
+from core.model.dims import ModelDims
 
 STYLES = {
     "eot": ("#1b5e20", "#c8e6c9", "Stopped at EOT — the model ended the transcript"),

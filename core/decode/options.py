@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields, replace
 
+from core.model.dims import ModelDims
 from core.model.mel import N_FRAMES
-from core.model.weights import ModelDims
 
 TASKS = ("transcribe", "translate")
 MAX_TOP_K = 100
@@ -18,12 +18,15 @@ class OptionsError(ValueError):
     """A field that is out of range or of the wrong type; the message names it."""
 
 
+MAX_TOKENS = 224   # sampled tokens per window: Whisper's default sample_len, the one default everywhere
+
+
 @dataclass
 class DecodeOptions:
     language: str | None = None   # None or "auto": detect from the language-token probabilities
     task: str = "transcribe"      # or "translate"
     cache: bool = True
-    max_tokens: int = 224         # sampled tokens per window (Whisper's default sample_len)
+    max_tokens: int = MAX_TOKENS  # sampled tokens per window
     top_k: int = 5
     timestamps: bool = False      # timed segments, shown
     # Timestamp tokens sampled only to seek through long audio (`for_length`); the text stays plain, no segments.
@@ -105,7 +108,7 @@ class DecodeOptions:
         cache = h.get("cache", "on")
         if cache not in ("on", "off"):
             raise OptionsError(f"cache {cache!r} is not 'on' or 'off'")
-        max_tokens = h.get("max_tokens", 224)
+        max_tokens = h.get("max_tokens", MAX_TOKENS)
         if type(max_tokens) is not int or not 1 <= max_tokens <= max_len:
             raise OptionsError(f"max_tokens {max_tokens!r} is not an integer in 1..{max_len}")
         top_k = h.get("top_k", 5)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from core.model.weights import ModelDims
+from core.model.dims import ModelDims
 
 Heads = tuple[tuple[int, int], ...]
 

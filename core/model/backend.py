@@ -27,7 +27,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from core.errors import ModelError
-from core.model.weights import ModelDims
+from core.model.dims import ModelDims
 
 
 @runtime_checkable

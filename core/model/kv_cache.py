@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.model.weights import ModelDims
+from core.model.dims import ModelDims
 from core.model.whisper import NEG_INF
 
 

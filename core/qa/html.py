@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from html import escape
 
-from core.model.weights import ModelDims
+from core.model.dims import ModelDims
 from core.qa import html_tables as tables
 from core.qa.baseline import describe
 from core.qa.chart import Chart, heatmap_svg

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.decode.events import STOP_REASONS
-from core.decode.options import DecodeOptions
+from core.decode.options import MAX_TOKENS, DecodeOptions
 from core.errors import WhisperKVError
 from core.qa.scoring import uses_cer
 
@@ -46,7 +46,7 @@ class Clip:
     metric: str                   # "wer" or "cer", from the language
     max_error: float
     task: str = "transcribe"
-    max_tokens: int = 224
+    max_tokens: int = MAX_TOKENS
     timestamps: bool = False
     suppress_eot: bool = False
     expect_stop: tuple[str, ...] = ()   # allowed stop reasons; empty: any
@@ -156,10 +156,10 @@ def _clip(suite: Path, index: int, entry: dict, references: dict) -> Clip:
     if entry.get("task", "transcribe") not in ("transcribe", "translate"):
         fail(f"task {entry['task']!r} is unknown", "use transcribe or translate")
     if entry.get("max_tokens", 1) < 1:
-        fail("max_tokens must be at least 1", "the default is 224")
+        fail("max_tokens must be at least 1", f"the default is {MAX_TOKENS}")
     return Clip(name=entry.get("name") or Path(entry["audio"]).name, audio=audio, language=language,
                 reference=reference, metric=metric, max_error=max_error, task=entry.get("task", "transcribe"),
-                max_tokens=entry.get("max_tokens", 224), timestamps=entry.get("timestamps", False),
+                max_tokens=entry.get("max_tokens", MAX_TOKENS), timestamps=entry.get("timestamps", False),
                 suppress_eot=entry.get("suppress_eot", False), expect_stop=expect)
 
 

@@ -21,7 +21,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from core.model.weights import ModelDims
+from core.model.dims import ModelDims
 from device.graphs import whisper
 from device.graphs.ir import Graph, Node
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.model.weights import ModelDims
+from core.model.dims import ModelDims
 from device.graphs import whisper
 from device.graphs.ir import Graph, Node
 from device.graphs.tflite_writer import TFLiteWriter, schema

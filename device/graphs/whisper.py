@@ -25,8 +25,8 @@ from __future__ import annotations
 import numpy as np
 
 from core.model.backend import check_cross
+from core.model.dims import ModelDims
 from core.model.layers import absorbed_weights
-from core.model.weights import ModelDims
 from device.graphs.ir import Graph
 
 

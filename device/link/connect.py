@@ -26,26 +26,11 @@ def open_transport(url: str | DeviceURL | None = "local", *, trust_host_key: str
     return LocalTransport(python=u.python, dir=u.dir)
 
 
-# A local runner that serves request after request (a live stream's passes, the studio) keeps its graphs'
-# activation memory between them (device/runner/agent.py --keep-buffers). Only the local one: it is always this
-# checkout's runner, where a board's may predate the flag.
-LONG_LIVED = ["--keep-buffers"]
-# A one-shot transcription has the machine to itself while it waits on the runner: the runner's worker threads
-# spin between a step's nodes (device/runner/agent.py --spin). Never for the studio or a stream, whose UI and
-# microphone want the cores.
-ONE_SHOT = ["--spin"]
-
-
-def _local_only(flags: list[str], url: str | DeviceURL | None) -> list[str]:
-    return flags if parse_device_url(url).scheme == "local" else []
-
-
-def long_lived_args(url: str | DeviceURL | None) -> list[str]:
-    return _local_only(LONG_LIVED, url)
-
-
-def one_shot_args(url: str | DeviceURL | None) -> list[str]:
-    return _local_only(ONE_SHOT, url)
+def workload_args(url: str | DeviceURL | None, workload: str) -> list[str]:
+    """The runner flag for what a caller will ask of it (device/runner/runtime_config.py: `one-shot` for a single
+    transcription, `serve` for a live stream or the studio). Only for the local runner: it is always this
+    checkout's, where a board's may predate the flag (an unknown flag would stop it)."""
+    return ["--workload", workload] if parse_device_url(url).scheme == "local" else []
 
 
 def runner_args(url: str | DeviceURL | None) -> list[str]:

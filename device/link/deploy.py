@@ -26,16 +26,19 @@ from core.errors import WhisperKVError
 from device import protocol
 from device.link.transport import Transport
 from device.runner.agent import ROOT
+from device.runner.backends import REGISTRY, deploy_modes
 
 DEFAULT_DIR = "~/whisperkv"
-BACKENDS = ("auto", "tflite")
 TFLITE_SUFFIXES = (".tflite", ".dla", ".npy")
 TFLITE_EXPORT_FIX = ("export one with `whisperkv export --format tflite --out DIR`, then deploy it with "
                      "--model DIR --backend tflite")
 # What ships to the board: the runner, the graphs it builds from weights, and the Qt-free model
 # and decoding core. docs/architecture.md draws the same line.
 RUNNER_FOLDERS = ("device/runner", "device/graphs", "core/model", "core/decode")
-RUNNER_FILES = ("device/protocol.py", "core/errors.py", "device/runner/native_step.c")   # the C step, built there
+RUNNER_FILES = ("device/protocol.py", "core/errors.py")
+# Besides .py files, the ones a backend reads (the C step's source and header, built on the board); a backend's folder
+# ships only to a board whose CPU architecture it runs on (the registry's `arches`).
+RUNNER_SUFFIXES = (".py", ".c", ".h")
 
 # Runs on the device with its own Python (stdlib only): sha256 of the files that exist.
 HASH_SCRIPT = """
@@ -73,13 +76,22 @@ def _bundle_file(rel: str, sources: list[Path]) -> BundleFile:
     return BundleFile(rel, sources, sha256_files(sources), sum(p.stat().st_size for p in sources))
 
 
-def runner_modules() -> list[str]:
-    """The files (relative to ROOT) that run on the board, the .py of whole folders and RUNNER_FILES: listed,
-    never guessed."""
+def runner_modules(arch: str | None = None) -> list[str]:
+    """The files (relative to ROOT) that run on a board of CPU architecture `arch` (uname -m; None: any): the
+    sources of whole folders and RUNNER_FILES, listed, never guessed, less the folders of backends that cannot run
+    there."""
     files = {f"{pkg}/__init__.py" for pkg in ("core", "device")} | set(RUNNER_FILES)
     for folder in RUNNER_FOLDERS:
-        files |= {p.relative_to(ROOT).as_posix() for p in (ROOT / folder).rglob("*.py")}
-    return sorted(files)
+        files |= {p.relative_to(ROOT).as_posix() for p in (ROOT / folder).rglob("*")
+                  if p.suffix in RUNNER_SUFFIXES and "__pycache__" not in p.parts}
+    left_out = [spec.folder for spec in REGISTRY.values() if spec.folder and arch and not spec.runs_on(arch)]
+    return sorted(f for f in files if not any(f.startswith(folder + "/") for folder in left_out))
+
+
+def board_arch(transport: Transport) -> str | None:
+    """The board's CPU architecture (uname -m), or None when it does not say."""
+    res = transport.run(["uname", "-m"])
+    return (res.text.strip() or None) if res.rc == 0 else None
 
 
 def model_bundle(model: str | Path | None = None) -> list[BundleFile]:
@@ -109,7 +121,7 @@ def model_bundle(model: str | Path | None = None) -> list[BundleFile]:
 
 
 def bundle_cache() -> Path:
-    from device.runner.startup_cache import cache_home  # one cache root for the host's generated models
+    from device.runner.cache_paths import cache_home  # one cache root for the host's generated models
 
     return cache_home() / "bundles"
 
@@ -165,11 +177,13 @@ def tflite_bundle(model: str | Path | None, tmp: Path) -> list[BundleFile]:
     return [_bundle_file(f"model/{p.name}", [p]) for p in shipped] + [_bundle_file("model/model.json", [manifest])]
 
 
-def bundle(model: str | Path | None = None, backend: str = "auto", tmp: Path | None = None) -> list[BundleFile]:
-    """The runner's files and the model's; `tmp` (needed for tflite) holds files written for this deploy."""
-    if backend not in BACKENDS:
-        raise DeployError(f"deploy has no backend {backend!r}", f"use one of: {', '.join(BACKENDS)}")
-    runner = [_bundle_file(rel, [ROOT / rel]) for rel in runner_modules()]
+def bundle(model: str | Path | None = None, backend: str = "auto", tmp: Path | None = None,
+           arch: str | None = None) -> list[BundleFile]:
+    """The runner's files for a board of `arch` (runner_modules) and the model's; `tmp` (needed for tflite) holds
+    files written for this deploy."""
+    if backend not in deploy_modes():
+        raise DeployError(f"deploy has no backend {backend!r}", f"use one of: {', '.join(deploy_modes())}")
+    runner = [_bundle_file(rel, [ROOT / rel]) for rel in runner_modules(arch)]
     if backend == "tflite":
         assert tmp is not None, "a tflite deploy writes its model.json into tmp"
         return runner + tflite_bundle(model, tmp)
@@ -215,7 +229,7 @@ def _deploy(transport, dir, model, progress, say, backend: str, tmp: Path) -> di
     root = transport.resolve(target).rstrip("/")
     if transport.label == "local" and Path(root).resolve() == ROOT:
         raise DeployError(f"{root} is this source tree", "deploy to another directory, e.g. --dir ~/whisperkv")
-    files = bundle(model, backend, tmp)
+    files = bundle(model, backend, tmp, board_arch(transport))
     have = remote_hashes(transport, root, [f.rel for f in files])
     todo = [f for f in files if have.get(f.rel) != f.sha256]
     skipped = [f.rel for f in files if have.get(f.rel) == f.sha256]

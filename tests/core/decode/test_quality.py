@@ -4,8 +4,8 @@ import zlib
 
 import numpy as np
 
-from core.decode.decoding import LogitRules, log_softmax
 from core.decode.events import DoneEvent, event_from_dict, event_to_dict
+from core.decode.logit_rules import LogitRules, log_softmax
 from core.decode.options import DecodeOptions
 from core.decode.quality import WindowQuality, compression_ratio, window_quality
 

@@ -6,15 +6,8 @@ import onnxruntime as ort
 
 from core.model.kv_cache import to_head_major
 from device.graphs import onnx_graphs as G
-from device.graphs.host_passes import (
-    attention_by_head,
-    cross_by_layer,
-    fuse_layer_norms,
-    growing_cache,
-    head_major_kv,
-    layer_norm_count,
-    mlp_by_rows,
-)
+from device.graphs.encoder_passes import attention_by_head, cross_by_layer, mlp_by_rows
+from device.graphs.host_passes import fuse_layer_norms, growing_cache, head_major_kv, layer_norm_count
 from device.graphs.quantize import quantize_model
 
 

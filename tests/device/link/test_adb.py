@@ -12,7 +12,7 @@ from device.link.adb import AdbTransport, list_devices
 from device.link.connect import open_client
 from device.link.transport import TransportError
 from device.runner.agent import ROOT
-from device.runner.backends import BACKENDS
+from device.runner.backends import REGISTRY
 
 
 def calls(log):
@@ -65,7 +65,7 @@ def test_missing_adb_client_is_named(monkeypatch, tmp_path):
 def test_runner_over_adb_shell_is_binary_safe(stand_in_adb, en_mel):
     url = f"adb://STANDIN01?python={sys.executable}&dir={ROOT}"
     with open_client(url) as client:
-        assert client.info.backend in BACKENDS
+        assert client.info.backend in REGISTRY
         # float16 mel bytes include \n, \r and \x00: any pty or newline translation would corrupt them.
         got = list(client.transcribe(en_mel, {"language": "en", "max_tokens": 2}))
     assert got[-1].event.reason == "max_tokens" and len(got[-1].event.tokens) == 2

@@ -11,7 +11,7 @@ from device import protocol as P
 from device.link.client import BoardClient, LinkTimeout, RunnerError
 from device.link.local import LocalTransport
 from device.link.transport import LinkLost, Stream, Transport
-from device.runner.backends import BACKENDS
+from device.runner.backends import REGISTRY
 from tests.device.link_helpers import assert_streamed
 
 EN = "ask not what your country can do for you"
@@ -57,7 +57,7 @@ def test_abandoned_iteration_cancels_and_keeps_the_link(client, en_mel):
     for a in client.transcribe(en_mel, DecodeOptions(language="en")):
         if isinstance(a.event, TokenEvent):
             break
-    assert client.connect().backend in BACKENDS
+    assert client.connect().backend in REGISTRY
     again = list(client.transcribe(en_mel, {"language": "en", "max_tokens": 2}))
     assert again[-1].event.reason == "max_tokens"
 

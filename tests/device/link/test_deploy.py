@@ -15,11 +15,27 @@ from device.runner.agent import ROOT
 from tests.device.link_helpers import NO_CONFIG, ssh_url
 
 
+def test_the_c_step_ships_only_to_a_board_whose_architecture_it_runs_on():
+    """The registry says where a backend runs (native-int8b: x86-64); deploy asks the board (uname -m)."""
+    import platform
+
+    from device.link.deploy import board_arch
+    from device.link.local import LocalTransport
+
+    native = {m for m in runner_modules("x86_64") if m.startswith("device/runner/native/")}
+    assert {"device/runner/native/native_step.c", "device/runner/native/step.py"} <= native
+    arm = set(runner_modules("aarch64"))
+    assert not [m for m in arm if m.startswith("device/runner/native/")]
+    assert "device/runner/backends.py" in arm and "device/runner/onnx_backend.py" in arm
+    assert board_arch(LocalTransport()) == platform.machine()
+
+
 def test_runner_modules_are_the_runner_folders_without_host_only_code():
     mods = runner_modules()
     assert {"device/runner/agent.py", "device/protocol.py", "core/decode/decoding.py", "core/model/whisper.py",
             "core/model/tokenizer.py", "core/model/weights.py", "core/__init__.py", "device/__init__.py",
-            "device/runner/native_step.c"} <= set(mods)        # the C step is built where the runner runs
+            "device/runner/native/native_step.c", "device/runner/native/native_step.h",
+            "device/runner/native/library.py"} <= set(mods)        # the C step is built where the runner runs
     # The host side (transports, client, deploy, build tools, QA, the app) never travels to the board.
     assert not [m for m in mods if m.startswith(("device/link/", "device/toolchain/", "core/qa/", "app/", "cli/"))]
     # Whatever travels imports librosa, paramiko or Qt only inside functions the runner never calls

@@ -9,7 +9,7 @@ from core.decode.options import DecodeOptions
 from device.link.connect import open_client, open_transport
 from device.link.ssh import AuthError, HostKeyError, SshTransport
 from device.link.transport import LinkLost, TransportError
-from device.runner.backends import BACKENDS
+from device.runner.backends import REGISTRY
 from tests.device.link_helpers import NO_CONFIG, assert_streamed, ssh_url
 from tests.device.sshd import start_sshd
 
@@ -32,7 +32,7 @@ def transport(server, known, **kw):
 def test_tokens_over_ssh_equal_local_and_stream_live(sshd, known_hosts, local_run, en_mel):
     t = transport(sshd, known_hosts)
     with open_client(ssh_url(sshd), transport=t) as client:
-        assert client.info.model_sha256 and client.info.backend in BACKENDS
+        assert client.info.model_sha256 and client.info.backend in REGISTRY
         arrivals = list(client.transcribe(en_mel, DecodeOptions(language="en")))
     t.close()
     assert_streamed(arrivals)

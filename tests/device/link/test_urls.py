@@ -46,18 +46,20 @@ def test_runner_args_carry_backend_model_and_delegate():
         "--backend", "tflite", "--model", "/opt/m", "--delegate", "/usr/lib/libneuron_stable_delegate.so"]
 
 
-def test_only_a_local_runner_is_asked_to_keep_its_buffers():
-    """A board's runner may predate --keep-buffers (an unknown flag would stop it); this checkout's never does."""
-    from device.link.connect import long_lived_args
+def test_only_a_local_runner_is_told_its_workload():
+    """A board's runner may predate --workload (an unknown flag would stop it); this checkout's never does."""
+    from device.link.connect import workload_args
 
-    assert long_lived_args("local") == long_lived_args("local?backend=onnx-int8") == ["--keep-buffers"]
-    assert long_lived_args("ssh://root@board") == long_lived_args("adb://serial") == []
+    assert workload_args("local", "serve") == workload_args("local?backend=onnx-int8", "serve") == [
+        "--workload", "serve"]
+    assert workload_args("local?backend=onnx", "one-shot") == ["--workload", "one-shot"]
+    assert workload_args("ssh://root@board", "serve") == workload_args("adb://serial", "one-shot") == []
 
 
-def test_only_a_local_runner_of_a_one_shot_transcription_is_asked_to_spin():
-    """`whisperkv transcribe` has the machine to itself; a board's runner may predate --spin."""
-    from device.link.connect import long_lived_args, one_shot_args
+def test_a_workload_maps_to_one_runtime_configuration():
+    """One place decides what a workload means: a one-shot run spins, a served one keeps its buffers, lean neither."""
+    from device.runner.runtime_config import WORKLOADS, RuntimeConfig
 
-    assert one_shot_args("local") == one_shot_args("local?backend=onnx") == ["--spin"]
-    assert one_shot_args("ssh://root@board") == one_shot_args("adb://serial") == []
-    assert "--spin" not in long_lived_args("local")
+    assert [(RuntimeConfig.for_workload(w).spin, RuntimeConfig.for_workload(w).arena) for w in WORKLOADS] == [
+        (False, False), (True, False), (False, True)]
+    assert WORKLOADS == ("lean", "one-shot", "serve")

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from device import protocol as P
-from device.runner.backends import BACKENDS
+from device.runner.backends import REGISTRY
 from tests.device.link_helpers import RawRunner
 
 MAX_HEADER, MAX_PAYLOAD = 4096, 2_000_000
@@ -40,7 +40,7 @@ def transcribe(runner, mel, rid="r1", **fields):
 def test_hello_reports_backend_model_and_cache_geometry(runner):
     ev = hello(runner)
     assert ev["protocol"] == P.PROTOCOL and ev["runner_version"] == P.RUNNER_VERSION
-    assert ev["backend"] in BACKENDS
+    assert ev["backend"] in REGISTRY
     assert len(ev["model"]["sha256"]) == 64 and ev["model"]["dims"]["n_text_layer"] == 6
     assert ev["cache"] == {"max_len": 448, "bytes_per_token": 2 * 6 * 512 * 4}
     assert ev["limits"] == {"max_header": MAX_HEADER, "max_payload": MAX_PAYLOAD}
@@ -182,13 +182,13 @@ def test_a_missing_delegate_is_reported_and_the_runner_serves_on(tmp_path):
         r.close()
 
 
-@pytest.mark.parametrize("flag", ["--keep-buffers", "--spin"])
-def test_a_runner_that_keeps_its_buffers_or_spins_serves_requests(en_mel, flag):
-    """--keep-buffers (what `whisperkv stream` and the studio ask of a local runner) and --spin (what
+@pytest.mark.parametrize("workload", ["serve", "one-shot"])
+def test_a_runner_that_keeps_its_buffers_or_spins_serves_requests(en_mel, workload):
+    """--workload serve (what `whisperkv stream` and the studio ask of a local runner) and one-shot (what
     `whisperkv transcribe` asks of one): two requests decode alike."""
-    r = RawRunner(flag)
+    r = RawRunner("--workload", workload)
     try:
-        assert hello(r)["backend"] in BACKENDS
+        assert hello(r)["backend"] in REGISTRY
         texts = []
         for rid in ("k1", "k2"):
             transcribe(r, en_mel, rid)

@@ -10,7 +10,7 @@ from core.decode.options import DecodeOptions
 from device import protocol as P
 from device.link.client import BoardClient, RunnerError
 from device.link.local import LocalTransport
-from device.runner.host import ModelHost
+from device.runner.served_model import ServedModel
 
 MAX_TOKENS = 6
 
@@ -65,14 +65,14 @@ class PlainBackend:
 
 
 def test_a_backend_without_step_with_attention_refuses_with_bad_request():
-    from core.model.weights import ModelDims
+    from core.model.dims import ModelDims
 
-    host = ModelHost.__new__(ModelHost)
-    host.model = SimpleNamespace(backend=PlainBackend(ModelDims()), tokenizer=SimpleNamespace(languages={"en": 0}))
-    assert host.options({"language": "en"}, "r1").attention is False
-    assert "attention" not in host.features()
+    served = ServedModel.__new__(ServedModel)
+    served.model = SimpleNamespace(backend=PlainBackend(ModelDims()), tokenizer=SimpleNamespace(languages={"en": 0}))
+    assert served.options({"language": "en"}, "r1").attention is False
+    assert "attention" not in served.features()
     with pytest.raises(P.ProtocolError) as exc:
-        host.options({"language": "en", "word_timestamps": True}, "r2")
+        served.options({"language": "en", "word_timestamps": True}, "r2")
     assert exc.value.code == P.BAD_REQUEST and exc.value.id == "r2"
     assert "'plain'" in exc.value.message and "step_with_attention" in exc.value.message
 

@@ -5,9 +5,9 @@ import pytest
 from core.decode.decoding import decode_windows
 from core.decode.options import DecodeOptions
 from device.runner.agent import ROOT
-from device.runner.backends import NATIVE, PREFERENCE, available_backends, resolve
+from device.runner.backends import REGISTRY, available_backends, resolve
 from device.runner.load import load_model_source
-from device.runner.native_step import supported
+from device.runner.native.library import supported
 from tests.device.runner.compare_helpers import tokens
 
 CLIPS = sorted(p.name for p in (ROOT / "resources" / "audio").glob("*.wav"))
@@ -16,9 +16,10 @@ CLIPS = sorted(p.name for p in (ROOT / "resources" / "audio").glob("*.wav"))
 @pytest.fixture(scope="module")
 def auto_model():
     loaded = load_model_source(None, "auto")
-    first = next(name for name in PREFERENCE if name in available_backends())
+    preference = sorted((s for s in REGISTRY.values() if s.auto), key=lambda s: s.auto)
+    first = next(s.name for s in preference if s.name in available_backends())
     assert loaded.backend.name == resolve("auto") == first
-    assert first == NATIVE or not supported()      # where the C step can run, auto runs it
+    assert first == "native-int8b" or not supported()      # where the C step can run, auto runs it
     return loaded
 
 

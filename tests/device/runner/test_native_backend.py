@@ -1,4 +1,4 @@
-"""native-int8b: onnx-int8b's weights with the decoder step in C (device/runner/native_step.py), the real compiled
+"""native-int8b: onnx-int8b's weights with the decoder step in C (device/runner/native/), the real compiled
 library on this CPU. Its tokens on every bundled clip are held to the reference's in test_auto_backend.py."""
 import os
 
@@ -8,10 +8,11 @@ import pytest
 from core.decode.decoding import decode_windows
 from core.decode.options import DecodeOptions
 from core.errors import ModelError
-from device.runner import native_step
 from device.runner.backends import BackendError, make_backend, resolve
-from device.runner.native_step import build_library, quantize_blocks, supported
-from device.runner.onnx_backend import SessionConfig
+from device.runner.native import library
+from device.runner.native.library import build_library, supported
+from device.runner.native.step import quantize_blocks
+from device.runner.runtime_config import for_process
 from tests.device.runner.compare_helpers import Compare, three_ways, tokens
 
 pytestmark = pytest.mark.skipif(not supported(), reason="this CPU has no AVX-512, or no C compiler is installed")
@@ -95,13 +96,13 @@ def test_the_start_up_cache_keeps_the_library_and_maps_the_weights(tmp_path, mon
 
     monkeypatch.setenv("WHISPERKV_CACHE", str(tmp_path))
     first, *_ = load_cached(None, "native-int8b")
-    lib = native_step.library_path(tmp_path)
+    lib = library.library_path(tmp_path)
     built = lib.stat().st_mtime_ns
     again, *_ = load_cached(None, "native-int8b")
     assert again.name == "native-int8b" and lib.stat().st_mtime_ns == built
     head = again._native.arrays["head_q"]
     assert isinstance(head.base, np.memmap) or isinstance(getattr(head.base, "base", None), np.memmap)
-    assert again._step is None                      # no ONNX Runtime step session beside the C one
+    assert again.onnx._step is None                      # no ONNX Runtime step session beside the C one
     mels = clip_mels("test_en.wav")
     assert tokens(decode_windows(first, _tokenizer(), mels, DecodeOptions())) == \
         tokens(decode_windows(again, _tokenizer(), mels, DecodeOptions()))
@@ -127,18 +128,18 @@ def test_a_failed_compile_names_the_fix_and_auto_picks_the_next_backend(tmp_path
 
 
 def test_a_machine_without_avx512_is_told_what_to_use(monkeypatch):
-    monkeypatch.setattr(native_step, "_cpu_flags", lambda: {"sse2", "avx2"})
+    monkeypatch.setattr(library, "_cpu_flags", lambda: {"sse2", "avx2"})
     assert resolve("auto") == "onnx"
     with pytest.raises(BackendError) as err:
         resolve("native-int8b")
     assert "AVX-512" in str(err.value) and "--backend onnx" in err.value.fix
 
 
-def test_only_a_one_shot_run_lets_openmp_spin_between_tokens(model, monkeypatch):
+def test_only_a_one_shot_run_lets_openmp_spin_between_tokens(monkeypatch):
     monkeypatch.delenv("GOMP_SPINCOUNT", raising=False)
-    make_backend("native-int8b", model.weights, onnx_config=SessionConfig(spin=True))
+    for_process("one-shot")
     assert "GOMP_SPINCOUNT" not in os.environ
-    make_backend("native-int8b", model.weights, onnx_config=SessionConfig(spin=False))
+    for_process("serve")
     assert os.environ["GOMP_SPINCOUNT"] == "1000"
 
 

@@ -10,7 +10,7 @@ from core.model.kv_cache import to_stacked
 from device.runner.backends import (
     BackendError,
     available_backends,
-    best_backend,
+    choose_auto,
     make_backend,
 )
 from tests.device.bundle_helpers import exported_bundle
@@ -77,9 +77,9 @@ def test_both_backends_satisfy_the_written_interface(model, onnx_backend):
 
 
 def test_backend_selection():
-    from device.runner.native_step import supported
+    from device.runner.native.library import supported
 
-    assert best_backend() == ("native-int8b" if supported() else "onnx")   # the C step where it builds
+    assert choose_auto() == ("native-int8b" if supported() else "onnx")   # the C step where it builds
     assert {"numpy", "onnx", "onnx-int8", "onnx-int8b", "onnx-fp16"} <= set(available_backends())
     with pytest.raises(BackendError, match="unknown backend 'tpu'.*use auto or one of"):
         make_backend("tpu", None)

@@ -11,7 +11,7 @@ from core.decode.options import DecodeOptions
 from device import protocol as P
 from device.runner import startup_cache
 from device.runner.load import load_model_source
-from device.runner.onnx_backend import SessionConfig
+from device.runner.runtime_config import RuntimeConfig
 from tests.device.link_helpers import RawRunner
 
 
@@ -170,14 +170,14 @@ def test_a_host_graph_is_cached_once_built(graph, first, cache_root, no_weights,
 
 
 def test_kept_buffers_come_from_the_cache_with_the_arena_on_and_the_same_tokens(first, cache_root, monkeypatch, en_mel):
-    """runner --keep-buffers (a live stream, the studio): every session keeps its activations' memory between
+    """runner --workload serve (a live stream, the studio): every session keeps its activations' memory between
     calls, the attention and prefill graphs built on first use included, and the tokens are the same."""
     # word timings step through the attention graph; a draft takes the first tokens through the prefill
     monkeypatch.setenv("WHISPERKV_CACHE", str(cache_root))
     opts = DecodeOptions(language="en", word_timestamps=True, draft=[220] * 8)
     results, arenas = [], []
     for keep in (True, False):
-        model = load_model_source(None, "onnx", onnx_config=SessionConfig(arena=keep))
+        model = load_model_source(None, "onnx", config=RuntimeConfig(arena=keep))
         results.append(list(decode_windows(model.backend, model.tokenizer, en_mel[:1], opts))[-1])
         b = model.backend
         sessions = [b._encoder, b._step, b._step_attention, *b._prefill.values()]
@@ -188,12 +188,12 @@ def test_kept_buffers_come_from_the_cache_with_the_arena_on_and_the_same_tokens(
 
 
 def test_a_one_shot_model_spins_its_worker_threads_within_a_run_only(first, cache_root, monkeypatch, en_mel):
-    """runner --spin (`whisperkv transcribe`): the sessions from the start-up cache let their workers spin, never
-    past a run's end; without it they never spin. The tokens are the same."""
+    """runner --workload one-shot (`whisperkv transcribe`): the sessions from the start-up cache let their workers spin,
+    never past a run's end; without it they never spin. The tokens are the same."""
     monkeypatch.setenv("WHISPERKV_CACHE", str(cache_root))
     entries, tokens = [], []
     for spin in (True, False):
-        model = load_model_source(None, "onnx", onnx_config=SessionConfig(spin=spin))
+        model = load_model_source(None, "onnx", config=RuntimeConfig(spin=spin))
         tokens.append(list(decode_windows(model.backend, model.tokenizer, en_mel[:1], DecodeOptions(language="en")))[-1].tokens)
         entries.append({(o.get_session_config_entry("session.intra_op.allow_spinning"),
                          o.get_session_config_entry("session.force_spinning_stop"))

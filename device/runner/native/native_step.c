@@ -1,4 +1,4 @@
-// The decoder step of Whisper in C (device/runner/native_step.py builds and calls it).
+// The decoder step of Whisper in C (device/runner/native/library.py builds it, native/step.py calls it).
 //
 // Why C: at step 100 the step reads ~100 MB (weights, cross K/V, cache) and ONNX Runtime's ~250 nodes keep it
 // at ~75 % of the memory's speed. Here one call runs the whole step, fewer bytes are read (the cross K/V in
@@ -15,19 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DH 64           // every Whisper has 64 dims a head
+#include "native_step.h"
+
 #define HIDDEN -1e30f   // masked scores: finite, since -ffast-math assumes no infinities
-
-typedef struct { const int8_t *q; const float *s; const float *b; int out, in; } QMat;   // q [out][in], s [out][in/16]
-
-typedef struct {
-    int n_layer, n_head, d, d_ff, n_vocab, n_audio, a_pad;
-    const QMat *qkv, *attn_out, *cross_q, *cross_out, *fc1, *fc2;   // [n_layer] each; qkv: query, key, value rows
-    const float *ln;        // [n_layer][6][d]: attn_ln, cross_attn_ln, mlp_ln as (weight, bias)
-    const float *ln_f;      // [2][d]
-    QMat head;              // the tied embedding as the LM head, [n_vocab][d]
-    float *x, *qkv_out, *q, *att, *ff;   // shared scratch: d, 3d, d, d, d_ff, each 64-byte aligned
-} Model;
 
 static inline __m512 load_q8(const int8_t *q) {
     return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)q)));
@@ -124,6 +114,10 @@ static void cross_head(const float *q, const int8_t *kt, const float *ks, const 
 static float gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
 
 void wkv_set_threads(int n) { if (n > 0) omp_set_num_threads(n); }
+
+int wkv_abi_version(void) { return WKV_ABI_VERSION; }
+size_t wkv_sizeof_qmat(void) { return sizeof(QMat); }
+size_t wkv_sizeof_model(void) { return sizeof(Model); }
 
 static void quantize_row(const float *x, int n, int stride, int8_t *q, float *scale) {
     float mx = 0;

@@ -1,116 +1,26 @@
-"""The decoder step in C (device/runner/native_step.c): built here with the system's C compiler, called through
-ctypes, on onnx-int8b's weights.
+"""The decoder step in C (native_step.c, device/runner/native/library.py) called through ctypes, on onnx-int8b's
+weights.
 
 Why: the ONNX Runtime step is bound by the ~100 MB it reads a token at step 100, at ~75 % of the memory's speed
 over its ~250 nodes. One C call runs the whole step at the memory's full speed, and keeps the cross K/V in int8
 with an fp32 scale per position and head (a quarter of the bytes, packed once a window). docs/benchmarks.md has
-the figures.
-
-The library is compiled on first use for this CPU (-march=native, AVX-512) and kept in the start-up cache under a
-key of its source, the compiler and the CPU, so a later start only loads it. OpenMP runs the step on every core.
+the figures. OpenMP runs the step on every core.
 """
 from __future__ import annotations
 
 import ctypes as C
-import functools
-import hashlib
-import logging
-import os
-import platform
-import shutil
-import subprocess
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from core.errors import ModelError
+from core.model.dims import ModelDims
 from core.model.kv_cache import to_head_major
-from core.model.weights import ModelDims
+from device.runner.native.library import open_library
 
-log = logging.getLogger("whisperkv.agent")
-
-SOURCE = Path(__file__).with_name("native_step.c")
-FLAGS = ("-O3", "-march=native", "-ffast-math", "-fopenmp", "-shared", "-fPIC")
-CPU_FEATURES = ("avx512f",)
 KINDS = ("qkv", "attn_out", "cross_q", "cross_out", "fc1", "fc2")
 BLOCK = 16           # inputs per scale: onnx-int8b's MatMulNBits blocks (device/graphs/quantize.py)
-DH = 64              # dims a head, fixed in the C code
-INSTALL_FIX = ("install a C compiler with OpenMP (Debian: apt-get install gcc), or use --backend onnx (exact) or "
-               "onnx-int8b (faster, may differ)")
-
-
-@functools.lru_cache(maxsize=None)
-def _cpu_flags() -> frozenset[str]:
-    # Read once a process: every backend lookup asks (available_backends), and the CPU does not change.
-    try:
-        line = next(l for l in Path("/proc/cpuinfo").read_text().splitlines() if l.startswith("flags"))
-    except (OSError, StopIteration):
-        return frozenset()
-    return frozenset(line.split(":", 1)[1].split())
-
-
-def compiler() -> str | None:
-    return os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-
-
-def supported() -> bool:
-    """Whether this machine can build and run the step: Linux on x86-64 with AVX-512, and a C compiler."""
-    return (platform.system() == "Linux" and platform.machine() in ("x86_64", "AMD64")
-            and set(CPU_FEATURES) <= _cpu_flags() and compiler() is not None)
-
-
-@functools.lru_cache(maxsize=None)
-def _key(cc: str) -> str:
-    try:
-        version = subprocess.run([cc, "--version"], capture_output=True, text=True).stdout.splitlines()[:1]
-    except OSError:
-        version = []
-    return hashlib.sha256("\n".join([SOURCE.read_text(), " ".join(FLAGS), cc, *version,
-                                     " ".join(sorted(_cpu_flags()))]).encode()).hexdigest()[:16]
-
-
-def library_path(cache_root: Path) -> Path:
-    """Where the library for this source, compiler and CPU is (or will be) kept."""
-    return cache_root / "native" / _key(compiler() or "cc") / "libwhisperkv_step.so"
-
-
-def usable(cache_root: Path) -> bool:
-    """Whether the library is built here, or builds now (`auto` asks: a compiler that fails makes it pick the
-    next backend, with a warning, where asking for native-int8b by name gets the error)."""
-    if not supported():
-        return False
-    try:
-        build_library(cache_root)
-    except ModelError as exc:
-        log.warning("native-int8b is unavailable, %s (%s)", exc, exc.fix)
-        return False
-    return True
-
-
-def build_library(cache_root: Path) -> Path:
-    """Compile native_step.c unless this source, compiler and CPU already have a library; its path."""
-    if not supported():
-        raise ModelError("the native backend needs Linux on x86-64 with AVX-512 (avx512f) and a C "
-                         "compiler", INSTALL_FIX)
-    path = library_path(cache_root)
-    if path.is_file():
-        return path
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError:              # a read-only cache: built for this process alone
-        path = Path(tempfile.mkdtemp(prefix="whisperkv-native-")) / path.name
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    cmd = [compiler(), *FLAGS, str(SOURCE), "-o", str(tmp), "-lm"]
-    try:
-        done = subprocess.run(cmd, capture_output=True, text=True)
-    except OSError as exc:
-        done = subprocess.CompletedProcess(cmd, 127, "", str(exc))
-    if done.returncode != 0:
-        tmp.unlink(missing_ok=True)
-        raise ModelError(f"compiling the native step failed: {done.stderr.strip()[-400:]}", INSTALL_FIX)
-    os.replace(tmp, path)       # a runner that finds the file finds all of it
-    return path
+DH = 64              # dims a head, fixed in the C code (native_step.h)
 
 
 def quantize_blocks(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -200,7 +110,7 @@ class NativeStep:
             raise ModelError(f"the native step needs {DH} dims a head, not {dims.n_text_state // dims.n_text_head}",
                              "use --backend onnx-int8b")
         self.dims, self.arrays = dims, arrays
-        self.lib = C.CDLL(str(library))
+        self.lib = open_library(library, {"qmat": C.sizeof(_QMat), "model": C.sizeof(_Model)})
         self.lib.wkv_step.argtypes = [C.c_void_p] * 4 + [C.c_int] + [C.c_void_p] * 9
         self.lib.wkv_pack_cross.argtypes = [C.c_void_p, C.c_void_p] + [C.c_int] * 4 + [C.c_void_p] * 4
         self.lib.wkv_set_threads(threads)

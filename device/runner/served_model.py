@@ -1,4 +1,5 @@
-"""What the runner serves: the loaded model and its encoder cache, or why the model could not load."""
+"""What the runner serves: the loaded model and its encoder cache, or why the model could not load; what `hello`
+says about it, and the decode options a request may ask of it."""
 from __future__ import annotations
 
 import logging
@@ -6,29 +7,29 @@ import time
 from dataclasses import asdict
 
 from core.decode.options import DecodeOptions, OptionsError
+from core.model.backend import AttentionBackend
+from core.model.encoder_cache import EncoderCache
 from device import protocol as P
 
 log = logging.getLogger("whisperkv.agent")
 
 
-class ModelHost:
+class ServedModel:
     """Loads once at start; a failed load is kept as `error` and served as model_missing, never a dead runner."""
 
     def __init__(self, path: str | None, backend: str, encoder_cache_mb: int = 128, delegate: str | None = None,
-                 onnx_config=None):
+                 config=None):
         self.error: str | None = None
         self.model = None           # device.runner.load.LoadedModel
         self.encoder_cache = None
         t0 = time.perf_counter()
         try:
-            from core.model.encoder_cache import EncoderCache
-
             # The decoder's import cost is paid here too, not on the first request.
             from device.runner.load import load_model_source
 
             log.info("loading model… (%s, backend %s)", path or "the installed wheels", backend)
-            # `auto` is the fastest backend whose tokens equal the reference (onnx when onnxruntime is here).
-            self.model = load_model_source(path, backend, delegate=delegate, onnx_config=onnx_config)
+            # `auto`: device/runner/backends.py, choose_auto.
+            self.model = load_model_source(path, backend, delegate=delegate, config=config)
             # Reruns of the same audio (cache on/off comparisons, QA) skip the encoder.
             self.encoder_cache = EncoderCache(encoder_cache_mb << 20)
             log.info("model %s (%s) on %s backend loaded in %.1f s", self.model.sha256[:12], self.model.source,
@@ -52,8 +53,6 @@ class ModelHost:
 
     def features(self) -> list[str]:
         """Optional request fields this runner serves (docs/protocol.md, hello); an older runner ignores them."""
-        from core.model.backend import AttentionBackend
-
         attention = ["attention", "word_timestamps"] if isinstance(self.model.backend, AttentionBackend) else []
         return attention + ["temperature_fallback", *P.FEATURES]
 
@@ -71,8 +70,6 @@ class ModelHost:
     def check_attention(self, options: DecodeOptions, rid: str) -> None:
         """Cross-attention comes out of the step graph's attention variant only: refused up front rather
         than failing at the first step, or answering without it."""
-        from core.model.backend import AttentionBackend
-
         asked = "word_timestamps" if options.word_timestamps else "attention"
         if not options.cache:
             raise P.ProtocolError(P.BAD_REQUEST, f"{asked} needs cache on: the uncached reference runs the full "

@@ -1,0 +1,24 @@
+"""The device panel's backend combo and its tooltip are the registry's (device/runner/backends.py): a backend added
+as one file plus one row is offered there too."""
+from __future__ import annotations
+
+from app.board.panel import DevicePanel
+from device.runner.backends import REGISTRY
+from tests.device.runner.test_backends import echo_backend, named_in  # noqa: F401  (a fixture)
+
+
+def _items(combo) -> list[str]:
+    return [combo.itemText(i) for i in range(combo.count())]
+
+
+def test_the_combo_lists_auto_and_every_registered_backend(qtbot):
+    panel = DevicePanel()
+    qtbot.addWidget(panel)
+    assert _items(panel.backend) == ["auto", *REGISTRY]
+    assert named_in(panel.backend.toolTip()) == set(REGISTRY)
+
+
+def test_a_new_backend_shows_in_the_combo(qtbot, echo_backend):  # noqa: F811
+    panel = DevicePanel()
+    qtbot.addWidget(panel)
+    assert "echo" in _items(panel.backend) and "echo: the reference, echoed" in panel.backend.toolTip()
