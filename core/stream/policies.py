@@ -1,0 +1,53 @@
+"""The streaming policies, one row each: the rule that decides which words of a pass are committed, and the
+pass interval it is measured best with. `whisperkv stream --policy`, its help and the JSON's `policy`, and
+any selector in the studio are generated from this table (`POLICIES`, `policy_help`).
+
+Both rules run inside the same StreamPolicy (core/stream/policy.py): the Silero VAD gate, the prompt of
+committed text, buffer trimming, skip-ahead and the final commit at a pause are shared.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from core.errors import WhisperKVError
+from core.stream.agreement import LocalAgreement
+from core.stream.alignatt import AlignAtt
+
+if TYPE_CHECKING:
+    from core.stream.policy import StreamConfig
+
+
+@dataclass(frozen=True)
+class PolicyKind:
+    name: str
+    summary: str                                   # one line: help texts, a combo's tooltip
+    rule: Callable[[StreamConfig], LocalAgreement]
+    min_chunk_s: float                             # its default new audio between two passes
+
+
+POLICIES: dict[str, PolicyKind] = {p.name: p for p in (
+    PolicyKind("alignatt", "commit after one pass the words whose cross-attention lies before the last "
+               "--margin frames of the audio (SimulStreaming's AlignAtt)",
+               lambda config: AlignAtt(margin_frames=config.margin_frames), 0.5),
+    PolicyKind("local-agreement", "commit the words two consecutive passes agree on (whisper_streaming's "
+               "LocalAgreement-2)", lambda config: LocalAgreement(), 1.0),
+)}
+DEFAULT_POLICY = "alignatt"
+DEFAULT_MARGIN_FRAMES = 10
+
+
+def policy_kind(name: str) -> PolicyKind:
+    try:
+        return POLICIES[name]
+    except KeyError:
+        raise WhisperKVError(f"unknown streaming policy {name!r}",
+                             f"choose one of {', '.join(POLICIES)}") from None
+
+
+def policy_help() -> str:
+    """`--policy`'s help: every policy with its summary and default pass interval, the default first."""
+    rows = [f"{p.name}{' (default)' if p.name == DEFAULT_POLICY else ''}: {p.summary}, a pass every "
+            f"{p.min_chunk_s:g} s of new audio" for p in POLICIES.values()]
+    return "; ".join(rows)
