@@ -10,6 +10,8 @@ Recordings:
    the reference), taken from `pip download --no-deps pyannote.audio==4.0.7` into ~/.cache/whisperkv-bench
    (nothing is installed, torch neither), or from `--pyannote-wheel`;
 4. silence and white noise (30 s each, fed as fast as possible): they must commit nothing.
+With `--fast` the recordings are fed as fast as possible too: the stream clock is then the audio fed, and the
+lag is what the commit rule and the pass interval cost by themselves (add one pass's wall time for a listener).
 
 For each recording an offline transcription through the same runner (one request per 30 s window, as
 `whisperkv transcribe`, with word timings: its first word is where "first visible" counts from, for every
@@ -85,12 +87,16 @@ def offline(client: BoardClient, audio: np.ndarray) -> Transcript:
     return result
 
 
-def live(client, tokenizer, audio: np.ndarray, config: StreamConfig, speech_start_s: float) -> dict:
+def live(client, tokenizer, audio: np.ndarray, config: StreamConfig, speech_start_s: float, fast: bool = False) -> dict:
+    """The stream in real time; `fast`: as fast as possible, the clock the audio fed (the lag leaves out compute)."""
     events: list = []
     load = os.getloadavg()[0]
-    policy = stream_live(realtime_blocks(audio),
-                         lambda clock: StreamPolicy(window_decoder(client), tokenizer, config, VoiceGate(SileroVad()), clock),
-                         events.append)
+    if fast:
+        policy = StreamPolicy(window_decoder(client), tokenizer, config, VoiceGate(SileroVad()))
+        stream_fast(blocks_of(audio), policy, events.append)
+    else:
+        policy = stream_live(realtime_blocks(audio), lambda clock: StreamPolicy(
+            window_decoder(client), tokenizer, config, VoiceGate(SileroVad()), clock), events.append)
     doc = stream_summary(events, len(audio) / SAMPLE_RATE, speech_start_s)
     doc.update(events=events, text_final=policy.text, load=(round(load, 2), round(os.getloadavg()[0], 2)))
     return doc
@@ -105,8 +111,9 @@ def figures(doc: dict, reference: str, off: Transcript, off_wer: float) -> dict:
 
 
 def table(results: dict) -> str:
-    head = ("| recording | policy | WER (offline) | vs offline: WER / committed disagreeing | first visible tentative / "
-            "committed (s) | commit lag p50 / p90 / p95 (s) | end of file (s) | compute per audio s | skips | load |")
+    head = ("| recording | policy | WER (offline) | vs offline: WER / committed disagreeing | first visible "
+            "tentative / committed (s) | commit lag p50 / p90 / p95 (s) | end of file (s) | compute per audio s | "
+            "skips | load |")
     lines = [head, "|" + "---|" * 10]
     for rec, by_policy in results.items():
         for name, f in by_policy.items():
@@ -124,6 +131,8 @@ def main() -> int:
     ap.add_argument("--long-minutes", type=float, default=4.0, help="length of the looped stream (0: skip it)")
     ap.add_argument("--pyannote-wheel", default=None, help="a pyannote.audio wheel already downloaded")
     ap.add_argument("--backend", default="auto", help="the runner's backend")
+    ap.add_argument("--fast", action="store_true", help="feed as fast as possible: the lag is the policy's own, "
+                    "without compute (what the commit rule costs on any machine)")
     ap.add_argument("--out", default=None, help="write every figure as JSON here")
     args = ap.parse_args()
     names = [n.strip() for n in args.policies.split(",") if n.strip()]
@@ -145,7 +154,7 @@ def main() -> int:
             start = off.words[0]["start"] if off.words else None
             report["results"][label] = {}
             for name in names:
-                doc = live(client, tokenizer, audio, StreamConfig(language="en", policy=name), start)
+                doc = live(client, tokenizer, audio, StreamConfig(language="en", policy=name), start, args.fast)
                 report["results"][label][name] = figures(doc, reference, off, off_wer)
                 if "minute" in rec:
                     report["by_minute"][name] = [m["commit_lag_s"]["median"] for m in lag_by_minute(doc["events"])]
@@ -161,7 +170,8 @@ def main() -> int:
                                                            StreamConfig(language="en", policy=name),
                                                            VoiceGate(SileroVad())), events.append)
                 doc = stream_summary(events, 30.0)
-                report["quiet"][f"{sound_name} · {name}"] = {"commits": len(doc["commits"]), "passes": len(doc["passes"])}
+                report["quiet"][f"{sound_name} · {name}"] = {"commits": len(doc["commits"]),
+                                                              "passes": len(doc["passes"])}
     print(table(report["results"]))
     print("median commit lag by minute:", json.dumps(report["by_minute"]))
     print("silence and noise:", json.dumps(report["quiet"]))

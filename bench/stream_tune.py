@@ -76,7 +76,8 @@ def main() -> int:
     with BoardClient(LocalTransport(), runner_args=LONG_LIVED) as client:
         warm_up(window_decoder(client), "en")
         off = offline(client, audio)
-        print(f"{len(audio) / SAMPLE_RATE:.1f} s synthesized; offline WER {error_rate(reference, off.text):.3f}", flush=True)
+        print(f"{len(audio) / SAMPLE_RATE:.1f} s synthesized; offline WER {error_rate(reference, off.text):.3f}",
+              flush=True)
         for chunk in [float(c) for c in args.chunks.split(",")]:
             for margin in [int(m) for m in args.margins.split(",")]:
                 config = StreamConfig(language="en", policy="alignatt", margin_frames=margin, min_chunk_s=chunk)

@@ -23,6 +23,7 @@ def latency_figures(events: list[StreamEvent], speech_start_s: float | None = No
     shown = [e.emitted_s for e in events if isinstance(e, (Committed, Tentative)) and e.text.strip()]
     last = commits[-1]
     return {
-        "first_visible_s": {"tentative": round(min(shown) - start, 3), "committed": round(commits[0].emitted_s - start, 3)},
+        "first_visible_s": {"tentative": round(min(shown) - start, 3),
+                            "committed": round(commits[0].emitted_s - start, 3)},
         "end_of_file_s": round(last.emitted_s - last.words[-1]["end"], 3),
     }

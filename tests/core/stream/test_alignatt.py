@@ -24,7 +24,8 @@ def attention_at(frames: list[int], heads: int = 8) -> np.ndarray:
 
 def hypothesis(frames: list[int], eot_frame: int | None = None) -> PassResult:
     """" Hello world again" as tokens [" Hello"], [" wor", "ld"], [" again"], each token read at `frames`."""
-    words = [Word(" Hello", 0.2, 0.5, 0.9, [1]), Word(" world", 0.5, 1.2, 0.9, [2, 3]), Word(" again", 1.2, 1.9, 0.9, [4])]
+    words = [Word(" Hello", 0.2, 0.5, 0.9, [1]), Word(" world", 0.5, 1.2, 0.9, [2, 3]),
+             Word(" again", 1.2, 1.9, 0.9, [4])]
     sampled = [1, 2, 3, 4] + ([EOT] if eot_frame is not None else [])
     rows = frames + ([eot_frame] if eot_frame is not None else [])
     return PassResult(words, PassRecord(2.0, 1.0, 4, 1.0, 9), "en", False, [1, 2, 3, 4], sampled,
@@ -61,7 +62,8 @@ def test_a_stop_inside_a_word_holds_that_word():
 
 
 def test_the_last_word_waits_when_only_eot_follows_it():
-    # Every text token is clear of a 12-frame margin, EOT (9 from the end) is not: nothing began after " again", which may go on.
+    # Every text token is clear of a 12-frame margin, EOT (9 from the end) is not: nothing began after " again",
+    # which may go on.
     rule = AlignAtt(margin_frames=12)
     assert committed(rule, hypothesis([20, 40, 60, 95], eot_frame=101)) == [" Hello", " world"]
     assert [w.word for w in rule.tentative] == [" again"]
