@@ -10,7 +10,8 @@ it has heard, instead of waiting for a second pass to agree (LocalAgreement-2).
 - A word is committed when all its tokens came before the stop and the next word began by the stop (its
   first token is the one that stopped, or came before it); otherwise the word may still go on (" hel" +
   "lo") or take its punctuation, and it waits. A stop at EOT begins no word: the last word waits for the
-  final pass at the end of speech, or for more speech after it.
+  final pass at the end of speech, or for more speech after it; EOT itself read clear of the margin ends the
+  text there, and the last word is committed with the rest.
 
 The committed words come again at the start of the next pass's hypothesis (the pass re-transcribes the
 buffer) and are recognised there as LocalAgreement recognises them (`unseen`); only the commit rule differs.
@@ -49,17 +50,21 @@ def reading_stop(frames: np.ndarray, n_frames: int, margin_frames: int) -> int:
 class AlignAtt(LocalAgreement):
     margin_frames: int = 10
 
-    def safe_tokens(self, result: PassResult) -> int:
-        """How many of the pass's leading text tokens were written before reading stopped."""
+    def reading(self, result: PassResult) -> int:
+        """How many of the pass's rows (its text tokens in order, then EOT when reached) came before the stop."""
         if result.attention is None:
             return 0
-        stop = reading_stop(attended_frames(result.attention, result.n_frames), result.n_frames,
-                            self.margin_frames)
-        return min(stop, len(result.tokens))        # the rows are the text tokens in order, EOT last
+        return reading_stop(attended_frames(result.attention, result.n_frames), result.n_frames, self.margin_frames)
 
     def insert_pass(self, result: PassResult) -> list[Word]:
         new = self.unseen(result.words)
-        safe = self.safe_tokens(result)
+        rows = self.reading(result)
+        safe = min(rows, len(result.tokens))
+        # EOT read clear of the margin ends the text there: its last word is whole. (Held instead, a pass that
+        # stops at an early EOT would hold it for ever: no sentence end is committed, so the buffer is never
+        # cut after it and Whisper keeps ending there while the speech after it waits for a forced cut.)
+        if len(result.sampled) > len(result.tokens) and rows == len(result.sampled):
+            return self._commit(new, [])
         # Where each word's tokens begin and end among the pass's text tokens (words keep them in order).
         spans, at = {}, 0
         for w in result.words:

@@ -69,6 +69,13 @@ def test_the_last_word_waits_when_only_eot_follows_it():
     assert [w.word for w in rule.tentative] == [" again"]
 
 
+def test_eot_read_clear_of_the_margin_commits_the_last_word_too():
+    # The decoder ended the text at frame 100 of 110, clear of a 5-frame margin: " again" is whole.
+    rule = AlignAtt(margin_frames=5)
+    assert committed(rule, hypothesis([20, 40, 60, 95], eot_frame=100)) == [" Hello", " world", " again"]
+    assert rule.tentative == []
+
+
 def test_nothing_is_committed_when_the_first_token_looks_into_the_margin():
     rule = AlignAtt(margin_frames=95)      # frame 20 is 90 from the end
     assert committed(rule, hypothesis([20, 40, 60, 95])) == []
