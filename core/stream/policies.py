@@ -40,7 +40,8 @@ POLICIES: dict[str, PolicyKind] = {p.name: p for p in (
                "LocalAgreement-2)", lambda config: LocalAgreement(), 1.0),
 )}
 # The default stays LocalAgreement-2: side by side (docs/benchmarks.md, "Streaming policies side by side") AlignAtt
-# committed sooner but lost words on the 4-minute stream on the loaded 2-core PC, so it did not win without losing WER.
+# committed sooner but lost words on the 4-minute stream on the loaded 2-core PC, so it did not win without losing
+# WER. The stall behind that loss is fixed since (an early EOT no longer holds the last word); a re-run decides again.
 DEFAULT_POLICY = "local-agreement"
 DEFAULT_MARGIN_FRAMES = 10
 
