@@ -1,5 +1,5 @@
 """`whisperkv stream [AUDIO | --mic]`: live transcription, committed text printed as it is confirmed
-(core/stream/policy.py: LocalAgreement-2 over a growing buffer, gated by Silero VAD)."""
+(core/stream/policy.py: AlignAtt or LocalAgreement-2 over a growing buffer, gated by Silero VAD)."""
 from __future__ import annotations
 
 import contextlib
@@ -9,6 +9,7 @@ import sys
 import threading
 
 from cli.device_cmds import _loading_line, add_device_args, device_client, open_device
+from cli.stream_policy_args import add_policy_args, policy_options, policy_summary
 from cli.transcribe import check_language
 from core.errors import WhisperKVError
 from device.runner.backends import backend_help
@@ -26,7 +27,7 @@ def register(subs) -> None:
     p.add_argument("--language", default="auto", help="auto (detect on the first speech, then keep), en, zh, ...")
     p.add_argument("--json", action="store_true", help="print one JSON document at the end: text, commits "
                    "[{text, start_s, end_s, emitted_s}], passes [{audio_s, encoder_ms, tokens, decode_ms, cache_len}]")
-    p.add_argument("--min-chunk", type=float, default=1.0, metavar="S", help="new audio between passes (default 1 s)")
+    add_policy_args(p)
     p.add_argument("--prompt-chars", type=int, default=100, metavar="N", help="prompt each pass with up to N "
                    "characters of committed text that has left the buffer (0: no prompt; default 100)")
     p.add_argument("--no-vad", action="store_true", help="no voice activity gate: every second is transcribed")
@@ -101,10 +102,10 @@ def run(args) -> int:
 
     if bool(args.audio) == bool(args.mic):
         raise WhisperKVError("give an audio file or --mic, one of them", USAGE_FIX)
-    if args.min_chunk <= 0 or args.prompt_chars < 0:
-        raise WhisperKVError("--min-chunk must be above 0 and --prompt-chars at least 0", USAGE_FIX)
+    if args.prompt_chars < 0:
+        raise WhisperKVError("--prompt-chars must be at least 0", USAGE_FIX)
     config = StreamConfig(language=None if args.language in ("auto", "") else args.language,
-                          min_chunk_s=args.min_chunk, prompt_chars=args.prompt_chars)
+                          prompt_chars=args.prompt_chars, **policy_options(args))
     audio = None if args.mic else load_audio(args.audio)     # bad audio fails before the runner starts
     gate = None if args.no_vad else VoiceGate(SileroVad())
     stop = threading.Event()
@@ -144,7 +145,7 @@ def run(args) -> int:
             stream_fast(blocks_of(audio), policy, on_event, stop.is_set)
     audio_s = policy.fed / SAMPLE_RATE
     doc = stream_summary(events, audio_s) | {"language": policy.language or "", "realtime": bool(args.realtime or args.mic),
-                                             **meta}
+                                             **meta, **policy_summary(config)}
     if args.json:
         print(json.dumps(doc, ensure_ascii=False, indent=1))
         return 0
@@ -153,5 +154,5 @@ def run(args) -> int:
     lag_text = f"lag median {lag['median']:.2f} s, p90 {lag['p90']:.2f} s" if lag["n"] else "no text committed"
     print(f"[stream: {n_commits} commits · {lag_text} · compute {doc['compute_per_audio_s'] or 0:.2f} s per audio s · "
           f"{len(doc['passes'])} passes, {len(doc['skipped'])} skipped ahead · language {doc['language'] or '?'} · "
-          f"backend {meta.get('backend', '?')}]", file=sys.stderr)
+          f"backend {meta.get('backend', '?')} · policy {config.policy}]", file=sys.stderr)
     return 0

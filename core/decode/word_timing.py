@@ -137,6 +137,18 @@ def _truncate_sentence_ends(words: list[Word]) -> None:
                 words[i].start = words[i].end - max_duration
 
 
+def alignment_weights(attention: np.ndarray, n_frames: int, medfilt_width: int = MEDFILT_WIDTH) -> np.ndarray:
+    """whisper's alignment matrix: `attention` [rows, heads, 1500] (one row per token) cut to the audio's
+    `n_frames // 2` positions, each head z-scored over the rows and median-filtered along time:
+    [heads, rows, frames]. Its mean over the heads is what DTW (word timings) and AlignAtt (core/stream) read."""
+    w = np.asarray(attention, np.float64).reshape(len(attention), -1, np.shape(attention)[-1])
+    w = w[:, :, :max(1, n_frames // 2)]
+    # whisper takes the softmax over the audio frames only: the same as renormalising the weights.
+    w = (w / np.maximum(w.sum(-1, keepdims=True), 1e-30)).transpose(1, 0, 2)      # [heads, rows, frames]
+    std, mean = w.std(axis=-2, keepdims=True), w.mean(axis=-2, keepdims=True)
+    return median_filter((w - mean) / np.where(std > 0, std, 1.0), medfilt_width)
+
+
 def word_timings(attention: np.ndarray, tokens: list[int], logprobs: list[float], tokenizer: WhisperTokenizer,
                  offset_s: float = 0.0, n_frames: int = 3000, language: str = "en",
                  medfilt_width: int = MEDFILT_WIDTH) -> list[Word]:
@@ -150,12 +162,7 @@ def word_timings(attention: np.ndarray, tokens: list[int], logprobs: list[float]
     text_tokens = [tokens[i] for i in text_rows]
     ended = tokens[-1] == eot
     rows = text_rows + ([len(tokens) - 1] if ended else [])
-    w = np.asarray(attention, np.float64)[rows].reshape(len(rows), -1, np.shape(attention)[-1])
-    w = w[:, :, :max(1, n_frames // 2)]
-    # whisper takes the softmax over the audio frames only: the same as renormalising the weights.
-    w = (w / np.maximum(w.sum(-1, keepdims=True), 1e-30)).transpose(1, 0, 2)      # [heads, rows, frames]
-    std, mean = w.std(axis=-2, keepdims=True), w.mean(axis=-2, keepdims=True)
-    w = median_filter((w - mean) / np.where(std > 0, std, 1.0), medfilt_width)
+    w = alignment_weights(np.asarray(attention)[rows], n_frames, medfilt_width)
     text_indices, time_indices = dtw(-w.mean(axis=0))
 
     words, word_tokens = split_to_word_tokens(tokenizer, text_tokens + [eot], language)

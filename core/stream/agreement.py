@@ -52,6 +52,10 @@ class LocalAgreement:
         n = agreed_prefix(self.tentative, new)
         return self._commit(new[:n], new[n:])
 
+    def insert_pass(self, result) -> list[Word]:
+        """Take a pass (core/stream/one_pass.py::PassResult); the policy calls every commit rule this way."""
+        return self.insert(result.words)
+
     def flush(self, words: list[Word] | None = None) -> list[Word]:
         """Commit everything: the new hypothesis `words` (a final pass), or else the tentative words."""
         new = self.unseen(words) if words is not None else self.tentative

@@ -56,13 +56,16 @@ def stream_fast(blocks: Iterable[np.ndarray], policy: StreamPolicy, on_event: On
 
 
 class LiveClock:
-    """Samples taken from the source so far; read by the policy from the decoding thread."""
+    """Samples taken from the source so far, read by the policy from the decoding thread; once the source
+    ended, time goes on as for a listener waiting for the last words (the last pass's compute shows in them)."""
 
     def __init__(self):
         self.samples = 0
+        self.ended_at: float | None = None
 
     def __call__(self) -> float:
-        return self.samples / SAMPLE_RATE
+        waited = time.monotonic() - self.ended_at if self.ended_at is not None else 0.0
+        return self.samples / SAMPLE_RATE + waited
 
 
 def stream_live(blocks: Iterable[np.ndarray], make_policy: Callable[[LiveClock], StreamPolicy], on_event: OnEvent,
@@ -83,6 +86,7 @@ def stream_live(blocks: Iterable[np.ndarray], make_policy: Callable[[LiveClock],
                 inbox.put(block)
                 if should_stop() or done.is_set():
                     break
+            clock.ended_at = time.monotonic()
             inbox.put(None)
         except BaseException as exc:      # handed to the decoding thread, which raises it
             inbox.put(exc)

@@ -25,6 +25,11 @@ class PassResult:
     language: str
     silent: bool              # Whisper's no-speech rule: the pass heard no speech, its words are dropped
     tokens: list[int] = field(default_factory=list)   # the text tokens decoded: the next pass's draft
+    # What the decoder looked at (AlignAtt reads it): the sampled tokens with an attention row, EOT last when
+    # reached, their alignment-head rows [len(sampled), heads, 1500], and the buffer's mel frames of audio.
+    sampled: list[int] = field(default_factory=list)
+    attention: np.ndarray | None = None
+    n_frames: int = 0
 
 
 def buffer_mel(audio: np.ndarray) -> tuple[np.ndarray, int]:
@@ -61,7 +66,10 @@ def run_pass(decode_one: DecodeOne, tokenizer: WhisperTokenizer, audio: np.ndarr
     silent = done is None or done.is_silence
     record.wall_ms = round((time.perf_counter() - t0) * 1e3, 3)
     language = (encoded.language if encoded else "") or options.language or ""
-    return PassResult([] if silent else words, record, language, silent, list(done.tokens) if done else [])
+    rows = [t for t in tokens if t.attention is not None]
+    attention = np.stack([np.asarray(t.attention) for t in rows]) if rows else None
+    return PassResult([] if silent else words, record, language, silent, list(done.tokens) if done else [],
+                      [t.token for t in rows], attention, n_frames)
 
 
 def warm_up(decode_one: DecodeOne, language: str | None = None) -> None:

@@ -1,4 +1,5 @@
-"""The live-transcription policy: LocalAgreement-2 over a growing audio buffer, gated by a VAD.
+"""The live-transcription policy: a commit rule (AlignAtt or LocalAgreement-2, core/stream/policies.py) over a
+growing audio buffer, gated by a VAD.
 
     policy = StreamPolicy(decode_one, tokenizer, StreamConfig(language="en"), VoiceGate(SileroVad()))
     policy.feed(samples)                  # any block size, 16 kHz mono float32
@@ -8,7 +9,8 @@
 
 - The VAD cuts the stream into speech segments; silence never reaches the decoder, so it commits nothing.
 - Within a segment, every `min_chunk_s` of new audio the whole buffer is transcribed again (one ordinary
-  request: encoder plus cached decode) and the words two consecutive hypotheses agree on are committed.
+  request: encoder plus cached decode), and the rule commits words: AlignAtt those the decoder wrote while its
+  attention looked far enough before the end of the audio, LocalAgreement-2 those two passes agree on.
 - When the segment ends (`min_silence_s` of silence), one last pass commits all it hears: the tail of an
   utterance is not held back until the next one.
 - Each pass is prompted with committed text that has left the buffer (core/stream/prompt.py), and carries the
@@ -33,9 +35,9 @@ from core.decode.window_feed import DecodeOne
 from core.decode.word_timing import Word
 from core.model.audio import SAMPLE_RATE
 from core.model.tokenizer import WhisperTokenizer
-from core.stream.agreement import LocalAgreement
 from core.stream.events import Committed, Skipped, StreamEvent, Tentative, Trimmed
 from core.stream.one_pass import run_pass
+from core.stream.policies import DEFAULT_MARGIN_FRAMES, DEFAULT_POLICY, policy_kind
 from core.stream.prompt import prompt_text, prompt_tokens
 from core.stream.vad import VoiceGate
 
@@ -45,7 +47,9 @@ SENTENCE_ENDS = ".?!。！？"
 @dataclass
 class StreamConfig:
     language: str | None = None    # None: detected on the first pass that hears speech, then kept
-    min_chunk_s: float = 1.0       # new audio between two passes
+    policy: str = DEFAULT_POLICY   # the commit rule (core/stream/policies.py)
+    min_chunk_s: float | None = None   # new audio between two passes; None: the policy's own
+    margin_frames: int = DEFAULT_MARGIN_FRAMES   # alignatt: encoder frames (20 ms) kept clear of the audio's end
     # whisper_streaming trims at 15 s and prompts with 200 characters; on a 2-core CPU the shorter buffer and
     # prompt cut the decoder steps of every pass (bench/stream.py, onnx-int8, machine under load: median lag
     # 4.2 and 5.4 s in two runs against 6.1 s: docs/benchmarks-history.md, "Live transcription", the busy runs).
@@ -57,6 +61,11 @@ class StreamConfig:
     min_speech_s: float = 0.25     # shorter bursts of "speech" are dropped unheard
     carry_gap_s: float = 2.0       # after a pause up to this long, the next buffer keeps the sentence before
     max_tokens: int = 224
+
+    def __post_init__(self):
+        kind = policy_kind(self.policy)
+        if self.min_chunk_s is None:
+            self.min_chunk_s = kind.min_chunk_s
 
 
 class StreamPolicy:
@@ -82,7 +91,7 @@ class StreamPolicy:
         self.last_pass_heard_s = 0.0
         self.last_context: tuple[int, list[int]] | None = None   # (buffer start, prompt) of the last pass
         self.last_tokens: list[int] = []
-        self.agreement = LocalAgreement()
+        self.agreement = policy_kind(self.config.policy).rule(self.config)
         self.history: list[Word] = []           # every committed word
 
     # --- input ---------------------------------------------------------------------------------------
@@ -161,7 +170,7 @@ class StreamPolicy:
         if final:
             events += self._commit(self.agreement.flush(result.words))
             return events + self._end_segment()
-        events += self._commit(self.agreement.insert(result.words))
+        events += self._commit(self.agreement.insert_pass(result))
         events += self._trim(end)
         self._drop_old_audio()
         return events

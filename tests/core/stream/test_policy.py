@@ -14,6 +14,7 @@ from core.qa.scoring import error_rate
 from core.stream.events import Committed, PassRecord, Skipped, Trimmed
 from core.stream.feed import blocks_of, realtime_blocks, stream_fast, stream_live
 from core.stream.one_pass import run_pass, warm_up
+from core.stream.policies import POLICIES
 from core.stream.policy import StreamConfig, StreamPolicy
 from core.stream.vad import SileroVad, VoiceGate
 from device.link.client import window_decoder
@@ -61,15 +62,17 @@ def test_a_file_streamed_commits_its_text_piece_by_piece(client, tokenizer, refe
     assert "".join(c.text for c in commits).strip() == policy.text
 
 
-def test_silence_commits_nothing_and_runs_no_pass(client, tokenizer):
-    _, events = stream(client, tokenizer, np.zeros(8 * SR, np.float32))
+@pytest.mark.parametrize("policy", list(POLICIES))
+def test_silence_commits_nothing_and_runs_no_pass(client, tokenizer, policy):
+    _, events = stream(client, tokenizer, np.zeros(8 * SR, np.float32), policy=policy)
     assert of(events, Committed) == [] and of(events, PassRecord) == []
 
 
-def test_noise_alone_commits_nothing(client, tokenizer):
+@pytest.mark.parametrize("policy", list(POLICIES))
+def test_noise_alone_commits_nothing(client, tokenizer, policy):
     rng = np.random.default_rng(3)
     hiss = (rng.standard_normal(8 * SR) * 0.03).astype(np.float32)
-    _, events = stream(client, tokenizer, hiss)
+    _, events = stream(client, tokenizer, hiss, policy=policy)
     assert of(events, Committed) == []
 
 

@@ -1,0 +1,104 @@
+"""Choosing AlignAtt's margin and pass interval on speech that no reported figure uses: ten sentences spoken by
+espeak-ng (Debian: apt-get install espeak-ng), joined with 0.5 s gaps.
+
+    python bench/stream_tune.py [--margins 4,7,10,15,20,25] [--chunks 0.5,1.0] [--realtime] [--out FILE]
+
+Per (margin, chunk): the stream fed as fast as possible (or in real time with `--realtime`) through one
+local runner; its WER against the sentences, its WER against an offline transcription of the same audio and
+the share of committed words that disagree with it, its commit lag and passes. Without `--realtime` the
+lag leaves out compute (the stream clock is the audio fed): it shows what the margin itself costs.
+The bundled clips and the pyannote sample (what docs/benchmarks.md reports on) are never fed here.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.stream import GAP_S, cpu_name
+from bench.stream_policies import offline
+from core.model.audio import SAMPLE_RATE, load_audio
+from core.model.tokenizer import WhisperTokenizer
+from core.model.weights import find_tokenizer
+from core.qa.scoring import error_rate
+from core.stream.against_offline import against_offline
+from core.stream.feed import blocks_of, realtime_blocks, stream_fast, stream_live
+from core.stream.one_pass import warm_up
+from core.stream.policy import StreamConfig, StreamPolicy
+from core.stream.stats import stream_summary
+from core.stream.vad import SileroVad, VoiceGate
+from device.link.client import BoardClient, window_decoder
+from device.link.connect import LONG_LIVED
+from device.link.local import LocalTransport
+
+SENTENCES = [
+    "The harbour was quiet that morning, and the fishing boats had not yet returned from the open sea.",
+    "Please remember to water the tomato plants before you leave for the weekend.",
+    "The committee will meet again on Thursday to review the budget for the new library.",
+    "She opened the window, listened to the rain for a while, and then went back to her book.",
+    "Our train was delayed by forty minutes because of a signal failure near the bridge.",
+    "If the weather improves, we could walk along the river and have lunch in the old market.",
+    "He repaired the bicycle himself, although it took him most of the afternoon.",
+    "The museum has extended its opening hours during the summer holidays.",
+    "Turn left at the second crossing, and you will see the post office on your right.",
+    "Nobody expected the small team to finish the project a full week ahead of schedule.",
+]
+
+
+def synthesized() -> np.ndarray:
+    parts = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, text in enumerate(SENTENCES):
+            path = Path(tmp) / f"{i}.wav"
+            subprocess.run(["espeak-ng", "-v", "en-us", "-s", "165", "-w", str(path), text], check=True)
+            parts += [load_audio(path), np.zeros(int(GAP_S * SAMPLE_RATE), np.float32)]
+    return np.concatenate(parts[:-1])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--margins", default="4,7,10,15,20,25", help="encoder frames (20 ms)")
+    ap.add_argument("--chunks", default="0.5", help="seconds of new audio between passes")
+    ap.add_argument("--realtime", action="store_true", help="feed at 1x (lag includes compute)")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    audio, reference = synthesized(), " ".join(SENTENCES)
+    tokenizer = WhisperTokenizer.from_file(find_tokenizer())
+    rows = []
+    with BoardClient(LocalTransport(), runner_args=LONG_LIVED) as client:
+        warm_up(window_decoder(client), "en")
+        off = offline(client, audio)
+        print(f"{len(audio) / SAMPLE_RATE:.1f} s synthesized; offline WER {error_rate(reference, off.text):.3f}",
+              flush=True)
+        for chunk in [float(c) for c in args.chunks.split(",")]:
+            for margin in [int(m) for m in args.margins.split(",")]:
+                config = StreamConfig(language="en", policy="alignatt", margin_frames=margin, min_chunk_s=chunk)
+                events: list = []
+                if args.realtime:
+                    stream_live(realtime_blocks(audio), lambda clock, config=config: StreamPolicy(
+                        window_decoder(client), tokenizer, config, VoiceGate(SileroVad()), clock), events.append)
+                else:
+                    stream_fast(blocks_of(audio), StreamPolicy(window_decoder(client), tokenizer, config,
+                                                               VoiceGate(SileroVad())), events.append)
+                doc = stream_summary(events, len(audio) / SAMPLE_RATE)
+                row = {"margin": margin, "chunk": chunk, "wer": round(error_rate(reference, doc["text"]), 4),
+                       **against_offline(off.text, doc["text"]), "lag_s": doc["lag_s"],
+                       "passes": len(doc["passes"]), "compute_per_audio_s": doc["compute_per_audio_s"]}
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+    print("cpu:", cpu_name())
+    if args.out:
+        Path(args.out).write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

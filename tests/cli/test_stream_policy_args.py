@@ -1,0 +1,51 @@
+"""`whisperkv stream --policy`: a real file through the local runner with each policy, the JSON saying which one
+ran and the latency figures peers report, the help generated from the policy table, and bad values."""
+import json
+import subprocess
+import sys
+
+from core.qa.scoring import error_rate
+from core.stream.policies import POLICIES
+from tests.conftest import AUDIO, ROOT
+
+
+def whisperkv(*args, timeout=600):
+    return subprocess.run([sys.executable, "-m", "cli", *args], check=False, cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_alignatt_streams_a_file_in_real_time_and_prints_the_text(references):
+    r = whisperkv("stream", str(AUDIO / "en_arctic_slt_a0009.wav"), "--realtime", "--policy", "alignatt",
+                  "--language", "en")
+    assert r.returncode == 0, r.stderr
+    assert error_rate(references["en_arctic_slt_a0009.wav"]["reference"], r.stdout) <= 0.15, r.stdout
+    assert "policy alignatt" in r.stderr
+
+
+def test_the_json_says_which_policy_ran_with_the_latency_figures(references):
+    for name in POLICIES:
+        r = whisperkv("stream", str(AUDIO / "test_en.wav"), "--json", "--language", "en", "--policy", name)
+        assert r.returncode == 0, r.stderr
+        doc = json.loads(r.stdout)
+        assert doc["policy"] == name and doc["min_chunk_s"] == POLICIES[name].min_chunk_s
+        assert ("margin_frames" in doc) == (name == "alignatt")
+        assert error_rate(references["test_en.wav"]["reference"], doc["text"]) <= 0.1, doc["text"]
+        first = doc["first_visible_s"]
+        assert 0 <= first["tentative"] <= first["committed"]
+        assert doc["lag_s"]["median"] <= doc["lag_s"]["p90"] <= doc["lag_s"]["p95"] <= doc["lag_s"]["max"]
+        assert doc["end_of_file_s"] >= 0
+
+
+def test_the_help_lists_every_policy_from_the_table():
+    out = whisperkv("stream", "--help").stdout
+    for p in POLICIES.values():
+        assert p.name in out and f"{p.min_chunk_s:g} s" in out
+
+
+def test_bad_policy_values_are_one_clear_line():
+    for args, words in ((("--min-chunk", "0"), "--min-chunk"), (("--margin", "-1"), "--margin")):
+        r = whisperkv("stream", str(AUDIO / "test_en.wav"), *args)
+        lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+        assert r.returncode != 0 and len(lines) == 1 and words in lines[0], r.stderr
+    r = whisperkv("stream", str(AUDIO / "test_en.wav"), "--policy", "nope")
+    assert r.returncode != 0 and "alignatt" in r.stderr and "local-agreement" in r.stderr
