@@ -22,8 +22,9 @@ from app.audio.clip import AudioClip
 from app.audio.recorder import Recorder, input_devices
 from app.audio.view import AudioView
 from app.errors import failure_of
+from core.model.audio import SUPPORTED
 
-AUDIO_FILTER = "Audio (*.wav *.flac *.mp3 *.ogg *.oga *.opus *.m4a *.aiff *.aif *.au);;All files (*)"
+AUDIO_FILTER = f"Audio and video ({' '.join('*' + s for s in SUPPORTED)});;All files (*)"
 
 
 class AudioPanel(QGroupBox):
