@@ -43,6 +43,7 @@ from app.views.stop_banner import StopBanner
 from app.views.token_table import TokenTable
 from app.views.transcript import TranscriptView
 from app.views.window_layout import lay_out
+from app.views.window_size import keep_on_screen
 from core.decode.options import DecodeOptions
 
 
@@ -154,6 +155,7 @@ class MainWindow(QMainWindow):
         self.device.set_profiles(s.profiles, s.profile)
         if s.geometry is not None:
             self.restoreGeometry(s.geometry)
+            keep_on_screen(self)
         if s.splitter is not None:
             self.splitter.restoreState(s.splitter)
 

@@ -54,7 +54,7 @@ def test_graphs_and_table_hold_one_point_per_step(en_window):
     assert en_window.table.row_count() == steps
     assert en_window.plots.latency.curve.getData()[1][0] == run.rows[0].event.ms
     assert [r.event.cache_len for r in run.rows] == sorted(r.event.cache_len for r in run.rows)
-    assert "encoder" in en_window.plots.latency.plotItem.titleLabel.text
+    assert "encoder" in en_window.plots.latency.title.note
 
 
 def test_table_and_plots_are_linked_both_ways(en_window):
