@@ -70,4 +70,5 @@ def write_run(run: RunRecord, path: str | Path, name_of: Callable[[int], str] = 
 def write_session(session: Session, path: str | Path) -> Path:
     path = Path(path)
     path.write_text(session_json(session), encoding="utf-8")
+    session.saved_through = max((r.id for r in session.runs), default=0)
     return path

@@ -50,6 +50,8 @@ class RunRecord:
     runner_loading: bool = False                     # the runner was starting for this run (until its first event)
     live: dict | None = None                         # a live stream's summary (app/runs/live.py); None offline
     clip: object = None                              # the AudioClip decoded (not in the session file): plays spans
+    audio_path: str = ""                             # the clip's file and its sha256 (in the session file): the
+    audio_sha256: str = ""                           # audio is found again, or said to be gone, when the run is shown
     derived: dict = field(default_factory=dict, repr=False, compare=False)  # words per window, energy: computed once
 
     def add(self, event, arrival_ms: float) -> TokenRow | None:
@@ -144,4 +146,4 @@ class RunRecord:
     def label(self) -> str:
         reason = self.stop_reason or "running"
         what = f"live: {self.audio_name}" if self.live is not None else self.audio_name
-        return f"#{self.id} {what} · {self.options.label()} · {len(self.rows)} tok · {reason}"
+        return f"#{self.id} {what} · {self.options.label(self.transcript.language)} · {len(self.rows)} tok · {reason}"

@@ -20,7 +20,7 @@ class SidePanel(QScrollArea):
         self.setMaximumWidth(470)
         guard_wheel(column)
 
-    def focusNextPrevChild(self, next: bool) -> bool:  # noqa: A002 (Qt's name)
+    def focusNextPrevChild(self, next: bool) -> bool:
         """Qt moves the focus on when the focused button is disabled (Transcribe, once a run starts), and a
         scroll area scrolls to the new focus: keep the view where the user left it in that case."""
         focused = QApplication.focusWidget()
