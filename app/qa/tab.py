@@ -191,7 +191,7 @@ class QaTab(QWidget):
 
     def _show_live(self) -> None:
         if self.run is not None:
-            self._set_cell(self.index, COLUMNS.index("tokens"), str(len(self.run.rows)))
+            self._set_cell(self.index, COLUMNS.index("tokens"), str(self.run.token_count()))
             self._set_cell(self.index, COLUMNS.index("why it stopped"), self.run.verdict())
 
     def run_finished(self, run: RunRecord) -> None:

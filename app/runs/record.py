@@ -143,7 +143,11 @@ class RunRecord:
     def decode_ms_total(self) -> float:
         return float(sum(s.ms for s in self.transcript.steps))
 
+    def token_count(self) -> int:
+        """What the picker and the QA table count: the transcript's text tokens (a live stream: every step)."""
+        return len(self.rows) if self.live is not None else self.transcript.token_count
+
     def label(self) -> str:
         reason = self.stop_reason or "running"
         what = f"live: {self.audio_name}" if self.live is not None else self.audio_name
-        return f"#{self.id} {what} · {self.options.label(self.transcript.language)} · {len(self.rows)} tok · {reason}"
+        return f"#{self.id} {what} · {self.options.label(self.transcript.language)} · {self.token_count()} tok · {reason}"
