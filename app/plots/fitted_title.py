@@ -26,6 +26,8 @@ class FittedTitle:
 
     def fit(self) -> None:
         item = self.plot.getPlotItem()
+        if item is None:         # the plot is closing
+            return
         axes = sum(item.getAxis(side).width() for side in ("left", "right") if item.getAxis(side).isVisible())
         width = max(60, int(self.plot.width() - axes - MARGIN))
         if self._shown == (self.head, self.note, width):
