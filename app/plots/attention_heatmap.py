@@ -56,7 +56,8 @@ class AttentionHeatmap(pg.PlotWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.title = FittedTitle(self)
-        self.title.set("Cross-attention: where each step looks · mean of the alignment heads · each row scaled to its peak")
+        self.title.set("Cross-attention: where each step looks · mean of the alignment heads"
+                       " · each row scaled to its peak")
         self.setLabel("bottom", "seconds of audio")
         self.setLabel("left", "decode step")
         self.setMouseEnabled(x=True, y=False)

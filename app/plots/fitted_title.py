@@ -34,7 +34,8 @@ class FittedTitle:
             return
         self._shown = (self.head, self.note, width)
         lines = [escape(line) for line in self._lines(self.head, width, "")]
-        lines += [f"<span style='{NOTE_STYLE}'>{escape(line)}</span>" for line in self._lines(self.note, width, NOTE_STYLE)]
+        lines += [f"<span style='{NOTE_STYLE}'>{escape(line)}</span>"
+                  for line in self._lines(self.note, width, NOTE_STYLE)]
         item.setTitle("<br>".join(lines))
         height = item.titleLabel.item.boundingRect().height()   # setTitle fixes one line's 30 px
         item.titleLabel.setMaximumHeight(height)

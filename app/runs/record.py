@@ -150,4 +150,5 @@ class RunRecord:
     def label(self) -> str:
         reason = self.stop_reason or "running"
         what = f"live: {self.audio_name}" if self.live is not None else self.audio_name
-        return f"#{self.id} {what} · {self.options.label(self.transcript.language)} · {self.token_count()} tok · {reason}"
+        options = self.options.label(self.transcript.language)
+        return f"#{self.id} {what} · {options} · {self.token_count()} tok · {reason}"

@@ -1,10 +1,10 @@
 """Subtitles of a transcript: SRT and WebVTT text.
 
 With word timings (`phrase_cues`), cues are phrases of the words: at most two lines of about 42
-characters and 7 s. Otherwise the cues are the transcript's timed segments (timestamps mode). A window without segments (no
-timestamps asked for, or a window cut off before its done event) is one cue over its 30 s, clamped to
-the start of the next window and the end of the audio. Windows under Whisper's no-speech rule get no cue,
-as they get no text.
+characters and 7 s. Otherwise the cues are the transcript's timed segments (timestamps mode). A window
+without segments (no timestamps asked for, or a window cut off before its done event) is one cue over its
+30 s, clamped to the start of the next window and the end of the audio. Windows under Whisper's no-speech
+rule get no cue, as they get no text.
 """
 from __future__ import annotations
 

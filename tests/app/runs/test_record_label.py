@@ -27,7 +27,8 @@ def test_the_picker_counts_tokens_as_the_qa_table_does():
     from tests.app.runs.test_exports import EOT
 
     run = make_run(Session(), [EncodedEvent(0, 900.0, "en"), token(0, 0, 1, " Hello"), token(0, 1, 2, " world"),
-                               token(0, 2, EOT, "", special=True), DoneEvent(0, "eot", [1, 2], " Hello world", 900.0, "en")])
+                               token(0, 2, EOT, "", special=True),
+                               DoneEvent(0, "eot", [1, 2], " Hello world", 900.0, "en")])
     assert len(run.rows) == 3 and "· 2 tok ·" in run.label()
     clip = Clip(name="c", audio="c.wav", language="en", reference="Hello world", metric="wer", max_error=0.5)
     assert score(clip, run.transcript, 1000.0, 2.0).tokens == 2 == run.token_count()

@@ -15,8 +15,8 @@ def clipped(plot) -> list[str]:
     item = plot.getPlotItem()
     view = QRectF(plot.rect())
     out = []
-    parts = {"title": item.titleLabel.item} | {f"axis {name}": item.getAxis(name)
-                                                for name in ("left", "bottom", "right") if item.getAxis(name).isVisible()}
+    axes = [name for name in ("left", "bottom", "right") if item.getAxis(name).isVisible()]
+    parts = {"title": item.titleLabel.item} | {f"axis {name}": item.getAxis(name) for name in axes}
     if item.legend is not None and item.legend.isVisible():
         parts["legend"] = item.legend
     for name, part in parts.items():
@@ -24,7 +24,8 @@ def clipped(plot) -> list[str]:
         if name == "title":       # the text itself, which LabelItem does not clip to its own box
             width = part.boundingRect().width()
             if width > item.titleLabel.geometry().width() + 1:
-                out.append(f"title {part.toPlainText()!r} is {width:.0f} px in {item.titleLabel.geometry().width():.0f}")
+                room = item.titleLabel.geometry().width()
+                out.append(f"title {part.toPlainText()!r} is {width:.0f} px in {room:.0f}")
                 continue
         if not view.adjusted(-1, -1, 1, 1).contains(plot.mapFromScene(shown).boundingRect()):
             out.append(f"{name} {shown.getRect()} outside {view.getRect()}")
