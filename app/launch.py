@@ -40,7 +40,7 @@ def run_gui(script: Script) -> int:
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("WhisperKV Studio")
-    window = MainWindow()
+    window = MainWindow(ask_on_close=not script.quit)
     install_excepthook(window)
     window.show()
     automation = Automation(window, script)

@@ -3,13 +3,13 @@ It lays out the views and wires them to the run controller (runs on the decode w
 controller (connect, test, deploy), and shows whichever run of the session is picked."""
 from __future__ import annotations
 
-from pathlib import Path
-
 from PySide6.QtCore import QSettings, Signal
 from PySide6.QtWidgets import QApplication, QComboBox, QMainWindow
 
 from app import settings as app_settings
-from app.audio.clip import AudioClip, clip_from_samples, load_clip
+from app.attention_links import link_attention
+from app.audio.clip import AudioClip
+from app.audio.loader import AudioLoader
 from app.audio.panel import AudioPanel
 from app.audio.recorder import Recorder
 from app.audio.span_player import SpanPlayer
@@ -17,6 +17,7 @@ from app.background import TaskRunner
 from app.board.controller import BoardController
 from app.board.panel import DevicePanel
 from app.board.worker import TranscribeWorker
+from app.close_guard import may_close
 from app.errors import Failure
 from app.gui_thread_gc import collect_garbage_on_gui_thread
 from app.live_controller import LiveRunController
@@ -43,6 +44,7 @@ from app.views.stop_banner import StopBanner
 from app.views.token_table import TokenTable
 from app.views.transcript import TranscriptView
 from app.views.window_layout import lay_out
+from app.window_settings import apply_settings, save_settings
 from core.decode.options import DecodeOptions
 
 
@@ -52,20 +54,21 @@ class MainWindow(QMainWindow):
     failureShown = Signal(object)    # Failure
 
     def __init__(self, store: QSettings | None = None, worker: TranscribeWorker | None = None,
-                 recorder: Recorder | None = None):
+                 recorder: Recorder | None = None, ask_on_close: bool = False):
         super().__init__()
         apply_theme(QApplication.instance())  # before any plot exists: pyqtgraph reads it at creation
         collect_garbage_on_gui_thread(QApplication.instance())
         self.setWindowTitle("WhisperKV Studio")
-        self.setAcceptDrops(True)
         self.store = store or app_settings.qsettings()
         self.settings = app_settings.load(self.store)
         self.session = Session()
-        self.clip: AudioClip | None = None
         self.run: RunRecord | None = None          # the run on display
         self.tasks = TaskRunner(self)
+        self.ask_on_close = ask_on_close           # unsaved runs: Save / Discard / Cancel (not when scripted)
 
         self.audio = AudioPanel(recorder)
+        self.loader = AudioLoader(self.audio, self.settings, self.tasks, self)
+        self.setAcceptDrops(True)
         self.device = DevicePanel()
         self.controls = RunControls()
         self.banner = StopBanner()
@@ -73,7 +76,7 @@ class MainWindow(QMainWindow):
         self.transcript = TranscriptView()
         self.heatmap = AttentionHeatmap()
         self.plots = PlotsPanel()
-        self.span_player = SpanPlayer(parent=self)
+        self.span_player = SpanPlayer(parent=self, output=self.audio.output)
         self.table = TokenTable()
         self.compare = ComparePanel(self.session)
         self.segments = SegmentsView()
@@ -99,12 +102,14 @@ class MainWindow(QMainWindow):
         self.live = LiveRefresher([self._sync_text, self.table.sync, *(p.refresh for p in self.plots.plots()),
                                    self.heatmap.refresh], self)
         self._wire()
-        self._apply_settings()
+        apply_settings(self)
         self.tasks.start(token_names.preload)
 
     def _wire(self) -> None:
-        self.audio.openRequested.connect(self.open_audio)
-        self.audio.recorded.connect(self._use_recording)
+        self.loader.loaded.connect(self._on_clip)
+        self.loader.failed.connect(self.show_failure)
+        self.loader.note.connect(lambda text: self.status.showMessage(text, 10000))
+        self.controls.max_tokens.refused.connect(lambda text: self.status.showMessage(text, 10000))
         self.audio.failed.connect(self.show_failure)
         self.device.profilesChanged.connect(self._save_profiles)
         self.controls.transcribeRequested.connect(self.transcribe)
@@ -122,6 +127,7 @@ class MainWindow(QMainWindow):
         self.plots.stepSelected.connect(self.table.select_step)
         self.table.stepSelected.connect(self.plots.select_step)
         self.run_picker.currentIndexChanged.connect(self._pick_run)
+        self.run_picker.activated.connect(self._pick_run)      # the same run picked again: its audio again
         self.live_panel.startRequested.connect(self.start_live)
         self.live_panel.stopRequested.connect(self.live_runs.stop)   # a flag for the decode thread, set from here
         self.addAction(self.live_panel.present_action)                # F11 presents from anywhere in the window
@@ -130,77 +136,30 @@ class MainWindow(QMainWindow):
         self.live_worker.failed.connect(self._on_live_failed)
         self.live_runs.updated.connect(self._on_run_updated)
         self.live_runs.ended.connect(self._on_run_ended)
-        self._wire_attention()
-
-    def _wire_attention(self) -> None:
-        """The heatmap follows the selected step; a clicked word or token plays and shades its span."""
-        self.heatmap.setXLink(self.audio.view.wave_plot)   # seconds, aligned with the waveform and the mel
-        for source in (self.plots, self.table):
-            source.stepSelected.connect(self.heatmap.select_step)
-        self.heatmap.stepClicked.connect(self.table.select_step)
-        self.heatmap.stepClicked.connect(self.plots.select_step)
-        for source in (self.transcript, self.table):
-            source.stepClicked.connect(lambda x: self.span_player.play_step(self.run, x))
-        for target in (self.table, self.plots, self.heatmap):
-            self.transcript.stepClicked.connect(target.select_step)
-        self.span_player.spanShown.connect(self.audio.view.show_span)
-        self.span_player.spanShown.connect(self.heatmap.show_span)
-        self.span_player.note.connect(lambda text: self.status.showMessage(text, 8000))
-        self.span_player.failed.connect(self.show_failure)
-
-    def _apply_settings(self) -> None:
-        s = self.settings
-        self.controls.set_options(s.options)
-        self.audio.set_recent(s.recent)
-        self.device.set_profiles(s.profiles, s.profile)
-        if s.geometry is not None:
-            self.restoreGeometry(s.geometry)
-        if s.splitter is not None:
-            self.splitter.restoreState(s.splitter)
+        link_attention(self)
 
     def save_settings(self) -> None:
-        s = self.settings
-        s.options = self.controls.options()
-        s.profiles = self.device.profiles
-        s.profile = self.device.current_name()
-        s.geometry = self.saveGeometry()
-        s.splitter = self.splitter.saveState()
-        app_settings.save(self.store, s)
+        save_settings(self)
 
     # --- audio -----------------------------------------------------------------------------------
 
+    @property
+    def clip(self) -> AudioClip | None:
+        """The audio the next run sends: the one loaded, or that of the run on display."""
+        return self.loader.clip
+
     def open_audio(self, path: str) -> None:
-        self.audio.show_loading(Path(path).name)
-        self.tasks.start(load_clip, path, on_done=lambda clip: self._use_clip(clip, path),
-                         on_failed=self._on_audio_failed)
+        self.loader.open(path)
 
-    def _on_audio_failed(self, failure: Failure) -> None:
-        self.audio.set_clip(self.clip)
-        self.show_failure(failure)
-        self.clipLoaded.emit(None)
-
-    def _use_recording(self, samples) -> None:
-        name = f"recording {len(self.session.runs) + 1}"
-        self.tasks.start(clip_from_samples, name, samples, on_done=self._use_clip, on_failed=self.show_failure)
-
-    def _use_clip(self, clip: AudioClip, path: str = "") -> None:
-        self.clip = clip
-        self.audio.set_clip(clip)
-        if path:
-            self.settings.add_recent(str(Path(path).resolve()))
-            self.audio.set_recent(self.settings.recent)
-        self.controls.set_running(self.runs.active is not None, can_run=True)
+    def _on_clip(self, clip: AudioClip | None) -> None:
+        self.controls.set_running(self.runs.active is not None, can_run=self.clip is not None)
         self.clipLoaded.emit(clip)
 
     def dragEnterEvent(self, event) -> None:
-        if event.mimeData().hasUrls():
-            event.acceptProposedAction()
+        self.loader.drag_enter(event)
 
     def dropEvent(self, event) -> None:
-        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
-        if paths:
-            self.open_audio(paths[0])
-            event.acceptProposedAction()
+        self.loader.drop(event)
 
     # --- device ----------------------------------------------------------------------------------
 
@@ -238,7 +197,10 @@ class MainWindow(QMainWindow):
 
     def open_run(self, run: RunRecord) -> None:
         """Show a run of the session in the main view (transcript, graphs, table, segments)."""
-        self.run_picker.setCurrentIndex(self.run_picker.findData(run.id))
+        index = self.run_picker.findData(run.id)
+        if index == self.run_picker.currentIndex():
+            self._pick_run(index)
+        self.run_picker.setCurrentIndex(index)
 
     def stop(self) -> None:
         if self.runs.stop() or self.live_runs.stop():
@@ -280,6 +242,7 @@ class MainWindow(QMainWindow):
         self.table.set_run(run)
         self.plots.set_run(run)
         self.heatmap.set_run(run)
+        self.loader.follow(run)
         self.live.flush()
 
     def _sync_text(self) -> None:
@@ -321,6 +284,9 @@ class MainWindow(QMainWindow):
         show_failure(self, failure, on_action=self.board.act)
 
     def closeEvent(self, event) -> None:
+        if self.ask_on_close and not may_close(self, self.session, self.settings.export_dir, self.show_failure):
+            event.ignore()
+            return
         self.save_settings()
         self.live_worker.stop()
         self.runs.close()

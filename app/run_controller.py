@@ -35,7 +35,7 @@ class RunController(QObject):
         if self.active is not None:
             return None
         run = self.session.new_run(clip.name, options, profile.url(), device_info, clip.duration_s)
-        run.clip = clip
+        run.clip, run.audio_path, run.audio_sha256 = clip, clip.path, clip.sha256
         self.active = run
         run.runner_loading = not self.worker.is_connected(profile)
         self.worker.request_transcribe(run.id, clip.mels, options, profile, password, n_frames=clip.n_frames)

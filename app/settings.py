@@ -11,6 +11,7 @@ from core.decode.options import DecodeOptions, OptionsError
 
 ORG, APP = "WhisperKV", "WhisperKV Studio"
 MAX_RECENT = 10
+DIAGNOSTICS_ONLY = ("suppress_eot",)      # options not restored at start-up
 
 
 def default_options() -> DecodeOptions:
@@ -51,7 +52,9 @@ def _json(store: QSettings, key: str, default):
 def load(store: QSettings) -> AppSettings:
     s = AppSettings()
     try:
-        s.options = DecodeOptions.from_dict({"attention": True} | _json(store, "run/options", {}))
+        saved = _json(store, "run/options", {})
+        # A diagnostics trap (decoding past EOT) is asked for each session, never carried into the next one.
+        s.options = DecodeOptions.from_dict({"attention": True} | saved | dict.fromkeys(DIAGNOSTICS_ONLY, False))
     except (OptionsError, TypeError, AttributeError):
         pass  # a hand-edited value out of range: the defaults, rather than refusing to start
     s.recent = [p for p in _json(store, "audio/recent", []) if isinstance(p, str)]

@@ -20,7 +20,7 @@ USAGE_FIX = "e.g. `whisperkv stream clip.wav --realtime`, or `whisperkv stream -
 def register(subs) -> None:
     p = subs.add_parser("stream", help="live transcription of a file (as fast as possible, or --realtime) or "
                         "the microphone: text printed as it is confirmed")
-    p.add_argument("audio", nargs="?", help="wav, flac, mp3, ogg ... (or --mic)")
+    p.add_argument("audio", nargs="?", help="wav, flac, mp3, ogg, m4a, webm ... (or --mic)")
     p.add_argument("--mic", action="store_true", help="stream from the microphone until Ctrl-C")
     p.add_argument("--mic-device", type=int, default=None, metavar="N", help="input device index (sounddevice)")
     p.add_argument("--realtime", action="store_true", help="feed the file at 1x speed, as a microphone would")

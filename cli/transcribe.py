@@ -18,7 +18,7 @@ from device.runner.backends import backend_help
 
 def register(subs) -> None:
     p = subs.add_parser("transcribe", help="transcribe an audio file")
-    p.add_argument("audio", help="wav, flac, mp3, ogg ... any rate, any channel count")
+    p.add_argument("audio", help="wav, flac, mp3, ogg, m4a, webm, a video's sound ... any rate, any channel count")
     p.add_argument("--language", default="auto", help="auto (detect), en, zh, ... (default: auto)")
     p.add_argument("--task", choices=("transcribe", "translate"), default="transcribe")
     p.add_argument("--cache", choices=("on", "off"), default="on", help="KV cache on, or the uncached reference")

@@ -1,6 +1,7 @@
 """The audio the next run will send: samples, and the mel windows computed from them exactly once."""
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +17,7 @@ class AudioClip:
     samples: np.ndarray          # float32, 16 kHz mono
     mels: np.ndarray             # [W, 80, 3000]: what gets sent to the runner
     path: str = ""               # empty for a recording
+    sha256: str = ""             # of the file's bytes, read when loaded: a run finds its file again by it
 
     @property
     def duration_s(self) -> float:
@@ -29,7 +31,12 @@ class AudioClip:
 
 def load_clip(path: str | Path) -> AudioClip:
     samples = load_audio(path)
-    return AudioClip(Path(path).name, samples, mel_windows(samples), str(path))
+    return AudioClip(Path(path).name, samples, mel_windows(samples), str(Path(path).resolve()), file_sha256(path))
+
+
+def file_sha256(path: str | Path) -> str:
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def clip_from_samples(name: str, samples: np.ndarray) -> AudioClip:

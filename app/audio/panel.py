@@ -19,11 +19,13 @@ from PySide6.QtWidgets import (
 
 from app.audio import player
 from app.audio.clip import AudioClip
+from app.audio.output import Output
 from app.audio.recorder import Recorder, input_devices
 from app.audio.view import AudioView
 from app.errors import failure_of
+from core.model.audio import SUPPORTED
 
-AUDIO_FILTER = "Audio (*.wav *.flac *.mp3 *.ogg *.oga *.opus *.m4a *.aiff *.aif *.au);;All files (*)"
+AUDIO_FILTER = f"Audio and video ({' '.join('*' + s for s in SUPPORTED)});;All files (*)"
 
 
 class AudioPanel(QGroupBox):
@@ -34,6 +36,7 @@ class AudioPanel(QGroupBox):
     def __init__(self, recorder: Recorder | None = None, parent=None):
         super().__init__("Audio", parent)
         self.recorder = recorder or Recorder()
+        self.output = Output()
         self.clip: AudioClip | None = None
         self.open_button = QPushButton("Open…")
         self.recent_button = QToolButton()
@@ -56,6 +59,7 @@ class AudioPanel(QGroupBox):
         self.record_note.setStyleSheet("color: #8a4b00;")
         self.play_button = QPushButton("▶ Play")
         self.stop_play_button = QPushButton("■")
+        self.stop_play_button.setToolTip("Stop playback")
         self.view = AudioView()
         self.view.setMinimumHeight(150)
 
@@ -149,13 +153,15 @@ class AudioPanel(QGroupBox):
         self.clip_label.setText(f"<b>{clip.name}</b> — {clip.duration_s:.1f} s, "
                                 f"{w} window{'s' if w > 1 else ''} of mel [80×3000] to send")
 
+    def set_missing(self, reason: str) -> None:
+        """The shown run's audio cannot be shown: say why, and show no other file's waveform."""
+        self.set_clip(None)
+        self.clip_label.setText(reason[0].upper() + reason[1:])
+
     def show_loading(self, name: str) -> None:
         self.clip_label.setText(f"Loading {name}…")
 
     def _play(self) -> None:
         if self.clip is None:
             return
-        try:
-            player.play(self.clip.samples)
-        except Exception as exc:
-            self.failed.emit(failure_of(exc))
+        self.output.play(self.clip.samples, self.failed.emit, self.record_note.setText)

@@ -8,7 +8,7 @@ import numpy as np
 from PySide6.QtCore import QObject, Signal
 
 from app.audio import player
-from app.errors import failure_of
+from app.audio.output import Output
 from app.runs.record import RunRecord
 from app.runs.words import step_span
 
@@ -22,9 +22,9 @@ class SpanPlayer(QObject):
     note = Signal(str)                   # why nothing plays
     failed = Signal(object)              # Failure: no audio output
 
-    def __init__(self, sink: Callable[[np.ndarray], None] = player.play, parent=None):
+    def __init__(self, sink: Callable[[np.ndarray], None] = player.play, parent=None, output: Output | None = None):
         super().__init__(parent)
-        self.sink = sink
+        self.output = output or Output(sink)
 
     def play_step(self, run: RunRecord | None, x: int) -> tuple[float, float] | None:
         """Show and play step `x`'s span of `run`; the span, or None when it has none."""
@@ -42,8 +42,5 @@ class SpanPlayer(QObject):
         if b <= a or a >= len(run.clip.samples):
             self.note.emit(PAST_END.format(start=span[0]))
             return span
-        try:
-            self.sink(run.clip.samples[a:b])
-        except Exception as exc:
-            self.failed.emit(failure_of(exc))
+        self.output.play(run.clip.samples[a:b], self.failed.emit, self.note.emit)
         return span

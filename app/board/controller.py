@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
+from app.board.form_terms import in_form_terms
 from app.background import TaskRunner
 from app.board.panel import DevicePanel
 from app.board.profile import DeviceProfile
@@ -85,6 +86,7 @@ class BoardController(QObject):
         self.status.showMessage("Deploy finished", 5000)
 
     def _on_failed(self, failure: Failure) -> None:
+        failure = in_form_terms(failure)
         self.panel.set_busy(False)
         self.panel.show_info({"failed": failure.problem})
         self.failed.emit(failure)

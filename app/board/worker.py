@@ -15,6 +15,7 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 from app.board.link import make_client
 from app.board.profile import DeviceProfile
 from app.board.reconnect import reconnect
+from app.board.form_terms import in_form_terms
 from app.errors import RESTARTABLE, Failure, failure_of
 from core.decode.events import TokenEvent
 from core.decode.options import DecodeOptions
@@ -105,7 +106,7 @@ class TranscribeWorker(QObject):
         try:
             self._ensure_client(profile, password)
         except Exception as exc:
-            self.failed.emit(0, failure_of(exc))
+            self.failed.emit(0, in_form_terms(failure_of(exc)))
 
     @Slot(object, str)
     def _restart(self, profile: DeviceProfile, password: str) -> None:
@@ -136,7 +137,7 @@ class TranscribeWorker(QObject):
     def request_failure(self, exc: Exception) -> Failure:
         """What a request's exception tells the user; a lost link or runner also means the next request
         starts a runner again (with a backoff)."""
-        failure = failure_of(exc)
+        failure = in_form_terms(failure_of(exc))
         if failure.code in RESTARTABLE:
             self._lost = True
             self.close()

@@ -13,6 +13,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
 
+from app.plots.fitted_title import FittedTitle
 from app.plots.step import CURSOR_PEN, X_STEP
 from app.runs.record import RunRecord
 from app.runs.token_names import hover_text
@@ -54,7 +55,9 @@ class AttentionHeatmap(pg.PlotWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.setTitle("Cross-attention: where each step looks (mean of the alignment heads, each row scaled to its peak)")
+        self.title = FittedTitle(self)
+        self.title.set("Cross-attention: where each step looks · mean of the alignment heads"
+                       " · each row scaled to its peak")
         self.setLabel("bottom", "seconds of audio")
         self.setLabel("left", "decode step")
         self.setMouseEnabled(x=True, y=False)
@@ -78,6 +81,11 @@ class AttentionHeatmap(pg.PlotWidget):
         self.scene().sigMouseClicked.connect(self._on_mouse_clicked)
         self.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.set_run(None)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if "title" in self.__dict__:      # the first resize comes from pyqtgraph's own constructor
+            self.title.fit()
 
     # --- data ------------------------------------------------------------------------------
 

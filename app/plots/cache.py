@@ -45,7 +45,7 @@ class CachePlot(StepPlot):
         if cross:
             self_mb = s["cache_mb"][-1] if len(s["cache_mb"]) else 0.0
             title += f" · self K/V {self_mb:.2f} MB + {cross}" if run.options.cache else f" · {cross}"
-        self.setTitle(title)
+        self.title.set(title)
         self._show_ceiling(run.cache_ceiling())
         self.mb_axis.set_scale(run.bytes_per_token() / 1e6)
         self.curve.setData(s["x"], s["cache_len"])

@@ -58,7 +58,7 @@ class LatencyPlot(StepPlot):
 
     def _annotate(self, note: str, first_token: bool) -> None:
         # Encoder time and TTFT sit in the title: on the plot they would hide the first, tallest points.
-        self.setTitle("Per-token latency" + (f"<br><span style='font-size:9pt'>{note}</span>" if note else ""))
+        self.title.set("Per-token latency", note)
         self.ttft_line.setVisible(first_token)
         if first_token:
             self.ttft_line.setPos(0)

@@ -6,6 +6,7 @@ import math
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
 
+from app.plots.fitted_title import FittedTitle
 from app.runs.record import RunRecord
 from app.runs.token_names import hover_text
 
@@ -22,7 +23,8 @@ class StepPlot(pg.PlotWidget):
     def __init__(self, title: str, y_label: str, parent=None, **axis_items):
         super().__init__(parent, axisItems=axis_items or None)
         self.run: RunRecord | None = None
-        self.setTitle(title)
+        self.title = FittedTitle(self)
+        self.title.set(title)
         self.setLabel("bottom", "decode step")
         self.setLabel("left", y_label)
         self.showGrid(x=GRID, y=GRID, alpha=0.25)
@@ -40,6 +42,11 @@ class StepPlot(pg.PlotWidget):
         self.addItem(self.hover_label, ignoreBounds=True)
         self.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.scene().sigMouseClicked.connect(self._on_mouse_clicked)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if "title" in self.__dict__:      # the first resize comes from pyqtgraph's own constructor
+            self.title.fit()
 
     # --- data ------------------------------------------------------------------------------
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QColor, QDesktopServices
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -31,10 +31,10 @@ from PySide6.QtWidgets import (
 from app.audio.clip import AudioClip, load_clip
 from app.background import TaskRunner
 from app.errors import Failure, failure_of
+from app.qa.report_box import ReportBox
 from app.runs.focus import run_energy
 from app.runs.record import RunRecord
 from core.errors import WhisperKVError
-from core.qa.report import write_reports
 from core.qa.run import SUMMARY_COLUMNS, ClipResult, SuiteResult, failed, score
 from core.qa.suite import Clip, Suite, load_suite
 
@@ -62,7 +62,6 @@ class QaTab(QWidget):
         self.run: RunRecord | None = None
         self.stopping = False
         self.running = False
-        self.last_report: Path | None = None
 
         self.path = QLineEdit(str(DEFAULT_SUITE))
         self.browse = QPushButton("Browse…")
@@ -81,7 +80,7 @@ class QaTab(QWidget):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.verticalHeader().hide()
         self.table.setToolTip("Click a row to open its run in the main view")
-        self.report_button = QPushButton("Write report…")
+        self.report = ReportBox(self.result)
         self.live = QTimer(self)
         self.live.setInterval(LIVE_MS)
         self._layout()
@@ -99,21 +98,19 @@ class QaTab(QWidget):
         controls.addStretch(1)
         for w in (self.start_button, self.stop_button):
             controls.addWidget(w)
-        bottom = QHBoxLayout()
-        bottom.addWidget(self.status, 1)
-        bottom.addWidget(self.report_button)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addLayout(controls)
         layout.addWidget(self.progress)
         layout.addWidget(self.table, 1)
-        layout.addLayout(bottom)
+        layout.addWidget(self.status)
+        layout.addWidget(self.report)
 
     def _wire(self) -> None:
         self.browse.clicked.connect(self._browse)
         self.start_button.clicked.connect(lambda: self.start())
         self.stop_button.clicked.connect(self.stop)
-        self.report_button.clicked.connect(self._ask_report_dir)
+        self.report.failed.connect(self.failed)
         self.table.cellClicked.connect(lambda row, _col: self.open_row(row))
         self.live.timeout.connect(self._show_live)
 
@@ -122,7 +119,7 @@ class QaTab(QWidget):
         self.stop_button.setEnabled(running)
         self.path.setEnabled(not running)
         self.browse.setEnabled(not running)
-        self.report_button.setEnabled(not running and any(self.results))
+        self.report.set_ready(not running and any(self.results))
 
     def _browse(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "QA suite", str(Path(self.path.text()).parent),
@@ -191,7 +188,7 @@ class QaTab(QWidget):
 
     def _show_live(self) -> None:
         if self.run is not None:
-            self._set_cell(self.index, COLUMNS.index("tokens"), str(len(self.run.rows)))
+            self._set_cell(self.index, COLUMNS.index("tokens"), str(self.run.token_count()))
             self._set_cell(self.index, COLUMNS.index("why it stopped"), self.run.verdict())
 
     def run_finished(self, run: RunRecord) -> None:
@@ -231,6 +228,8 @@ class QaTab(QWidget):
         verdict = "PASS" if result.passed and len(result.results) == total else "FAIL"
         self.status.setText(f"{verdict}: {result.n_passed}/{total} clips passed"
                             + ("" if len(result.results) == total else f" ({total - len(result.results)} not run)"))
+        if result.results:
+            self.report.write_default()
         self.suiteFinished.emit(result)
 
     # --- results ------------------------------------------------------------------------------------
@@ -245,20 +244,7 @@ class QaTab(QWidget):
 
     def write_report(self, out: str | Path) -> Path:
         """qa.json, qa.csv and qa.html in `out`; returns the HTML path."""
-        self.last_report = write_reports(self.result(), out)["html"]
-        self.status.setText(f"{self.status.text().split(' — ')[0]} — report: {self.last_report}")
-        return self.last_report
-
-    def _ask_report_dir(self) -> None:
-        out = QFileDialog.getExistingDirectory(self, "Write the QA report to")
-        if not out:
-            return
-        try:
-            html = self.write_report(out)
-        except WhisperKVError as exc:
-            self.failed.emit(failure_of(exc))
-            return
-        QDesktopServices.openUrl(QUrl.fromLocalFile(str(html)))
+        return self.report.write(out)
 
     def open_row(self, row: int) -> RunRecord | None:
         """Show the row's run in the main view (transcript, graphs, token table)."""

@@ -7,6 +7,9 @@ from app.runs.record import RunRecord
 from core.decode.events import EncodedEvent
 from core.qa.scoring import error_rate, uses_cer
 
+WARM_UP_FACTOR = 10.0     # a step this many times the run's median is a one-off, not decoding
+WARM_UP_MIN_MS = 100.0
+
 
 @dataclass
 class Comparison:
@@ -16,6 +19,7 @@ class Comparison:
     slower: RunRecord | None
     same_tokens: bool
     texts: str = ""                   # how a live run's text compares with the other's ("" for two offline runs)
+    steady_speedup: float | None = None  # whole decode without one-off warm-up steps, when a run had any
 
     def sentence(self) -> str:
         if self.faster is None or self.per_token_speedup is None:
@@ -27,6 +31,12 @@ class Comparison:
         if self.total_speedup:
             text += (f"; whole decode {self.total_speedup:.1f}× "
                      f"({f.decode_ms_total() / 1e3:.2f} s vs {s.decode_ms_total() / 1e3:.2f} s)")
+            warm = [r for r in (f, s) if warm_up_ms(r)]
+            if warm:
+                text += "; " + ", ".join(f"#{r.id} includes a one-off warm-up of {warm_up_ms(r) / 1e3:.2f} s"
+                                         f"{' (runner start)' if r.runner_loading else ''}" for r in warm)
+                text += (f", steady {self.steady_speedup:.1f}× ({steady_ms(f) / 1e3:.2f} s vs "
+                         f"{steady_ms(s) / 1e3:.2f} s)")
         if self.texts:
             text += f". {self.texts}."
         else:
@@ -35,6 +45,32 @@ class Comparison:
         if all(t for _, t in cross):
             text += " " + "; ".join(f"#{r.id}: {t}" for r, t in cross) + "."
         return text
+
+
+def warm_up_ms(run: RunRecord) -> float:
+    """Time the run's steps spent above WARM_UP_FACTOR × its median step: one-off costs such as the first
+    build of a graph (the first cache-off run of a runner) or a runner still starting, not decoding."""
+    median = run.decode_ms_per_token()
+    if not median:
+        return 0.0
+    bound = WARM_UP_FACTOR * median
+    return float(sum(s.ms - median for s in run.transcript.steps if s.ms > max(bound, WARM_UP_MIN_MS)))
+
+
+def steady_ms(run: RunRecord) -> float:
+    """The whole decode as it would be without its warm-up (each such step counted at the median)."""
+    return run.decode_ms_total() - warm_up_ms(run)
+
+
+def same_clip_pair(runs: list[RunRecord]) -> tuple[int, int] | None:
+    """The ids Compare starts with: the last run and the latest earlier run of the same audio."""
+    if not runs:
+        return None
+    last = runs[-1]
+    for run in reversed(runs[:-1]):
+        if run.audio_name == last.audio_name and run.audio_sha256 == last.audio_sha256:
+            return run.id, last.id
+    return None
 
 
 def cross_cache(run: RunRecord) -> tuple[str, int] | None:
@@ -87,4 +123,5 @@ def compare(a: RunRecord, b: RunRecord) -> Comparison:
     texts = text_comparison(a, b)
     # A live run decodes its audio many times over: its whole-decode time is no measure against a single pass.
     total = ts / tf if tf and not texts else None
-    return Comparison(per_token, total, faster, slower, same, texts)
+    steady = steady_ms(slower) / steady_ms(faster) if total and steady_ms(faster) > 0 else None
+    return Comparison(per_token, total, faster, slower, same, texts, steady)

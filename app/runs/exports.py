@@ -9,6 +9,7 @@ from typing import Callable
 
 from app.runs.record import RunRecord
 from app.runs.session import Session
+from app.runs.words import window_word_rows
 from core.decode import subtitles
 
 CSV_COLUMNS = ("step", "window", "token", "text", "logprob", "p_eot", "top", "cache_len", "cache_bytes",
@@ -20,10 +21,15 @@ def transcript_txt(run: RunRecord) -> str:
 
 
 def cues(run: RunRecord) -> list[subtitles.Cue]:
-    """The transcript's cues; a live stream's are its commits (its passes overlap, its commits do not)."""
+    """The transcript's cues: phrases of its timed words when every shown window has them (at most two
+    lines of ~42 characters and 7 s), else its segments or windows; a live stream's are its commits (its
+    passes overlap, its commits do not)."""
     if run.live is not None:
         return [subtitles.Cue(float(c["start_s"]), float(c["end_s"]), text) for c in run.live.get("commits", [])
                 if (text := str(c["text"]).strip())]
+    words = [[word for word, _ in window_word_rows(run, w.window)] for w in run.transcript.shown_windows]
+    if words and all(words):
+        return subtitles.phrase_cues([word for window in words for word in window])
     return subtitles.cues(run.transcript, run.duration_s)
 
 
@@ -70,4 +76,5 @@ def write_run(run: RunRecord, path: str | Path, name_of: Callable[[int], str] = 
 def write_session(session: Session, path: str | Path) -> Path:
     path = Path(path)
     path.write_text(session_json(session), encoding="utf-8")
+    session.saved_through = max((r.id for r in session.runs), default=0)
     return path

@@ -50,6 +50,8 @@ class RunRecord:
     runner_loading: bool = False                     # the runner was starting for this run (until its first event)
     live: dict | None = None                         # a live stream's summary (app/runs/live.py); None offline
     clip: object = None                              # the AudioClip decoded (not in the session file): plays spans
+    audio_path: str = ""                             # the clip's file and its sha256 (in the session file): the
+    audio_sha256: str = ""                           # audio is found again, or said to be gone, when the run is shown
     derived: dict = field(default_factory=dict, repr=False, compare=False)  # words per window, energy: computed once
 
     def add(self, event, arrival_ms: float) -> TokenRow | None:
@@ -141,10 +143,15 @@ class RunRecord:
     def decode_ms_total(self) -> float:
         return float(sum(s.ms for s in self.transcript.steps))
 
+    def token_count(self) -> int:
+        """What the picker and the QA table count: the transcript's text tokens (a live stream: every step)."""
+        return len(self.rows) if self.live is not None else self.transcript.token_count
+
     def label(self) -> str:
         if self.live is not None:     # counted in passes: a stream's token rows are its passes' hypotheses
             passes = len(self.transcript.windows)
             return (f"#{self.id} live: {self.audio_name} · {self.options.language_label} · "
                     f"{passes} pass{'es' if passes != 1 else ''} · {self.stop_reason or 'streaming'}")
         reason = self.stop_reason or "running"
-        return f"#{self.id} {self.audio_name} · {self.options.label()} · {len(self.rows)} tok · {reason}"
+        return f"#{self.id} {self.audio_name} · {self.options.label(self.transcript.language)} · " \
+               f"{self.token_count()} tok · {reason}"

@@ -15,6 +15,7 @@ SESSION_FORMAT = "whisperkv-session/1"
 class Session:
     runs: list[RunRecord] = field(default_factory=list)
     started: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%S"))
+    saved_through: int = 0         # the last run id written to a session file (closing asks about the rest)
 
     def new_run(self, audio_name: str, options: DecodeOptions, device: str, device_info: dict,
                 duration_s: float = 0.0) -> RunRecord:
@@ -37,6 +38,8 @@ def run_to_dict(run: RunRecord) -> dict:
     return {
         "id": run.id,
         "audio": run.audio_name,
+        "audio_path": run.audio_path,
+        "audio_sha256": run.audio_sha256,
         "duration_s": run.duration_s,
         "started": run.started,
         "settings": run.options.to_dict(),
@@ -56,5 +59,6 @@ def run_from_dict(d: dict) -> RunRecord:
     for ev in d.get("events", []):
         run.add(event_from_dict(ev), float(ev.get("host_arrival_ms", 0.0)))
     run.error = d.get("error")
+    run.audio_path, run.audio_sha256 = d.get("audio_path", ""), d.get("audio_sha256", "")
     run.live = d.get("live")
     return run

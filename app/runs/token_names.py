@@ -58,5 +58,36 @@ def event_label(ev: TokenEvent) -> str:
     return f"⟨{ev.text_bytes}⟩" if ev.text_bytes else name_of(ev.token)
 
 
+def _partial(ev: TokenEvent) -> bool:
+    """Bytes of a character that the next token completes: no text of its own yet."""
+    return bool(ev.text_bytes) and not ev.text and not ev.is_special
+
+
+def formed_text(events: list[TokenEvent], i: int) -> str:
+    """The character(s) byte token `i` forms with its neighbours in the same window (the tokens before it
+    that are bytes of the same character, and those after it up to the one that completes it); "" for a
+    token that is not such a piece, or whose character never completes."""
+    ev = events[i]
+    if not _partial(ev):
+        return ""
+    start = i
+    while start > 0 and _partial(events[start - 1]) and events[start - 1].window == ev.window:
+        start -= 1
+    data = b""
+    for e in events[start:]:
+        if e.window != ev.window or e.is_special:
+            break
+        data += bytes.fromhex(e.text_bytes or "")
+        if e.text:
+            break
+    return data.decode("utf-8", errors="ignore")
+
+
+def step_label(events: list[TokenEvent], i: int) -> str:
+    """`event_label`, but a piece of a multi-byte character shows that character, then its own bytes."""
+    formed = formed_text(events, i)
+    return f"{formed} ⟨{events[i].text_bytes}⟩" if formed else event_label(events[i])
+
+
 def hover_text(x: int, ev: TokenEvent) -> str:
     return f"step {x}: {event_label(ev)!r}  p={math.exp(ev.logprob):.2f}  p(EOT)={ev.eot_prob:.2g}"

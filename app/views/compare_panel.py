@@ -4,7 +4,7 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from app.runs.compare import compare
+from app.runs.compare import compare, same_clip_pair, warm_up_ms
 from app.runs.session import Session
 
 COLORS = ("#1f77b4", "#d62728")
@@ -38,7 +38,8 @@ class ComparePanel(QWidget):
         self.b.currentIndexChanged.connect(self.redraw)
 
     def refresh_runs(self) -> None:
-        """Relist the session's runs, keeping the choice or defaulting to the last two."""
+        """Relist the session's runs, keeping the choice or defaulting to the last run and the latest earlier
+        run of the same audio (else the last two)."""
         keep = (self.a.currentData(), self.b.currentData())
         for combo in (self.a, self.b):
             combo.blockSignals(True)
@@ -48,7 +49,8 @@ class ComparePanel(QWidget):
         ids = [r.id for r in self.session.runs]
         a, b = keep
         if a not in ids or b not in ids or a == b:
-            a, b = (ids[-2], ids[-1]) if len(ids) >= 2 else (ids[-1] if ids else None, ids[-1] if ids else None)
+            a, b = same_clip_pair(self.session.runs) or ((ids[-2], ids[-1]) if len(ids) >= 2 else
+                                                         (ids[-1] if ids else None, ids[-1] if ids else None))
         for combo, want in ((self.a, a), (self.b, b)):
             combo.setCurrentIndex(max(0, combo.findData(want)))
             combo.blockSignals(False)
@@ -58,6 +60,12 @@ class ComparePanel(QWidget):
         self.a.setCurrentIndex(self.a.findData(a_id))
         self.b.setCurrentIndex(self.b.findData(b_id))
         self.redraw()
+
+    def _scale(self, runs: list) -> None:
+        """A one-off warm-up step (hundreds of times the others) flattens a linear axis: log it, and say so."""
+        log = any(warm_up_ms(r) for r in runs)
+        self.plot.setLogMode(y=log)
+        self.plot.setTitle("Runner ms per token" + (" (log scale: a run includes a one-off warm-up)" if log else ""))
 
     def redraw(self) -> None:
         runs = [self.session.by_id(c.currentData()) for c in (self.a, self.b)]
@@ -71,6 +79,7 @@ class ComparePanel(QWidget):
             curve.setData(s["x"], s["runner_ms"])
             live = " live" if run.live is not None else ""
             legend.addItem(curve, f"{name}: #{run.id}{live} cache {'on' if run.options.cache else 'off'}")
+        self._scale([r for r in runs if r is not None])
         if all(runs) and runs[0] is not runs[1]:
             self.verdict.setText(compare(*runs).sentence())
         elif len(self.session.runs) < 2:

@@ -63,6 +63,14 @@ class QualityStrip(QLabel):
         self.quality = None
         self.hide()
 
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._hold_height()
+
+    def _hold_height(self) -> None:
+        """Wrapped text needs more lines when narrow: ask for them, so the last line is never cut."""
+        self.setMinimumHeight(self.heightForWidth(self.width()) if self.text() else 0)
+
     def show_run(self, run: RunRecord | None) -> None:
         q = window_quality(run) if run is not None else None
         if q is self.quality and (q is None) == self.isHidden():
@@ -74,6 +82,7 @@ class QualityStrip(QLabel):
             return
         failures = _failures(q)
         self.setText(describe(q))
+        self._hold_height()
         self.setToolTip("Window quality against openai-whisper's thresholds"
                         + (": " + "; ".join(failures) if failures else ""))
         self.show()

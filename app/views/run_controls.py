@@ -11,10 +11,10 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QPushButton,
-    QSpinBox,
     QVBoxLayout,
 )
 
+from app.views.bounded_spin_box import BoundedSpinBox
 from core.decode.options import TASKS, DecodeOptions
 from core.model.dims import ModelDims
 
@@ -40,7 +40,7 @@ class RunControls(QGroupBox):
         self.attention = QCheckBox("Attention (heatmap, word timings and tint, click-to-play)")
         self.attention.setToolTip("Each step also returns the alignment heads' cross-attention (8×1500 fp16, "
                                   "12 kB): where the decoder looks, and the words' times")
-        self.max_tokens = QSpinBox()
+        self.max_tokens = BoundedSpinBox("Max tokens")
         self.set_cache_ceiling(ModelDims().n_text_ctx)
         self.transcribe_button = QPushButton("Transcribe")
         self.transcribe_button.setStyleSheet("font-weight: bold;")

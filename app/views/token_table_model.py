@@ -7,7 +7,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
 from PySide6.QtGui import QColor
 
 from app.runs.record import RunRecord, TokenRow
-from app.runs.token_names import event_label, name_of
+from app.runs.token_names import name_of, step_label
 
 COLUMNS = ("step", "token", "text", "logprob", "p(EOT)", "top alternatives", "cache_len", "runner ms", "host ms")
 
@@ -56,7 +56,7 @@ class TokenTableModel(QAbstractTableModel):
             return None
         row: TokenRow = self.run.rows[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
-            return cell_text(row, index.column())
+            return cell_text(self.run.rows, index.row(), index.column())
         if role == Qt.ItemDataRole.ForegroundRole and index.column() == 2:
             return probability_color(math.exp(row.event.logprob))
         if role == Qt.ItemDataRole.TextAlignmentRole and index.column() not in (2, 5):
@@ -64,12 +64,14 @@ class TokenTableModel(QAbstractTableModel):
         return None
 
 
-def cell_text(row: TokenRow, column: int) -> str:
+def cell_text(rows: list[TokenRow], i: int, column: int) -> str:
+    row = rows[i]
     ev = row.event
+    text = step_label([r.event for r in rows[max(0, i - 4):i + 5]], min(i, 4)) if column == 2 else ""
     values = (
         str(row.x),
         str(ev.token),
-        event_label(ev),
+        text,
         f"{ev.logprob:.3f}",
         f"{ev.eot_prob:.2e}",
         "  ".join(f"{name_of(t)!r} {math.exp(lp):.2f}" for t, lp in ev.top),

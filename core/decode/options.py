@@ -64,9 +64,11 @@ class DecodeOptions:
     def language_label(self) -> str:
         return self.language or "auto"
 
-    def label(self) -> str:
+    def label(self, detected: str = "") -> str:
+        """One line for a run picker; `detected`: the language an `auto` run found, shown beside it."""
         extra = " · EOT suppressed" if self.suppress_eot else ""
-        return (f"{self.language_label} · {self.task} · cache {'on' if self.cache else 'off'} · "
+        language = f"{self.language_label} → {detected}" if self.language is None and detected else self.language_label
+        return (f"{language} · {self.task} · cache {'on' if self.cache else 'off'} · "
                 f"max {self.max_tokens}{extra}")
 
     # --- settings and session files ------------------------------------------------------------

@@ -1,9 +1,10 @@
 """Subtitles of a transcript: SRT and WebVTT text.
 
-The cues are the transcript's timed segments (timestamps mode). A window without segments (no
-timestamps asked for, or a window cut off before its done event) is one cue over its 30 s, clamped to
-the start of the next window and the end of the audio. Windows under Whisper's no-speech rule get no cue,
-as they get no text.
+With word timings (`phrase_cues`), cues are phrases of the words: at most two lines of about 42
+characters and 7 s. Otherwise the cues are the transcript's timed segments (timestamps mode). A window
+without segments (no timestamps asked for, or a window cut off before its done event) is one cue over its
+30 s, clamped to the start of the next window and the end of the audio. Windows under Whisper's no-speech
+rule get no cue, as they get no text.
 """
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ from core.model.audio import SAMPLE_RATE
 from core.model.mel import WINDOW_SAMPLES
 
 WINDOW_S = WINDOW_SAMPLES / SAMPLE_RATE
+LINE_CHARS = 42      # subtitle lines of about 42 characters, two a cue, 7 s at most (common broadcast limits)
+CUE_S = 7.0
+SENTENCE_ENDS = (".", "?", "!", "。", "？", "！")
 
 
 @dataclass
@@ -51,6 +55,40 @@ def word_cues(words) -> list[Cue]:
         if text := str(w["word"]).strip():
             out.append(Cue(float(w["start"]), max(float(w["end"]), float(w["start"])), text))
     return out
+
+
+def phrase_cues(words, line_chars: int = LINE_CHARS, cue_s: float = CUE_S) -> list[Cue]:
+    """Subtitle cues from timed words (Word, or dicts with word/start/end): each cue at most two lines of
+    about `line_chars` characters and `cue_s` seconds, a new cue after a sentence's end."""
+    out: list[Cue] = []
+    lines: list[str] = []
+    start = end = 0.0
+    for w in words:
+        w = w if isinstance(w, dict) else w.to_dict()
+        text, w_start, w_end = str(w["word"]), float(w["start"]), max(float(w["end"]), float(w["start"]))
+        if not text.strip():
+            continue
+        wrapped = _wrapped(lines, text, line_chars)
+        if lines and (len(wrapped) > 2 or w_end - start > cue_s):
+            out.append(Cue(start, end, "\n".join(lines)))
+            lines, wrapped = [], _wrapped([], text, line_chars)
+        if not lines:
+            start = w_start
+        lines, end = wrapped, w_end
+        if text.rstrip().endswith(SENTENCE_ENDS):
+            out.append(Cue(start, end, "\n".join(lines)))
+            lines = []
+    if lines:
+        out.append(Cue(start, end, "\n".join(lines)))
+    return out
+
+
+def _wrapped(lines: list[str], word: str, line_chars: int) -> list[str]:
+    """`lines` with `word` added: on the last line while it fits, else on a new one (a word keeps its
+    leading space inside a line and loses it at a line's start; CJK words have none)."""
+    if lines and len(lines[-1] + word.rstrip()) <= line_chars:
+        return [*lines[:-1], lines[-1] + word.rstrip()]
+    return [*lines, word.strip()]
 
 
 def clock(seconds: float, sep: str = ",") -> str:

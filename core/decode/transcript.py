@@ -105,6 +105,12 @@ class Transcript:
         return self.windows[-1].reason if self.windows else ""
 
     @property
+    def token_count(self) -> int:
+        """Text tokens decoded: not EOT, not timestamps, not those of an attempt a fallback replaced. The one
+        count the QA table and the studio's run picker show."""
+        return sum(1 for s in self.steps if not s.is_special)
+
+    @property
     def tokens(self) -> list[int]:
         return [t for w in self.windows for t in w.tokens]
 

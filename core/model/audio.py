@@ -1,8 +1,7 @@
-"""Read any audio libsndfile or librosa can read and turn it into 16 kHz mono float32: whole
+"""Read any audio libsndfile or FFmpeg (through PyAV) can read and turn it into 16 kHz mono float32: whole
 (`load_audio`), or block by block (`audio_blocks`) so that a long file never sits in memory at once."""
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 from typing import Iterator
 
@@ -11,8 +10,10 @@ import numpy as np
 from core.errors import AudioError
 
 SAMPLE_RATE = 16000
-SUPPORTED = (".wav", ".flac", ".mp3", ".ogg", ".oga", ".opus", ".m4a", ".aiff", ".aif", ".au")
-FORMAT_FIX = "use a WAV, FLAC, MP3 or OGG file with recorded speech"
+# The names a file dialog offers: libsndfile's, then FFmpeg's (which also reads anything else it recognises).
+SUPPORTED = (".wav", ".flac", ".mp3", ".ogg", ".oga", ".opus", ".aiff", ".aif", ".au",
+             ".m4a", ".aac", ".mp4", ".mov", ".webm", ".mkv", ".mka", ".3gp", ".amr", ".wma")
+FORMAT_FIX = "use a recording (WAV, FLAC, MP3, OGG, M4A, WebM, or a video with sound)"
 BLOCK = 1 << 19      # input frames per read: about 11 s at 48 kHz
 
 
@@ -26,9 +27,8 @@ def audio_blocks(path: str | Path, block: int = BLOCK) -> Iterator[np.ndarray]:
     """The file's samples, 16 kHz mono float32, in consecutive blocks; AudioError names what is wrong
     with the file (raised when the bad part is reached, so read it to the end before trusting it).
 
-    libsndfile's formats (WAV, FLAC, OGG, MP3, …) are read `block` frames at a time and resampled as a
-    stream. Formats only librosa reads (m4a, …) are decoded whole first: their samples (64 kB a second)
-    are then held in memory at once."""
+    libsndfile's formats (WAV, FLAC, OGG, MP3, …) are read `block` frames at a time; the rest (AAC/M4A,
+    WebM, a video's sound, …) are decoded by FFmpeg frame by frame; both are resampled as a stream."""
     path = checked_path(path)
     total = 0
     for samples in _decoded(path, block):
@@ -56,7 +56,7 @@ def nan_error(name: str) -> AudioError:
 
 
 def _open_soundfile(path: Path):
-    """The file opened by libsndfile, or None when libsndfile cannot read it (librosa then tries)."""
+    """The file opened by libsndfile, or None when libsndfile cannot read it (FFmpeg then tries)."""
     import soundfile as sf
 
     try:
@@ -67,35 +67,34 @@ def _open_soundfile(path: Path):
 
 def _decoded(path: Path, block: int) -> Iterator[np.ndarray]:
     f = _open_soundfile(path)
-    try:
-        if f is None:
-            yield _librosa_load(path)
-            return
-        with f:
-            yield from _resampled(_mono_blocks(f, block), f.samplerate)
-    except AudioError:
-        raise
-    except Exception as exc:
-        kind = "an unsupported format" if path.suffix.lower() not in SUPPORTED else "corrupt or unreadable"
-        raise AudioError(f"cannot decode {path.name}: {kind} ({type(exc).__name__})", FORMAT_FIX) from exc
-
-
-def _librosa_load(path: Path) -> np.ndarray:
-    import librosa  # imported only here: it costs ~2 s and the board runner never needs it
-
-    with warnings.catch_warnings():  # librosa's fallback chatter: the error above says it plainly
-        warnings.simplefilter("ignore")
+    if f is None:
+        yield from _ffmpeg_decoded(path, block)
+        return
+    with f:
         try:
-            audio, _ = librosa.load(str(path), sr=SAMPLE_RATE, mono=True, dtype=np.float32)
-        except librosa.util.exceptions.ParameterError as exc:
-            if "finite" in str(exc):       # librosa refuses NaN/Inf before we could count them
-                raise nan_error(path.name) from None
+            yield from _resampled(_mono_blocks(f, block), f.samplerate)
+        except AudioError:
             raise
-    return audio
+        except Exception as exc:
+            raise AudioError(f"cannot decode {path.name}: libsndfile read its {f.format} header ({f.subtype}) "
+                             f"but not its samples ({type(exc).__name__}: {exc})",
+                             "the file is cut short or damaged; " + FORMAT_FIX) from exc
+
+
+def _ffmpeg_decoded(path: Path, block: int) -> Iterator[np.ndarray]:
+    from core.model.audio_ffmpeg import open_ffmpeg
+
+    track = open_ffmpeg(path)
+    if track is None:
+        kind = ("an unsupported format" if path.suffix.lower() not in SUPPORTED
+                else f"what is inside is not {path.suffix} audio, or the file is cut short")
+        raise AudioError(f"cannot read {path.name}: unreadable, neither libsndfile nor FFmpeg recognises it as "
+                         f"audio ({kind})", FORMAT_FIX)
+    yield from _resampled(track.blocks(block), track.rate)
 
 
 def _mono_blocks(f, block: int) -> Iterator[np.ndarray]:
-    """What librosa.load does per frame for the formats libsndfile reads: float32, the channel mean."""
+    """What librosa.load does per frame: float32, the channel mean."""
     while True:
         data = f.read(block, dtype="float32", always_2d=True)
         if not len(data):

@@ -25,6 +25,7 @@ from core.qa.suite import Clip, Suite
 
 Decode = Callable[[np.ndarray, DecodeOptions, int], Iterable[Event]]
 # One row per clip, as the CLI table, the HTML summary and the GUI QA tab all show it.
+REUSED = "encoder reused"      # a timing cell of a clip whose encoder output came from an earlier run
 SUMMARY_COLUMNS = ("clip", "result", "error rate", "limit", "stop", "tokens", "encoder ms", "ms/token p50",
                    "p95", "RTF", "why it stopped")
 
@@ -61,6 +62,7 @@ class ClipResult:
     error: str = ""               # the clip could not be decoded to its end (`text` holds what was decoded)
     focus: str = ""               # where the EOT step looked, e.g. "EOT while attention was at 10.6 s of 11.0 s (...)"
     attention: dict | None = None  # a failing clip's cross-attention heatmap (core/qa/attention_map.py)
+    encoder_reused: bool = False  # the runner reused an earlier encoder output: encoder ms and RTF are not this clip's
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -68,8 +70,10 @@ class ClipResult:
     def summary_cells(self) -> tuple[str, ...]:
         """This clip's SUMMARY_COLUMNS as text."""
         return (self.name, "PASS" if self.passed else "FAIL", f"{self.metric.upper()} {_fmt(self.error_rate, '.3f')}",
-                f"{self.max_error:.2f}", self.stop_reason, str(self.tokens), _fmt(self.encoder_ms, ".0f"),
-                _fmt(self.per_token_ms_p50), _fmt(self.per_token_ms_p95), _fmt(self.rtf, ".2f"), self.verdict)
+                f"{self.max_error:.2f}", self.stop_reason, str(self.tokens),
+                REUSED if self.encoder_reused else _fmt(self.encoder_ms, ".0f"),
+                _fmt(self.per_token_ms_p50), _fmt(self.per_token_ms_p95),
+                f"{_fmt(self.rtf, '.2f')} ({REUSED})" if self.encoder_reused else _fmt(self.rtf, ".2f"), self.verdict)
 
 
 @dataclass
@@ -123,7 +127,7 @@ def score(clip: Clip, transcript: Transcript, wall_ms: float, duration_s: float,
         name=clip.name, audio=str(clip.audio), language=clip.language, metric=clip.metric,
         max_error=clip.max_error, reference=clip.reference, text=transcript.text, error_rate=round(rate, 4),
         passed=not failures, failures=failures, stop_reason=transcript.stop_reason, verdict=diagnosis.verdict,
-        detected_language=s["language"], tokens=len(transcript.tokens),
+        detected_language=s["language"], tokens=transcript.token_count,
         token_ids=list(transcript.tokens), steps=len(transcript.steps),
         encoder_ms=_ms(transcript.encoder_ms), decode_ms=s["decode_ms"],
         per_token_ms_p50=_ms(np.percentile(ms, 50)) if ms else None,
@@ -132,7 +136,8 @@ def score(clip: Clip, transcript: Transcript, wall_ms: float, duration_s: float,
         rtf=round(wall_ms / 1e3 / duration_s, 4) if duration_s > 0 else None,
         segments=list(transcript.segments), loop=asdict(diagnosis.loop) if diagnosis.loop else None,
         windows=[_window_summary(w) for w in diagnosis.windows],
-        series=_series(transcript.steps, diagnosis), focus=focus.describe() if focus else "", attention=heatmap)
+        series=_series(transcript.steps, diagnosis), focus=focus.describe() if focus else "", attention=heatmap,
+        encoder_reused=any(w.cache_hit for w in transcript.windows))
 
 
 def _window_summary(w: WindowDiagnosis) -> dict:

@@ -164,6 +164,7 @@ class SshTransport(Transport):
         agent = self.allow_agent and bool(os.environ.get("SSH_AUTH_SOCK"))
         tried = ", ".join(keys + (["the agent"] if agent else []) + (["a password"] if self.password else []))
         if not tried:
+            self._check_reachable()   # the network first: keys do not matter for a host that cannot be reached
             raise AuthError(f"no SSH key, agent or password to log in to {self.label}",
                             f"create a key with `ssh-keygen`, pass ?key=PATH, start ssh-agent, or use a password "
                             f"(looked for {', '.join(t.identities)})")
@@ -196,6 +197,21 @@ class SshTransport(Transport):
                                  "check the address and port, and that sshd runs on the board") from None
         c.get_transport().set_keepalive(int(self.keepalive))
         return c
+
+    def _check_reachable(self) -> None:
+        """TransportError naming the network problem when nothing answers at the host's SSH port."""
+        t = self.target
+        try:
+            socket.create_connection((t.hostname, t.port), timeout=self.connect_timeout).close()
+        except socket.gaierror as exc:
+            raise TransportError(f"cannot find the host {t.hostname!r}: the name does not resolve ({exc.strerror})",
+                                 "check the host name, or give the board's IP address") from None
+        except (socket.timeout, TimeoutError):
+            raise TransportError(f"{t.hostname} did not answer on port {t.port} within {self.connect_timeout:.0f} s",
+                                 "check the board is powered and on the network, and the address and port") from None
+        except OSError as exc:
+            raise TransportError(f"cannot reach {t.hostname} on port {t.port}: {exc.strerror or exc}",
+                                 "check the address and port, and that sshd runs on the board") from None
 
     def close(self) -> None:
         with self._lock:

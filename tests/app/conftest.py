@@ -1,6 +1,10 @@
 """GUI test helpers: a settings file per test, event waiting, and one real transcription shared per module."""
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
+import tempfile
 import time
 from functools import lru_cache
 
@@ -8,6 +12,10 @@ import pytest
 from PySide6.QtCore import QEventLoop, QSettings, QTimer
 
 from tests.conftest import AUDIO
+
+# The studio writes QA reports under its data folder when a suite ends: the tests' go to a folder of their own.
+os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="whisperkv-test-data-")
+atexit.register(shutil.rmtree, os.environ["XDG_DATA_HOME"], True)
 
 GIVE_UP_S = 600  # only a safety net against a hang; no test checks how long anything takes
 

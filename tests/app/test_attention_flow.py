@@ -29,7 +29,7 @@ def window(qapp, tmp_path_factory):
 def played(window):
     """What the click-to-play sink was asked to play."""
     calls = []
-    window.span_player.sink = calls.append
+    window.span_player.output.sink = calls.append
     yield calls
 
 

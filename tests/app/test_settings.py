@@ -29,3 +29,18 @@ def test_options_profiles_and_recent_files_persist(qtbot, tmp_path):
     assert second.settings.recent[0] == "/data/clip.wav"
     assert second.audio.recent_menu.actions()[0].text() == "/data/clip.wav"
     second.close()
+
+
+def test_suppress_eot_is_not_carried_into_the_next_session(qtbot, tmp_path):
+    """A diagnostics trap: decoding past EOT is asked for each time, never restored at start-up."""
+    ini = tmp_path / "app.ini"
+    first = make_window(settings_file(ini))
+    qtbot.addWidget(first)
+    first.controls.set_options(DecodeOptions(suppress_eot=True, max_tokens=448, language="en"))
+    first.close()
+    second = make_window(settings_file(ini))
+    qtbot.addWidget(second)
+    options = second.controls.options()
+    assert not options.suppress_eot and not second.controls.suppress_eot.isChecked()
+    assert options.max_tokens == 448 and options.language == "en"     # the rest is restored
+    second.close()

@@ -80,6 +80,17 @@ def setup_error(capsys, argv) -> str:
     return err
 
 
+def test_a_suite_clip_recorded_as_m4a_passes(tmp_path, capsys, in_process):
+    """QA reads what the CLI reads: the hello-world clip as AAC in .m4a (written from the WAV here)."""
+    from tests.audio_files import write_as
+
+    m4a = write_as(HELLO, tmp_path / "hello.m4a")
+    code = main(["qa", str(suite(tmp_path, audio=m4a)), "--device", "inprocess", "--out", str(tmp_path / "r")])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "hello.m4a" in out and "1/1 passed" in out
+
+
 def test_setup_errors_exit_2(tmp_path, capsys, in_process):
     out = ["--out", str(tmp_path / "r"), "--device", "inprocess"]
     assert "suite file not found" in setup_error(capsys, ["qa", str(tmp_path / "none.toml"), *out])

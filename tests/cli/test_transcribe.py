@@ -46,11 +46,20 @@ def one_clear_line(r):
 def test_errors_exit_non_zero_with_one_line(tmp_path):
     assert "not found" in one_clear_line(whisperkv("transcribe", str(tmp_path / "missing.wav")))
     (tmp_path / "corrupt.wav").write_bytes(b"RIFF" + b"\x00" * 100)
-    assert "corrupt" in one_clear_line(whisperkv("transcribe", str(tmp_path / "corrupt.wav")))
+    assert "unreadable" in one_clear_line(whisperkv("transcribe", str(tmp_path / "corrupt.wav")))
     sf.write(tmp_path / "zero.wav", np.zeros(0, np.float32), 16000)
     one_clear_line(whisperkv("transcribe", str(tmp_path / "zero.wav")))
     assert "--model" in one_clear_line(whisperkv("transcribe", str(AUDIO / "test_en.wav"), "--model", str(tmp_path)))
     assert "unknown language" in one_clear_line(whisperkv("transcribe", str(AUDIO / "test_en.wav"), "--language", "xx"))
+
+
+def test_a_phone_recording_in_m4a_prints_the_sentence(tmp_path):
+    """AAC in an .m4a, as phones write it (made from test_en.wav): libsndfile cannot read it, FFmpeg can."""
+    from tests.audio_files import write_as
+
+    r = whisperkv("transcribe", str(write_as(AUDIO / "test_en.wav", tmp_path / "jfk.m4a")))
+    assert r.returncode == 0, r.stderr
+    assert "ask not what your country can do for you" in r.stdout
 
 
 def test_silence_ends_and_says_how(tmp_path):

@@ -46,3 +46,22 @@ def test_a_file_that_is_not_audio_shows_problem_and_fix(qtbot, tmp_path):
     assert dialog is not None and dialog.isVisible()
     assert "notes.wav" in dialog.text() and "Fix:" in dialog.informativeText()
     assert not window.controls.transcribe_button.isEnabled()
+
+
+def test_a_phone_recording_in_m4a_and_a_video_load_like_a_wav(qtbot, tmp_path):
+    """AAC in .m4a and the sound of an .mp4, written from test_en.wav: FFmpeg decodes what libsndfile cannot."""
+    from app.audio.panel import AUDIO_FILTER
+    from tests.audio_files import write_as
+
+    assert "*.m4a" in AUDIO_FILTER and "*.webm" in AUDIO_FILTER and "*.mp4" in AUDIO_FILTER
+    window = make_window(settings_file(tmp_path / "app.ini"))
+    qtbot.addWidget(window)
+    for kind in ("m4a", "mp4"):
+        loaded = []
+        window.clipLoaded.connect(loaded.append)
+        drop(window, write_as(AUDIO / "test_en.wav", tmp_path / f"jfk.{kind}"))
+        wait_for(lambda: loaded, f"the .{kind} file to load")
+        window.clipLoaded.disconnect(loaded.append)
+        assert loaded[0] is not None and loaded[0].name == f"jfk.{kind}"
+        assert abs(loaded[0].duration_s - 11.0) < 0.1 and loaded[0].mels.shape == (1, 80, 3000)
+    assert window.findChild(QMessageBox, OBJECT_NAME) is None

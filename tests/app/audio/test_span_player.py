@@ -65,8 +65,13 @@ def test_a_failing_output_is_a_failure_not_a_traceback(qtbot):
 
     player = SpanPlayer(sink=no_device)
     player.failed.connect(failures.append)
+    notes = []
+    player.note.connect(notes.append)
     player.play_step(run_of(clip_of()), 0)
-    assert failures and "no usable audio output" in failures[0].problem
+    assert len(failures) == 1 and "no usable audio output" in failures[0].problem
+    for _ in range(3):                                   # each click on a word used to pop the same dialog
+        player.play_step(run_of(clip_of()), 0)
+    assert len(failures) == 1 and len(notes) == 3 and "reported once" in notes[0]
 
 
 def test_a_finished_window_plays_its_word(qtbot):

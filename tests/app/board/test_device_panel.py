@@ -31,3 +31,34 @@ def test_deploy_to_a_local_directory_shows_progress(qtbot, tmp_path):
     assert len(values) > 1
     assert (target / "device" / "runner" / "agent.py").is_file()
     assert "failed" not in window.device.info.toPlainText()
+
+
+def test_an_unreachable_ssh_board_is_named_as_a_network_problem_in_the_forms_words(qtbot, tmp_path, monkeypatch):
+    """No key and no sshd: the first thing said is the network, and no URL syntax (?key=PATH) the form lacks."""
+    import socket
+
+    from app.board.profile import DeviceProfile
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    window = make_window(settings_file(tmp_path / "app.ini"))
+    qtbot.addWidget(window)
+    failures = []
+    window.failureShown.connect(failures.append)
+    window.device.show_profile(DeviceProfile(kind="ssh", host="127.0.0.1", user="qa", port=port))
+    window.device.test_button.click()
+    wait_for(lambda: failures, "the connection test to fail")
+    text = f"{failures[0].problem} {failures[0].fix}"
+    assert f"cannot reach 127.0.0.1 on port {port}" in failures[0].problem
+    assert "?" not in text and "key" not in text.lower()
+
+
+def test_url_settings_in_a_fix_are_named_as_the_forms_fields():
+    from app.board.form_terms import in_form_terms
+    from app.errors import Failure
+
+    said = in_form_terms(Failure("x refused authentication", "check the user name, pass ?key=PATH, or use a password"))
+    assert said.fix == "check the user name, fill in Key file, or use a password"

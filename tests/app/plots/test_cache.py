@@ -14,8 +14,8 @@ def test_the_title_shows_self_and_cross_cache_sizes(qtbot):
     session = Session()
     plot.draw(run_with(session, "kv", KV_BYTES, 10.0))
     # five tokens: cache_len 8 after the last, 8 x 24 576 B
-    assert plot.plotItem.titleLabel.text == "KV-cache fill · self K/V 0.20 MB + cross K/V 36.9 MB"
+    assert plot.title.head == "KV-cache fill · self K/V 0.20 MB + cross K/V 36.9 MB"
     plot.draw(run_with(session, "absorbed", F_BYTES, 10.0))
-    assert plot.plotItem.titleLabel.text == "KV-cache fill · self K/V 0.20 MB + cross F 3.1 MB (absorbed)"
+    assert plot.title.head == "KV-cache fill · self K/V 0.20 MB + cross F 3.1 MB (absorbed)"
     plot.draw(make_run(session, [EncodedEvent(0, 900.0, "en"), token(0, 0, 1, "x")]))
-    assert plot.plotItem.titleLabel.text == "KV-cache fill"
+    assert plot.title.head == "KV-cache fill"

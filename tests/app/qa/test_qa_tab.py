@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
 from app.runs.session import Session
 from core.decode.events import DoneEvent, EncodedEvent, TokenEvent
@@ -182,3 +182,18 @@ def test_a_clip_whose_runner_dies_fails_with_the_text_decoded_so_far(qtbot, tmp_
     (r,) = result.results
     assert not r.passed and r.error.startswith("the link to scripted closed") and r.text == "Hello world."
     assert cell(tab, 0, "result") == "FAIL"
+
+
+def test_the_report_is_written_when_the_run_ends_and_open_report_says_where_it_is(qtbot, tmp_path, monkeypatch):
+    """No "Write report…" needed: qa.html lands under the studio's data folder; with no viewer to start
+    (no xdg-open on PATH here), "Open report" says where the file is, in text that can be copied."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("PATH", str(tmp_path / "no-programs"))
+    tab, result = run_tab(qtbot, ScriptedHost(), suite(tmp_path, "Hello world."))
+    html = tab.report.last
+    assert html is not None and html.is_file() and html.name == "qa.html"
+    assert html.is_relative_to(tmp_path / "data") and "qa-reports" in html.parts
+    assert (html.parent / "qa.json").is_file() and tab.report.open_button.isEnabled()
+    assert tab.report.open() is False
+    assert tab.report.where.text() == f"No viewer could be started for the report: open it yourself, it is at {html}"
+    assert tab.report.where.textInteractionFlags() & Qt.TextInteractionFlag.TextSelectableByMouse

@@ -29,3 +29,36 @@ def test_a_runner_that_does_not_report_its_cross_cache_adds_nothing():
     assert cross_cache(older) is None and cross_text(older) == ""
     other = run_with(session, "kv", KV_BYTES, 10.0)
     assert "cross" not in compare(older, other).sentence()
+
+
+def test_a_one_off_warm_up_is_marked_and_the_steady_figure_given():
+    """The first cache-off run of a runner builds its graph once (13 s here): the whole-decode ratio with it
+    is no measure of the cache, so the steady ratio is given beside it."""
+    session = Session()
+    on = make_run(session, [EncodedEvent(0, 900.0, "en")] + [token(0, i, i + 1, "x", ms=10.0) for i in range(6)])
+    off_events = [token(0, i, i + 1, "x", ms=15.0) for i in range(6)]
+    off_events[1] = token(0, 1, 2, "x", ms=13000.0)
+    off = make_run(session, [EncodedEvent(0, 900.0, "en")] + off_events, cache=False)
+    sentence = compare(on, off).sentence()
+    assert f"#{off.id} includes a one-off warm-up of 12.98 s" in sentence
+    assert "steady 1.5× (0.06 s vs 0.09 s)" in sentence
+    assert "warm-up" not in compare(on, make_run(session, [EncodedEvent(0, 900.0, "en")] +
+                                                  [token(0, i, i + 1, "x", ms=15.0) for i in range(6)])).sentence()
+
+
+def test_compare_starts_with_two_runs_of_the_same_clip(qtbot):
+    from app.views.compare_panel import ComparePanel
+
+    session = Session()
+    first = make_run(session, [EncodedEvent(0, 900.0, "en")] + [token(0, i, i + 1, "x", ms=10.0) for i in range(4)])
+    other = make_run(session, [EncodedEvent(0, 900.0, "zh")] + [token(0, i, i + 1, "x", ms=10.0) for i in range(4)])
+    other.audio_name = "test_zh.wav"
+    spike = [token(0, i, i + 1, "x", ms=12.0) for i in range(4)]
+    spike[1] = token(0, 1, 2, "x", ms=9000.0)
+    last = make_run(session, [EncodedEvent(0, 900.0, "en")] + spike, cache=False)
+    panel = ComparePanel(session)
+    qtbot.addWidget(panel)
+    panel.refresh_runs()
+    assert (panel.a.currentData(), panel.b.currentData()) == (first.id, last.id)
+    assert panel.plot.getPlotItem().ctrl.logYCheck.isChecked()
+    assert "log scale" in panel.plot.getPlotItem().titleLabel.text

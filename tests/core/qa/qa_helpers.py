@@ -23,7 +23,7 @@ def fake_events(tokens, text, reason, eot_p=0.9, ms=10.0):
     for i, tok in enumerate(tokens + ([EOT_TOKEN] if reason == "eot" else [])):
         out.append(TokenEvent(window=0, step=i, token=tok, text="", logprob=-0.1,
                               eot_prob=eot_p if tok == EOT_TOKEN else 0.01, top=[(tok, -0.1)], cache_len=4 + i,
-                              cache_bytes=0, ms=ms + i))
+                              cache_bytes=0, ms=ms + i, is_special=tok == EOT_TOKEN))
     out.append(DoneEvent(window=0, reason=reason, tokens=tokens, text=text, ms_total=500.0, language="en"))
     return out
 

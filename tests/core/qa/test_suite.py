@@ -6,7 +6,7 @@ import json
 import pytest
 
 from core.qa.report import to_csv, write_reports
-from core.qa.run import SuiteResult, run_suite, score
+from core.qa.run import SUMMARY_COLUMNS, SuiteResult, run_suite, score
 from core.qa.suite import SuiteError, load_suite
 from tests.conftest import AUDIO
 from tests.core.qa.qa_helpers import CLIP, decoder, fake_transcript, write
@@ -114,3 +114,23 @@ def test_timestamped_clip_has_monotone_segments_within_the_audio(tmp_path, model
     assert bounds[0] >= 0 and bounds[-1] <= r.duration_s + 0.02   # one 20 ms timestamp step of slack
     html = write_reports(result, tmp_path / "out")["html"].read_text()
     assert "timestamped segments" in html and html.count("<svg") == 4
+
+
+def test_a_clip_on_a_reused_encoder_output_says_so_in_its_row(tmp_path):
+    """The runner keeps encoder outputs: a clip the studio decoded before shows an encoder of a few ms. Its row
+    must say the encoder was reused, not pass that off as this clip's timing."""
+    from dataclasses import replace as copy
+
+    from core.decode.events import EncodedEvent
+    from core.decode.transcript import Transcript
+    from tests.core.qa.qa_helpers import fake_events
+
+    clip = load_suite(write(tmp_path, CLIP + "max_wer = 0.5\n")).clips[0]
+    fresh = score(clip, fake_transcript([1, 2], " Ask not!", "eot"), wall_ms=2000, duration_s=11.0)
+    assert not fresh.encoder_reused and "reused" not in " ".join(fresh.summary_cells())
+    reused = Transcript()
+    for ev in fake_events([1, 2], " Ask not!", "eot"):
+        reused.add(copy(ev, cache_hit=True, ms=3.0) if isinstance(ev, EncodedEvent) else ev)
+    row = score(clip, reused, wall_ms=300, duration_s=11.0)
+    cells = dict(zip(SUMMARY_COLUMNS, row.summary_cells()))
+    assert row.encoder_reused and cells["encoder ms"] == "encoder reused" and "(encoder reused)" in cells["RTF"]

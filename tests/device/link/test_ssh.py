@@ -166,9 +166,28 @@ def test_refused_password_is_a_clear_auth_error(sshd, known_hosts, tmp_path, mon
         t.run(["true"])
 
 
-def test_no_credentials_at_all_is_named_before_connecting(known_hosts, tmp_path, monkeypatch):
+def test_no_credentials_at_all_is_named_once_the_host_answers(sshd, known_hosts, tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
-    t = SshTransport("127.0.0.1", "root", 1, known_hosts=known_hosts, allow_agent=False, config_path=NO_CONFIG)
+    t = SshTransport("127.0.0.1", "root", sshd.port, known_hosts=known_hosts, allow_agent=False, config_path=NO_CONFIG)
     with pytest.raises(AuthError, match="no SSH key, agent or password") as err:
         t.run(["true"])
     assert "ssh-keygen" in err.value.fix
+
+
+def test_an_unreachable_host_without_keys_names_the_network_first(tmp_path, monkeypatch):
+    """No key and nothing listening: the network is the problem to fix first, not the keys."""
+    import socket
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with socket.socket() as s:                          # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    t = SshTransport("127.0.0.1", "root", port, allow_agent=False, config_path=NO_CONFIG)
+    with pytest.raises(TransportError) as err:
+        t.run(["true"])
+    assert not isinstance(err.value, AuthError)
+    assert f"cannot reach 127.0.0.1 on port {port}" in err.value.problem and "refused" in err.value.problem.lower()
+    assert "key" not in str(err.value).lower()
+    t = SshTransport("no-such-board.invalid", "root", 22, allow_agent=False, config_path=NO_CONFIG)
+    with pytest.raises(TransportError, match="does not resolve"):
+        t.run(["true"])
