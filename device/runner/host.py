@@ -19,6 +19,9 @@ class ModelHost:
         self.error: str | None = None
         self.model = None           # device.runner.load.LoadedModel
         self.encoder_cache = None
+        from device.runner.soc import board_soc
+
+        self.soc = board_soc()        # read once: hello names it (docs/protocol.md)
         t0 = time.perf_counter()
         try:
             from core.model.encoder_cache import EncoderCache
@@ -46,6 +49,7 @@ class ModelHost:
                 **({"backend_detail": m.backend.describe()} if hasattr(m.backend, "describe") else {}),
                 "model": {"dims": asdict(dims), "sha256": m.sha256, "source": m.source},
                 "cache": {"max_len": dims.n_text_ctx, "bytes_per_token": dims.cache_bytes_per_token()},
+                "soc": self.soc,
                 "limits": limits,
                 "mel_dtypes": list(P.MEL_DTYPES),
                 "features": self.features()}
