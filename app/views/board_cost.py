@@ -25,7 +25,7 @@ class BoardCostLabel(QLabel):
         zones = [z for z in s.get("zones") or [] if z.get("temp_c") is not None]
         hottest = max(zones, key=lambda z: z["temp_c"], default=None)
         hot = bool(s.get("throttling")) or (hottest is not None and hottest["temp_c"] >= HOT_C)
-        num = lambda v, spec: "?" if v is None else format(v, spec)  # noqa: E731
+        num = lambda v, spec: "?" if v is None else format(v, spec)
         temp = f"{hottest['temp_c']:.1f} °C" if hottest else "no thermal zone"
         self.setText(f"{self.soc} · CPU {num(s.get('cpu_s'), '.1f')} s · RSS {num(s.get('rss_mb'), '.0f')} MB · "
                      f"free {num(s.get('mem_available_mb'), '.0f')} MB · {temp}"

@@ -52,5 +52,6 @@ def describe(cost: dict | None) -> str:
         return "no board samples (a runner that predates them, or in-process)"
     fmt = lambda v, spec, unit: "?" if v is None else f"{v:{spec}}{unit}"  # noqa: E731
     line = (f"peak runner RSS {fmt(cost['peak_rss_mb'], '.0f', ' MB')}, available memory down to "
-            f"{fmt(cost['min_mem_available_mb'], '.0f', ' MB')}, peak temperature {fmt(cost['peak_temp_c'], '.1f', ' C')}")
+            f"{fmt(cost['min_mem_available_mb'], '.0f', ' MB')}, "
+            f"peak temperature {fmt(cost['peak_temp_c'], '.1f', ' C')}")
     return line + (f"; ran hot or throttled: {', '.join(cost['flagged'])}" if cost["flagged"] else "")

@@ -35,7 +35,8 @@ def _millideg(text: str | None) -> float | None:
 def thermal_zones(root: str | None = None) -> list[dict]:
     """[{zone, type, temp_c, passive_c}] for each readable zone; passive_c is its lowest passive trip point."""
     zones = []
-    for d in sorted(glob.glob(os.path.join(root or THERMAL, "thermal_zone*")), key=lambda p: int(p.rsplit("zone", 1)[1])):
+    found = glob.glob(os.path.join(root or THERMAL, "thermal_zone*"))
+    for d in sorted(found, key=lambda p: int(p.rsplit("zone", 1)[1])):
         temp = _millideg(_read(os.path.join(d, "temp")))
         if temp is None:
             continue
