@@ -35,7 +35,7 @@ def chroot(root: Path, cmd: list[str], **kw) -> subprocess.CompletedProcess:
 
 def require_root() -> None:
     if os.geteuid() != 0:
-        raise Missing("board-in-a-box needs root (chroot, mounts, debootstrap): run it with sudo")
+        raise Missing("root is needed (chroot, mounts, debootstrap): run it with sudo")
 
 
 def require_tools(names: tuple[str, ...]) -> None:
