@@ -86,6 +86,8 @@ def transcribe_on_device(args, open_audio, report) -> int:
             info = connecting.result()
         t0 = time.perf_counter() - audio_s
         t_link = time.monotonic()
+        samples: list[dict] = []           # what the board reported while the windows ran (`sample` events)
+        client.on_sample = samples.append
 
         def decode_one(mel, options, n_frames):
             # max_windows: the runner ends the request at this window's done (a runner that does not
@@ -102,7 +104,9 @@ def transcribe_on_device(args, open_audio, report) -> int:
                 stream.close()
 
         return report(feed(decode_one), args, t0, backend=info.backend, model_sha256=info.model_sha256,
-                      runner_version=info.runner_version, link=link)
+                      runner_version=info.runner_version, link=link,
+                      # filled as the windows run: --json prints it after the last one
+                      **({"soc": info.soc, "samples": samples} if info.soc else {}))
     finally:
         client.close()
         transport.close()

@@ -15,6 +15,7 @@ import time
 from cli.device_cmds import add_device_args
 from cli.qa_devices import check_languages, device_urls, starter
 from core.qa.baseline import MARKS, SlowerRule, compare, describe, load_baseline, settings
+from core.qa.board_cost import describe as board_line
 from core.qa.farm import QAReport
 from core.qa.parallel import run_on_device, run_on_devices
 from core.qa.report import write_reports
@@ -126,11 +127,16 @@ def run(args) -> int:
 
 
 def _summary(report: QAReport, out) -> None:
-    """Per device (with several): clips passed or why it failed; the cross-device view; the baseline's marks."""
+    """Per device (with several): clips passed or why it failed; what each board paid; the cross-device view;
+    the baseline's marks."""
     for run in report.runs if report.multi else ():
         r = run.result
         print(f"{run.device}: {r.n_passed}/{len(r.results)} passed"
               + (f"; device FAILED: {run.error}" if run.error else ""), file=out)
+    for run in report.runs:
+        soc = run.result.meta.get("soc")
+        if run.board or soc:
+            print(f"{run.device}: {_soc_label(soc)}; {board_line(run.board)}", file=out)
     for x in report.device_rows:
         same, delta, ratio = x.cells()
         said = ("not compared: one of them has no result" if x.tokens_identical is None else
@@ -144,6 +150,10 @@ def _summary(report: QAReport, out) -> None:
             c = report.comparison(run.device, r.name)
             for phrase in describe(c, r) if c else ["not in the baseline"]:
                 print(f"  {run.device + ' ' if report.multi else ''}{r.name}: {phrase}", file=out)
+
+
+def _soc_label(soc: dict | None) -> str:
+    return f"SoC {soc['name']} (NPU {soc['npu']})" if soc else "SoC not reported"
 
 
 class _Ticker:

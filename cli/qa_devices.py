@@ -63,12 +63,21 @@ def open_decoder(args, url: str, suite, stack: ExitStack):
     stack.callback(client.close)
     info = client.connect()
     meta = {"device": transport.label, "backend": info.backend, "model_sha256": info.model_sha256,
-            "runner_version": info.runner_version}
+            "runner_version": info.runner_version, **({"soc": info.soc} if info.soc else {})}
+    return ClientDecode(client), (RunnerError,), meta
 
-    def decode(mels, options, n_frames):
-        return (arrival.event for arrival in client.transcribe(mels, options, n_frames=n_frames))
 
-    return decode, (RunnerError,), meta
+class ClientDecode:
+    """core.qa.run's decode over a connected client; samples() is what the board reported during the last clip."""
+
+    def __init__(self, client):
+        self.client = client
+
+    def __call__(self, mels, options, n_frames):
+        return (arrival.event for arrival in self.client.transcribe(mels, options, n_frames=n_frames))
+
+    def samples(self) -> list[dict]:
+        return list(self.client.samples)
 
 
 def _installed_languages() -> dict | None:

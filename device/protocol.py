@@ -19,7 +19,7 @@ N_MELS, N_FRAMES = 80, 3000
 MEL_DTYPES = ("float16", "float32")
 # What this runner takes beyond protocol 1 as first written, listed in `hello.features`; a host sends such a
 # field only to a runner that lists it (an older runner would ignore it and answer something else).
-FEATURES = ("prompt", "seek_timestamps", "draft")
+FEATURES = ("prompt", "seek_timestamps", "draft", "samples")
 
 # Error codes carried by `error` events.
 BAD_FRAME = "bad_frame"              # header is not UTF-8 JSON object with a string "op"

@@ -12,6 +12,7 @@ from app.board.profile import DeviceProfile
 from app.board.tasks import deploy, test_connection
 from app.board.worker import TranscribeWorker
 from app.errors import RESTART_RUNNER, Failure
+from app.views.board_cost import BoardCostLabel
 from app.views.status_bar import StatusBar
 
 
@@ -30,6 +31,9 @@ class BoardController(QObject):
         panel.deployRequested.connect(self.deploy_device)
         worker.connected.connect(self._on_connected)
         worker.failed.connect(self._on_worker_failed)
+        self.cost = BoardCostLabel()      # beside the run: the SoC, then what each second of it costs the board
+        status.addPermanentWidget(self.cost)
+        worker.samples.connect(self.cost.show_sample)
 
     def run_info(self) -> dict:
         """What a run records of its device: the device-info and the runner's hello."""
@@ -43,6 +47,7 @@ class BoardController(QObject):
         self.runner = summary
         profile = self.worker.profile or DeviceProfile()
         self.status.show_device(profile.url(), "connected", summary)
+        self.cost.show_soc(summary.get("soc"))
         self.connected.emit(summary)
 
     def _on_worker_failed(self, run_id: int, failure: Failure) -> None:

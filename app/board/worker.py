@@ -26,7 +26,8 @@ BATCH_S = 0.02
 def runner_summary(info) -> dict:
     """The hello fields the status bar and the session JSON keep."""
     return {"runner_version": info.runner_version, "backend": info.backend, "model_sha256": info.model_sha256,
-            "cache_max_len": info.cache_max_len, "bytes_per_token": info.bytes_per_token, "protocol": info.protocol}
+            "cache_max_len": info.cache_max_len, "bytes_per_token": info.bytes_per_token, "protocol": info.protocol,
+            "soc": info.soc}
 
 
 class Batcher:
@@ -57,6 +58,7 @@ class TranscribeWorker(QObject):
     events = Signal(int, list)             # run id, [(core event, host ms since the request was sent)]
     finished = Signal(int)                 # run id; the run ended with a done event
     failed = Signal(int, object)           # run id (0 when connecting), Failure
+    samples = Signal(int, dict)            # run id, a `sample` event: what the board pays (docs/protocol.md)
 
     # Requests from the UI thread arrive through these queued signals.
     _connect_requested = Signal(object, str)
@@ -161,6 +163,7 @@ class TranscribeWorker(QObject):
         batch = Batcher(lambda items: self.events.emit(run_id, items))
         try:
             client = self._ensure_client(profile, password, run_id)
+            client.on_sample = lambda sample: self.samples.emit(run_id, sample)
             cancel_sent = False
             for arrival in client.transcribe(mels, options, n_frames=n_frames):
                 batch.add((arrival.event, arrival.host_ms), urgent=not isinstance(arrival.event, TokenEvent))

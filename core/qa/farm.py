@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from core.qa.board_cost import device_cost
 from core.qa.device_compare import DeviceRow, compare_devices
 from core.qa.run import ClipResult, SuiteResult
 
@@ -21,7 +22,12 @@ class DeviceRun:
     def to_dict(self) -> dict:
         r = self.result
         return {"device": self.device, "error": self.error, "passed": self.passed, "n_clips": len(r.results),
-                "n_passed": r.n_passed, "meta": r.meta}
+                "n_passed": r.n_passed, "meta": r.meta, "board": self.board}
+
+    @property
+    def board(self) -> dict | None:
+        """What the run cost the device: peak memory and temperature, the clips that ran hot."""
+        return device_cost(self.result.results)
 
 
 @dataclass

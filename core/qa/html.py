@@ -85,11 +85,20 @@ def clip_section(anchor: str, r: ClipResult, title: str, against: list[str] | No
             f'<p>Why it stopped: <span class="verdict">{escape(r.verdict)}</span>'
             + (f' · {escape(r.focus)}' if r.focus else "") + "</p>" + baseline
             + (f"<ul class='fail'>{failures}</ul>" if failures else "")
+            + (f"<p class='{'fail' if r.board['flag'] else 'muted'}'>Board: {escape(_board_line(r.board))}</p>"
+               if r.board else "")
             + f"<p><b>Transcript</b>: {escape(r.text)}</p>"
             f"<p><b>Against the reference</b> (normalised, by {'character' if r.metric == 'cer' else 'word'}) "
             f"{LEGEND}:<br>{diff_html(r.reference, r.text, r.metric == 'cer')}</p>"
             + (f"<table><tr><th>start s</th><th>end s</th><th>text</th></tr>{segments}</table>" if segments else "")
             + f'<div class="charts">{"".join(charts(r))}</div></section>')
+
+
+def _board_line(b: dict) -> str:
+    temp = "no thermal zone" if b["peak_temp_c"] is None else f"peak {b['peak_temp_c']:.1f} °C"
+    rss = "?" if b["peak_rss_mb"] is None else f"{b['peak_rss_mb']:.0f} MB"
+    return f"{b['samples']} samples, runner CPU {b['cpu_s']:.1f} s, peak RSS {rss}, {temp}" + \
+        (f" — {b['flag']}: its timings are not a cool board's" if b["flag"] else "")
 
 
 def _against(report: QAReport, device: str, r: ClipResult) -> list[str] | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
+from core.qa.board_cost import HOT_C
 from core.qa.device_compare import DEVICE_ROW_COLUMNS
 from core.qa.farm import QAReport
 from core.qa.run import SUMMARY_COLUMNS, ClipResult
@@ -84,14 +85,38 @@ def multi_table(report: QAReport) -> str:
 
 
 def devices(report: QAReport) -> str:
-    """With several devices, one line each: what it reported about itself, or why it failed."""
+    """With several devices, one line each: what it reported about itself, or why it failed; then what each
+    board paid (peak memory and temperature, the clips that ran hot)."""
     if not report.multi:
         failed = report.runs[0].error
-        return f"<ul class='fail'><li>{escape(failed)}</li></ul>" if failed else ""
+        return (f"<ul class='fail'><li>{escape(failed)}</li></ul>" if failed else "") + board_costs(report)
     items = []
     for run in report.runs:
         meta = " · ".join(f"{escape(str(k))} {escape(str(v))}" for k, v in run.result.meta.items())
         failed = (f" <span class='fail'>FAILED ({len(run.result.results)} clips done): {escape(run.error)}</span>"
                   if run.error else "")
         items.append(f"<li><b>{escape(run.device)}</b> <span class='muted'>{meta}</span>{failed}</li>")
-    return f"<ul>{''.join(items)}</ul>"
+    return f"<ul>{''.join(items)}</ul>" + board_costs(report)
+
+
+def board_costs(report: QAReport) -> str:
+    """Per device: its SoC and NPU, peak runner memory, lowest available memory, peak temperature, and the
+    clips flagged for running while the board throttled or was hot (core/qa/board_cost.py)."""
+    rows = []
+    for run in report.runs:
+        soc, cost = run.result.meta.get("soc") or {}, run.board
+        if not (soc or cost):
+            continue
+        cell = lambda v, spec: "-" if v is None else format(v, spec)  # noqa: E731
+        cost = cost or {}
+        flagged = ", ".join(cost.get("flagged", []))
+        rows.append(f"<tr><td>{escape(run.device)}</td><td>{escape(soc.get('name', '?'))}</td>"
+                    f"<td>{escape(soc.get('npu', '?'))}</td><td>{cell(cost.get('peak_rss_mb'), '.0f')}</td>"
+                    f"<td>{cell(cost.get('min_mem_available_mb'), '.0f')}</td>"
+                    f"<td>{cell(cost.get('peak_temp_c'), '.1f')}</td>"
+                    f"<td class='text{' fail' if flagged else ''}'>{escape(flagged) or 'none'}</td></tr>")
+    if not rows:
+        return ""
+    return ("<h3>What each board paid</h3><table><tr><th>device</th><th>SoC</th><th>NPU</th>"
+            "<th>peak runner RSS MB</th><th>lowest available MB</th><th>peak °C</th>"
+            f"<th>ran throttling or ≥ {HOT_C:.0f} °C</th></tr>{''.join(rows)}</table>")

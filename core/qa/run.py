@@ -1,7 +1,8 @@
 """Running a QA suite: decode each clip, score it against its reference, diagnose how it stopped.
 
 Where the model runs is the caller's business: `decode(mels, options, n_frames)` yields core.decode.events,
-from an in-process model or a BoardClient alike (n_frames: the mel frames that hold audio).
+from an in-process model or a BoardClient alike (n_frames: the mel frames that hold audio). A decode that
+also has `samples()` (the board's `sample` events of its last request) gives each clip its `board` cost.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from core.errors import WhisperKVError
 from core.model.audio import SAMPLE_RATE, load_audio
 from core.model.mel import content_frames, mel_windows
 from core.qa.attention_map import attention_map
+from core.qa.board_cost import clip_cost
 from core.qa.scoring import error_rate
 from core.qa.suite import Clip, Suite
 
@@ -63,6 +65,7 @@ class ClipResult:
     focus: str = ""               # where the EOT step looked, e.g. "EOT while attention was at 10.6 s of 11.0 s (...)"
     attention: dict | None = None  # a failing clip's cross-attention heatmap (core/qa/attention_map.py)
     encoder_reused: bool = False  # the runner reused an earlier encoder output: encoder ms and RTF are not this clip's
+    board: dict | None = None     # what it cost the board, and whether it ran hot (core/qa/board_cost.py)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -190,8 +193,11 @@ def run_clip(clip: Clip, decode: Decode, cache: bool = True, timestamps: bool | 
                 on_event(ev)
     except WhisperKVError as exc:
         raise ClipFailed(failed(clip, exc, transcript), exc) from exc
-    return score(clip, transcript, (time.perf_counter() - t0) * 1e3, len(audio) / SAMPLE_RATE,
-                 frame_energy(mels, content_frames(audio)))
+    result = score(clip, transcript, (time.perf_counter() - t0) * 1e3, len(audio) / SAMPLE_RATE,
+                   frame_energy(mels, content_frames(audio)))
+    samples = getattr(decode, "samples", None)
+    result.board = clip_cost(samples()) if samples else None
+    return result
 
 
 def run_suite(suite: Suite, decode: Decode, cache: bool = True, timestamps: bool | None = None,

@@ -10,7 +10,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Callable, Iterator
 
 from core.decode.events import event_from_dict
 from core.decode.options import DecodeOptions
@@ -74,6 +74,12 @@ class RunnerInfo:
                    model.get("sha256", ""), model.get("dims") or {}, cache.get("max_len", 0),
                    cache.get("bytes_per_token", 0), h, tuple(f for f in features if isinstance(f, str)))
 
+    @property
+    def soc(self) -> dict:
+        """hello.soc: the SoC the runner read on its board and its NPU ({} from a runner that predates it)."""
+        soc = self.raw.get("soc")
+        return {"name": soc.get("name", "unknown"), "npu": soc.get("npu", "unknown")} if isinstance(soc, dict) else {}
+
 
 class BoardClient:
     def __init__(self, transport: Transport, *, runner_args: list[str] | None = None,
@@ -86,6 +92,11 @@ class BoardClient:
         self.info: RunnerInfo | None = None
         self.received: list[Arrival] = []        # events of the current/last request, kept on failure
         self.upload_ms = 0.0                     # time to hand the last request's frame to the link
+        # What the board pays: a runner that lists the `samples` feature sends one `sample` event this often
+        # while a request runs. They are kept here (and passed to on_sample), not yielded as decode events.
+        self.sample_s: float | None = 1.0
+        self.samples: list[dict] = []            # the current/last request's
+        self.on_sample: Callable[[dict], None] | None = None
         self._stream: Stream | None = None
         self._parser = P.FrameParser(max_payload=0)
         self._frames: list[tuple[float, P.Frame | P.BadFrame]] = []
@@ -152,8 +163,11 @@ class BoardClient:
         header = {"op": "transcribe", "id": rid, "mel": desc, **fields}
         if n_frames is not None:
             header["n_frames"] = int(n_frames)
+        if self.sample_s and "samples" in self.info.features:
+            header["sample_s"] = self.sample_s
         frame = P.encode_frame(header, payload)
         self.received = []
+        self.samples = []
         self._active = rid
         finished = False
         t0 = time.monotonic()
@@ -167,6 +181,11 @@ class BoardClient:
                 if h.get("type") == "error":
                     finished = True
                     raise RunnerError(h.get("code", "?"), h.get("message", ""), _FIXES.get(h.get("code"), ""))
+                if h.get("type") == "sample":
+                    self.samples.append(h)
+                    if self.on_sample is not None:
+                        self.on_sample(h)
+                    continue
                 finished = bool(h.get("final")) and h.get("type") == "done"
                 arrival = Arrival(self._event(h), rid, t, (t - t0) * 1000, finished, h.get("sent_t"))
                 self.received.append(arrival)

@@ -8,9 +8,11 @@ shell probe still reports the OS, memory and NPU, and Python is reported absent.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from core.errors import WhisperKVError
 from device.link.transport import Transport, TransportError
+from device.runner import soc as soc_table
 
 ABSENT = "absent"
 NOT_FOUND = "not found"
@@ -25,7 +27,7 @@ NPU_TOOLS = {"neuronrt": "-v", "ncc-tflite": "--version"}
 # TFLite interpreters the tflite backend can use: import name -> distribution name.
 INTERPRETERS = {"ai_edge_litert": "ai-edge-litert", "tflite_runtime": "tflite-runtime"}
 
-PY_PROBE = r"""
+PY_PROBE_BODY = r"""
 import glob, importlib, importlib.util, json, os, platform, re, shutil, subprocess, sys
 root = os.path.expanduser(sys.argv[1])
 npu = json.loads(sys.argv[2])
@@ -84,8 +86,11 @@ print(json.dumps({
     "ncc_tflite": tool("ncc-tflite", npu["tools"]["ncc-tflite"]),
     "neuron_delegates": sorted({p for g in npu["delegates"] for p in glob.glob(g)}),
     "tflite": {mod: interpreter(mod, dist) for mod, dist in npu["interpreters"].items()},
+    "soc": board_soc(),
 }))
 """
+# The SoC is read by the runner's own table and reader (stdlib only), sent ahead of the probe.
+PY_PROBE = Path(soc_table.__file__).read_text() + PY_PROBE_BODY
 
 SH_PROBE = ('. /etc/os-release 2>/dev/null; echo "os=$PRETTY_NAME"; echo "kernel=$(uname -r)"; '
             'echo "arch=$(uname -m)"; awk \'/MemTotal/{print "mem_total_mb=" int($2/1024)} '
@@ -95,7 +100,7 @@ SH_PROBE = ('. /etc/os-release 2>/dev/null; echo "os=$PRETTY_NAME"; echo "kernel
             'echo "${t%%:*}=$p|$("$p" "${t#*:}" 2>&1 | grep -i version | head -n 1)"; done; '
             'echo "neuron_delegates=$(ls -d $DELEGATE_GLOBS 2>/dev/null | tr \'\\n\' \' \')"')
 
-FIELDS = ("device", "os", "kernel", "arch", "cpu", "cpu_count", "python", "numpy", "tokenizers", "onnxruntime",
+FIELDS = ("device", "os", "kernel", "arch", "soc", "cpu", "cpu_count", "python", "numpy", "tokenizers", "onnxruntime",
           "mem_total_mb", "mem_free_mb", "runner_dir", "runner_version", "model", "model_sha256", "npu",
           "neuronrt", "ncc_tflite", "neuron_delegates", "tflite", "npu_ready")
 
@@ -158,6 +163,11 @@ def npu_ready(info: dict) -> str:
 def _show(key: str, value) -> str:
     if key in ("neuronrt", "ncc_tflite"):
         return f"{value['path']} ({value['version']})" if value else NOT_FOUND
+    if key == "soc":
+        if not value:
+            return "unknown (no Python on the device to read it)"
+        where = f", read from {value['read_from']}" if value.get("read_from") else ", named nowhere on the board"
+        return f"{value['name']} (NPU {value['npu']}{where})"
     if key == "neuron_delegates":
         return ", ".join(value) if value else NOT_FOUND
     if key == "tflite" and value:

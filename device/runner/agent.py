@@ -39,6 +39,8 @@ class Job:
     options: DecodeOptions
     n_frames: int | None = None   # mel frames holding audio; the rest of the last window is padding
     max_windows: int | None = None   # end the request at this window's done (a host sending long audio by windows)
+    sample_s: float | None = None    # send `sample` events this often while the request runs (device/runner/sampler.py)
+    sampler: object | None = None    # its Sampler, stopped before the request's last event
 
 
 class Agent:
@@ -127,11 +129,14 @@ class Agent:
         max_windows = h.get("max_windows")
         if max_windows is not None and (type(max_windows) is not int or max_windows < 1):
             raise P.ProtocolError(P.BAD_REQUEST, f"max_windows {max_windows!r} is not a positive integer", rid)
+        sample_s = h.get("sample_s")
+        if sample_s is not None and (type(sample_s) not in (int, float) or not 0.1 <= sample_s <= 60):
+            raise P.ProtocolError(P.BAD_REQUEST, f"sample_s {sample_s!r} is not a number of seconds in 0.1..60", rid)
         with self.lock:
             if rid in self.pending:
                 raise P.ProtocolError(P.BUSY, f"request {rid!r} is still running; use a new id", rid)
             self.pending.add(rid)
-        self.jobs.put(Job(rid, mel, options, n_frames, max_windows))
+        self.jobs.put(Job(rid, mel, options, n_frames, max_windows, sample_s))
 
     def shutdown(self) -> None:
         """bye, EOF or a broken stdout: nobody is listening any more, so stop the decode at its next step."""
@@ -141,10 +146,16 @@ class Agent:
 
     # --- main thread -----------------------------------------------------------------------------
     def serve(self) -> None:
+        from device.runner.sampler import Sampler
+
         while (job := self.jobs.get()) is not None:
+            if job.sample_s:
+                job.sampler = Sampler(job.sample_s, lambda s, rid=job.id: self.out.send({**s, "id": rid})).start()
             try:
                 self.run(job)
             finally:
+                if job.sampler:
+                    job.sampler.close()
                 with self.lock:
                     self.pending.discard(job.id)
                     self.cancelled.discard(job.id)
@@ -167,6 +178,8 @@ class Agent:
                         break      # before the generator encodes the next window
                 else:
                     self.out.send(d)
+            if job.sampler:
+                job.sampler.close()     # no sample after the request's last event
             if held is not None:
                 self.out.send({**held, "final": True})
             else:              # cancelled before a window began: the decoder had nothing to report
@@ -174,6 +187,8 @@ class Agent:
                                "text": "", "ms_total": 0.0, "final": True})
         except Exception as exc:
             log.exception("request %s failed", job.id)
+            if job.sampler:
+                job.sampler.close()
             if held is not None:
                 self.out.send({**held, "final": False})
             self.out.send(P.error_event(P.INTERNAL, f"{type(exc).__name__}: {exc}", job.id))

@@ -22,6 +22,9 @@ class ServedModel:
         self.error: str | None = None
         self.model = None           # device.runner.load.LoadedModel
         self.encoder_cache = None
+        from device.runner.soc import board_soc
+
+        self.soc = board_soc()        # read once: hello names it (docs/protocol.md)
         t0 = time.perf_counter()
         try:
             # The decoder's import cost is paid here too, not on the first request.
@@ -47,6 +50,7 @@ class ServedModel:
                 **({"backend_detail": m.backend.describe()} if hasattr(m.backend, "describe") else {}),
                 "model": {"dims": asdict(dims), "sha256": m.sha256, "source": m.source},
                 "cache": {"max_len": dims.n_text_ctx, "bytes_per_token": dims.cache_bytes_per_token()},
+                "soc": self.soc,
                 "limits": limits,
                 "mel_dtypes": list(P.MEL_DTYPES),
                 "features": self.features()}

@@ -20,16 +20,12 @@ from pathlib import Path
 
 from core.errors import WhisperKVError
 from device.runner.bundle import sha256_file
+from device.runner.soc import SOCS
 
 COMPILER = "ncc-tflite"
-# SoC -> ncc-tflite target flags. Source: the public Whisper-base KV-cache port for MT8371,
-# superLin006/MTK_model_zoo whisper/mtk/python/step3_tflite_to_dla.py (platform_configs and its cmd),
-# the command that produced its 88 ms encoder and 44 ms/token. Option names as `ncc-tflite --help`
-# spells them: --l1-size-kb (L1 size hint) and --num-mdla (MDLA cores).
-SOC_FLAGS = {
-    "mt8371": ["--arch=mdla5.3,edma3.6", "--l1-size-kb=256", "--num-mdla=1"],
-}
-# Same source. --relax-fp32 computes fp32 graphs in fp16; MediaTek advises pairing it with --opt-accuracy.
+# The SoC's target flags (--arch, --l1-size-kb, --num-mdla) come from device/runner/soc.py's table, which the
+# runner also reads the board's SoC with. COMMON_FLAGS: the public MT8371 port (soc.PORT_SOURCE).
+# --relax-fp32 computes fp32 graphs in fp16; MediaTek advises pairing it with --opt-accuracy.
 COMMON_FLAGS = ["--relax-fp32", "--opt-accuracy", "--opt-footprint"]
 # The public MT8371 port (step3_tflite_to_dla.py above) names the output DLA with -o; this was
 # not checked against a real compiler here (none is installed).
@@ -78,10 +74,10 @@ class CompileResult:
 
 
 def flags_for(soc: str) -> list[str]:
-    key = soc.lower()
-    if key not in SOC_FLAGS:
-        raise WhisperKVError(f"no compile flags for SoC {soc!r}", f"use one of: {', '.join(SOC_FLAGS)}")
-    return SOC_FLAGS[key] + COMMON_FLAGS
+    key = soc.upper()
+    if key not in SOCS:
+        raise WhisperKVError(f"no compile flags for SoC {soc!r}", f"use one of: {', '.join(s.lower() for s in SOCS)}")
+    return SOCS[key]["flags"] + COMMON_FLAGS
 
 
 def find_compiler(ncc: str | Path | None = None) -> Path:

@@ -97,7 +97,8 @@ def test_non_finite_mel(runner, bad):
 
 
 @pytest.mark.parametrize("fields", [{"language": "klingon"}, {"max_tokens": 0}, {"cache": "maybe"},
-                                    {"top_k": "5"}, {"task": "summarise"}, {"max_windows": 0}])
+                                    {"top_k": "5"}, {"task": "summarise"}, {"max_windows": 0},
+                                    {"sample_s": 0}, {"sample_s": "1"}])
 def test_bad_options(runner, fields):
     transcribe(runner, np.zeros((1, 80, 3000), np.float32), "o1", **fields)
     ev = error(runner)
@@ -130,6 +131,23 @@ def test_max_windows_ends_the_request_at_that_windows_done(runner, en_mel):
     assert [ev["type"] for ev in seen].count("encoded") == 1 and seen[-1]["type"] == "done"
     assert seen[-1]["window"] == 0 and seen[-1]["reason"] == "max_tokens"
     hello(runner)
+
+
+def test_samples_come_only_when_asked_and_never_after_the_final_done(runner, en_mel):
+    assert "samples" in hello(runner)["features"]
+    transcribe(runner, en_mel, "s0", max_tokens=2)
+    assert not [ev for ev in runner.until(lambda ev: ev.get("final")) if ev["type"] == "sample"]
+    transcribe(runner, en_mel, "s1", max_tokens=8, sample_s=0.1)
+    seen = runner.until(lambda ev: ev.get("final") or ev["type"] == "error")
+    samples = [ev for ev in seen if ev["type"] == "sample"]
+    assert seen[-1]["type"] == "done" and samples and all(s["id"] == "s1" for s in samples)
+    assert samples[0]["rss_mb"] > 50 and samples[0]["mem_available_mb"] > 0 and isinstance(samples[0]["zones"], list)
+    assert hello(runner)["type"] == "hello"      # the next event is hello's: no sample trails the done
+
+
+def test_hello_names_the_soc_or_says_unknown(runner):
+    soc = hello(runner)["soc"]
+    assert set(soc) >= {"name", "npu", "read_from"} and soc["name"] == "unknown"   # this PC names no MediaTek SoC
 
 
 def test_eof_mid_decode_ends_the_runner_cleanly(en_mel):

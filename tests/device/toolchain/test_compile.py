@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from device.runner.bundle import FORMAT, VERSION, read_bundle, sha256_file
+from device.runner.soc import SOCS
 from device.toolchain.compile import (
     COMMON_FLAGS,
-    SOC_FLAGS,
     CompileFailed,
     CompilerMissing,
     NoTFLite,
@@ -50,7 +50,7 @@ def make_bundle(root: Path, tflite: bool = True) -> Path:
 
 
 def test_the_mt8371_flags_are_the_public_ports():
-    assert flags_for("MT8371") == SOC_FLAGS["mt8371"] + COMMON_FLAGS
+    assert flags_for("MT8371") == SOCS["MT8371"]["flags"] + COMMON_FLAGS
     assert flags_for("mt8371")[:3] == ["--arch=mdla5.3,edma3.6", "--l1-size-kb=256", "--num-mdla=1"]
     assert {"--relax-fp32", "--opt-accuracy"} <= set(COMMON_FLAGS)
 
