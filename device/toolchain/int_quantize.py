@@ -1,0 +1,126 @@
+"""Integer TFLite graphs for the MDLA: fp32 graphs quantized by Google's ai-edge-quantizer.
+
+Recipes (`ai_edge_quantizer.recipe`, static range quantization, calibrated on device/toolchain/calibration.py):
+- a16w8: int16 activations, int8 channelwise weights (`static_wi8_ai16`), every op the quantizer takes;
+- a8w8: int8 activations, int8 channelwise weights (`static_wi8_ai8`);
+- mixed: a8w8, with the ops of the groups in MIXED_INT16 kept at int16 activations.
+A recipe may also leave the graph in float and quantize one group only (bench/int_agreement.py --groups).
+The quantizer leaves in float (fp32, which `ncc-tflite --relax-fp32` would compute in fp16) the ops it
+has no integer form for, behind QUANTIZE/DEQUANTIZE: `float_ops()` lists them.
+
+Layer groups name the step graph's ops by where they sit: `block0`…`block5` (a decoder block, from its
+first layer norm to the next block's), `head` (the final layer norm and the LM head); the encoder's
+ops are one group, `encoder`. `group_ops()` maps a graph's op output names onto them, so a recipe
+can quantize one group at a time.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from core.errors import ModelError
+
+INT_DTYPES = ("a16w8", "a8w8", "mixed")
+EXTRA_FIX = "pip install 'whisperkv-studio[export]' (ai-edge-quantizer, for the integer TFLite graphs)"
+# The groups the mixed recipe keeps at int16 activations (bench/int_agreement.py --groups finds them).
+MIXED_INT16 = ("head",)
+_LN = re.compile(r"^layer_norm_(\d+)/")
+
+
+def _aeq():
+    try:
+        from ai_edge_quantizer import qtyping, quantizer, recipe_manager
+    except ImportError:
+        raise ModelError("the integer TFLite graphs need ai-edge-quantizer, which is not installed",
+                         EXTRA_FIX) from None
+    return quantizer, recipe_manager, qtyping
+
+
+def available() -> bool:
+    try:
+        _aeq()
+    except ModelError:
+        return False
+    return True
+
+
+def op_outputs(model: bytes) -> list[tuple[str, str]]:
+    """(op name, first output tensor name) of every operator, in graph order."""
+    from device.graphs import tflite_read as R
+
+    ts = R.tensors(model)
+    return [(op.op, ts[op.outputs[0]].name if op.outputs else "") for op in R.operators(model)]
+
+
+def group_ops(model: bytes, role: str) -> dict[str, list[str]]:
+    """{group: [output tensor names]} of a graph's ops (see the module docstring)."""
+    if role == "encoder":
+        return {"encoder": [name for _, name in op_outputs(model)]}
+    groups: dict[str, list[str]] = {}
+    lns, group = [], "prefix"
+    for _, name in op_outputs(model):
+        m = _LN.match(name)
+        if m and m.group(1) not in lns:
+            lns.append(m.group(1))
+            block = (len(lns) - 1) // 3
+            group = f"block{block}" if block < 6 else "head"
+        groups.setdefault(group, []).append(name)
+    # The SOT-prefix ops before the first layer norm (reshapes of the inputs) belong to block 0.
+    groups.setdefault("block0", [])[:0] = groups.pop("prefix", [])
+    return groups
+
+
+def _regex(names: list[str]) -> str:
+    return "^(" + "|".join(re.escape(n) for n in names) + ")$"
+
+
+@dataclass
+class Recipe:
+    """Activation bits for the whole graph (None: left in float), and groups given other bits."""
+
+    act_bits: int | None
+    overrides: dict[str, int]
+
+    @classmethod
+    def named(cls, dtype: str) -> "Recipe":
+        if dtype == "a16w8":
+            return cls(16, {})
+        if dtype == "a8w8":
+            return cls(8, {})
+        if dtype == "mixed":
+            return cls(8, {g: 16 for g in MIXED_INT16})
+        raise ModelError(f"no integer recipe {dtype!r}", f"use one of: {', '.join(INT_DTYPES)}")
+
+    def build(self, model: bytes, role: str):
+        _, recipe_manager, qtyping = _aeq()
+        rm = recipe_manager.RecipeManager()
+        op = qtyping.TFLOperationName.ALL_SUPPORTED
+        if self.act_bits is not None:
+            rm.add_static_config(".*", op, activation_num_bits=self.act_bits, weight_num_bits=8)
+        groups = group_ops(model, role)
+        for g, bits in self.overrides.items():
+            if g in groups:
+                rm.add_static_config(_regex(groups[g]), op, activation_num_bits=bits, weight_num_bits=8)
+        return rm.get_quantization_recipe()
+
+
+def quantize_graph(model: bytes, role: str, recipe: Recipe, samples: list[dict], threads: int = 1) -> bytes:
+    """The quantized graph: calibrated on `samples` (input name -> array), then quantized."""
+    quantizer, _, _ = _aeq()
+    q = quantizer.Quantizer(bytearray(model), recipe.build(model, role))
+    calibration = q.calibrate({"serving_default": samples}, num_threads=threads)
+    return bytes(q.quantize(calibration, enable_progress_report=False).quantized_model)
+
+
+def float_ops(model: bytes) -> dict[str, int]:
+    """{op: count} of the ops a quantized graph still computes in float (not QUANTIZE/DEQUANTIZE)."""
+    from device.graphs import tflite_read as R
+
+    ts = R.tensors(model)
+    out: dict[str, int] = {}
+    for op in R.operators(model):
+        if op.op in ("QUANTIZE", "DEQUANTIZE") or not op.outputs:
+            continue
+        if ts[op.outputs[0]].dtype in ("FLOAT32", "FLOAT16"):
+            out[op.op] = out.get(op.op, 0) + 1
+    return dict(sorted(out.items()))
