@@ -47,7 +47,8 @@ def open_decoder(args, url: str, suite, stack: ExitStack):
         model = load_model_source(args.model, args.backend)   # weights, or an exported bundle, as the runner takes them
         for clip in suite.clips:
             check_language(clip.language, model.tokenizer.languages)
-        meta = {"device": "in-process", "backend": model.backend.name, "model_sha256": model.sha256}
+        meta = {"device": "in-process", "backend": model.backend.name, "model_sha256": model.sha256,
+                "dtype": getattr(model.backend, "dtype", ""), "cross": getattr(model.backend, "cross", "kv")}
         return (lambda mels, options, n: model.transcribe(mels, options, n_frames=n)), (), meta
 
     from device.link.client import RunnerError
@@ -61,7 +62,7 @@ def open_decoder(args, url: str, suite, stack: ExitStack):
     stack.callback(client.close)
     info = client.connect()
     meta = {"device": transport.label, "backend": info.backend, "model_sha256": info.model_sha256,
-            "runner_version": info.runner_version}
+            "runner_version": info.runner_version, "dtype": info.dtype, "cross": info.cross}
 
     def decode(mels, options, n_frames):
         return (arrival.event for arrival in client.transcribe(mels, options, n_frames=n_frames))

@@ -1,0 +1,103 @@
+"""The integer TFLite bundle (a16w8, quantized by ai-edge-quantizer on espeak-ng speech): it passes the
+MDLA check with nothing left in float, LiteRT's integer kernels give fp32's tokens on two bundled clips,
+and `whisperkv compile` drops --relax-fp32 for it (with the STAND-IN ncc-tflite of test_compile.py)."""
+import json
+import sys
+
+import pytest
+
+from cli.main import main
+from core.errors import ModelError
+from core.model.audio import load_audio
+from device.graphs.tflite_read import io, tensors
+from device.toolchain.check_dla import check
+from device.toolchain.compile import compile_bundle
+from device.toolchain.int_quantize import float_ops
+from tests.conftest import AUDIO
+from tests.device.bundle_helpers import integer_bundle
+from tests.device.toolchain.test_compile import stand_in_ncc  # noqa: F401  (the stand-in compiler)
+
+
+@pytest.fixture(scope="module")
+def bundle():
+    return integer_bundle("a16w8", "kv")
+
+
+def test_the_a16w8_bundle_passes_the_mdla_check_with_nothing_in_float(bundle):
+    doc = json.loads((bundle / "model.json").read_text())
+    assert doc["dtype"] == "a16w8" and doc["formats"] == ["tflite"] and doc["cross"] == "kv"
+    reports = check(bundle)
+    assert [r.graph for r in reports] == ["encoder_tflite", "decoder_step_tflite"]
+    assert all(r.ok for r in reports), [v for r in reports for v in r.violations][:3]
+    for name in ("encoder.tflite", "decoder_step.tflite"):
+        data = (bundle / name).read_bytes()
+        assert float_ops(data) == {}
+        by_name = {t.name: t for t in tensors(data)}
+        assert {by_name[n].dtype for n in [*io(data)["inputs"], *io(data)["outputs"]]} == {"INT16"}
+        # int8 weights: the fully connected layers' constants
+        assert any(t.dtype == "INT8" and t.const for t in by_name.values())
+
+
+def _tokens(backend, tokenizer, clip):
+    from core.decode.decoding import decode_windows
+    from core.decode.options import DecodeOptions
+    from core.model.mel import content_frames, mel_windows
+
+    audio = load_audio(AUDIO / clip)
+    events = decode_windows(backend, tokenizer, mel_windows(audio), DecodeOptions(), n_frames=content_frames(audio))
+    return [e.token for e in events if e.type == "token"]
+
+
+def test_integer_kernels_give_fp32_tokens_on_test_en(bundle, model):
+    from device.runner.tflite_backend import TfliteBackend
+
+    fp32 = TfliteBackend.from_weights(model.weights)
+    q = TfliteBackend.from_bundle(bundle)
+    assert q.describe()["quantized"] and q.describe()["weights"] == "a16w8"
+    assert _tokens(q, model.tokenizer, "test_en.wav") == _tokens(fp32, model.tokenizer, "test_en.wav")
+
+
+def test_cli_gives_fp32_tokens_on_test_zh_with_the_integer_bundle(bundle, model, capsys):
+    from device.runner.tflite_backend import TfliteBackend
+
+    assert main(["transcribe", str(AUDIO / "test_zh.wav"), "--backend", "tflite", "--model", str(bundle),
+                 "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    fp32 = _tokens(TfliteBackend.from_weights(model.weights), model.tokenizer, "test_zh.wav")
+    assert doc["tokens"] == fp32 and doc["text"]
+
+
+def test_compile_takes_no_relax_fp32_for_the_integer_bundle(bundle, stand_in_ncc, tmp_path):  # noqa: F811
+    import shutil
+
+    b = tmp_path / "b"
+    shutil.copytree(bundle, b)
+    result = compile_bundle(b)
+    assert "--relax-fp32" not in result.flags and "--opt-accuracy" not in result.flags
+    calls = [json.loads(line) for line in stand_in_ncc.read_text().splitlines()]
+    assert all("--relax-fp32" not in c for c in calls[1:]) and len(calls) == 3
+
+
+def test_without_the_extra_one_line_naming_it(monkeypatch, tmp_path, capsys):
+    monkeypatch.setitem(sys.modules, "ai_edge_quantizer", None)
+    with pytest.raises(ModelError, match="ai-edge-quantizer"):
+        from device.toolchain.export import check_request
+        check_request("a16w8", ("tflite",))
+    assert main(["export", "--out", str(tmp_path / "b"), "--format", "tflite", "--dtype", "a16w8"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "whisperkv-studio[export]" in err[0]
+
+
+def test_integer_dtypes_are_tflite_only():
+    from device.toolchain.export import check_request
+
+    with pytest.raises(ModelError, match="TFLite only"):
+        check_request("a8w8", ("onnx", "tflite"))
+
+
+def test_without_espeak_ng_one_clear_error(monkeypatch, tmp_path):
+    from device.toolchain.calibration import speech
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(ModelError, match="espeak-ng"):
+        speech(limit=1)
