@@ -101,3 +101,13 @@ def test_without_espeak_ng_one_clear_error(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(ModelError, match="espeak-ng"):
         speech(limit=1)
+
+
+def test_the_check_names_each_quantized_form_and_refuses_one_off_the_table(bundle, monkeypatch):
+    from device.toolchain import mdla_ops
+
+    step = check(bundle / "decoder_step.tflite")[0]
+    assert {"tflite": "FULLY_CONNECTED", "mdla": "FULLY_CONNECTED int16xint8", "count": 49} in step.ops
+    monkeypatch.setattr(mdla_ops, "QUANTIZED_FORMS", {("INT8", "INT8"): "np8-types"})
+    bad = check(bundle / "decoder_step.tflite")[0]
+    assert not bad.ok and {v.kind for v in bad.violations} == {"quantized_form"}
