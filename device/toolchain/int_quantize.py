@@ -5,8 +5,9 @@ Recipes (`ai_edge_quantizer.recipe`, static range quantization, calibrated on de
 - a8w8: int8 activations, int8 channelwise weights (`static_wi8_ai8`);
 - mixed: a8w8, with the ops of the groups in MIXED_INT16 kept at int16 activations.
 A recipe may also leave the graph in float and quantize one group only (bench/int_agreement.py --groups).
-The quantizer leaves in float (fp32, which `ncc-tflite --relax-fp32` would compute in fp16) the ops it
-has no integer form for, behind QUANTIZE/DEQUANTIZE: `float_ops()` lists them.
+An op the quantizer has no integer form for would stay in float (fp32, which `ncc-tflite --relax-fp32`
+computes in fp16) behind QUANTIZE/DEQUANTIZE: `float_ops()` lists them (none in these graphs: the layer
+norm squares with MUL, as device/graphs/tflite_graphs.py writes it, not SQUARED_DIFFERENCE).
 
 Layer groups name the step graph's ops by where they sit: `block0`…`block5` (a decoder block, from its
 first layer norm to the next block's), `head` (the final layer norm and the LM head); the encoder's
@@ -71,7 +72,8 @@ def group_ops(model: bytes, role: str) -> dict[str, list[str]]:
 
 
 def _regex(names: list[str]) -> str:
-    return "^(" + "|".join(re.escape(n) for n in names) + ")$"
+    """Matches the ops writing `names`: the quantizer's scope of an op is its output names, each followed by ";"."""
+    return "^(" + "|".join(re.escape(n) for n in names) + ");"
 
 
 @dataclass
@@ -105,11 +107,19 @@ class Recipe:
 
 
 def quantize_graph(model: bytes, role: str, recipe: Recipe, samples: list[dict], threads: int = 1) -> bytes:
-    """The quantized graph: calibrated on `samples` (input name -> array), then quantized."""
+    """The quantized graph: calibrated on `samples` (input name -> array), then quantized.
+
+    Each range is the true min/max over every sample, not the quantizer's default moving average: the SOT
+    token's step (and the attention sink it becomes) carries activations several times those of any other
+    step, and an averaged range clipped them, which changed the first token of every clip."""
     quantizer, _, _ = _aeq()
+    from ai_edge_quantizer import calibrator
+    from ai_edge_quantizer.utils import qsv_utils
+
     q = quantizer.Quantizer(bytearray(model), recipe.build(model, role))
-    calibration = q.calibrate({"serving_default": samples}, num_threads=threads)
-    return bytes(q.quantize(calibration, enable_progress_report=False).quantized_model)
+    calib = calibrator.Calibrator(bytearray(model), num_threads=threads, qsv_update_func=qsv_utils.min_max_update)
+    calib.calibrate({"serving_default": samples}, q._recipe_manager)
+    return bytes(q.quantize(calib.get_model_qsvs(), enable_progress_report=False).quantized_model)
 
 
 def float_ops(model: bytes) -> dict[str, int]:

@@ -1,6 +1,6 @@
 """The integer TFLite bundle (a16w8, quantized by ai-edge-quantizer on espeak-ng speech): it passes the
 MDLA check with nothing left in float, LiteRT's integer kernels give fp32's tokens on two bundled clips,
-and `whisperkv compile` drops --relax-fp32 for it (with the STAND-IN ncc-tflite of test_compile.py)."""
+and `whisperkv compile` takes no --relax-fp32 for it (with the STAND-IN ncc-tflite of test_compile.py)."""
 import json
 import sys
 
@@ -67,15 +67,21 @@ def test_cli_gives_fp32_tokens_on_test_zh_with_the_integer_bundle(bundle, model,
     assert doc["tokens"] == fp32 and doc["text"]
 
 
-def test_compile_takes_no_relax_fp32_for_the_integer_bundle(bundle, stand_in_ncc, tmp_path):  # noqa: F811
+def test_compile_flags_follow_the_bundle_dtype_and_its_float_ops(bundle, stand_in_ncc, tmp_path,  # noqa: F811
+                                                                 monkeypatch):
     import shutil
+
+    from device.toolchain import int_quantize
 
     b = tmp_path / "b"
     shutil.copytree(bundle, b)
     result = compile_bundle(b)
     assert "--relax-fp32" not in result.flags and "--opt-accuracy" not in result.flags
+    # were an op left in float, it would be relaxed to fp16 (the float-op count stubbed)
+    monkeypatch.setattr(int_quantize, "float_ops", lambda data: {"RSQRT": 1})
+    assert "--relax-fp32" in compile_bundle(b).flags
     calls = [json.loads(line) for line in stand_in_ncc.read_text().splitlines()]
-    assert all("--relax-fp32" not in c for c in calls[1:]) and len(calls) == 3
+    assert "--relax-fp32" not in calls[1] and "--relax-fp32" in calls[-1]
 
 
 def test_without_the_extra_one_line_naming_it(monkeypatch, tmp_path, capsys):
