@@ -5,9 +5,10 @@ Recipes (`ai_edge_quantizer.recipe`, static range quantization, calibrated on de
 - a8w8: int8 activations, int8 channelwise weights (`static_wi8_ai8`);
 - mixed: a8w8, with the ops of the groups in MIXED_INT16 kept at int16 activations.
 A recipe may also leave the graph in float and quantize one group only (bench/int_agreement.py --groups).
-An op the quantizer has no integer form for would stay in float (fp32, which `ncc-tflite --relax-fp32`
-computes in fp16) behind QUANTIZE/DEQUANTIZE: `float_ops()` lists them (none in these graphs: the layer
-norm squares with MUL, as device/graphs/tflite_graphs.py writes it, not SQUARED_DIFFERENCE).
+The encoder's layer norms stay in float (ENCODER_FLOAT; fp32, which `ncc-tflite --relax-fp32` computes in
+fp16) behind QUANTIZE/DEQUANTIZE, as would any op the quantizer has no integer form for: `float_ops()`
+lists them. The step graph is integer throughout (its layer norm squares with MUL, as
+device/graphs/tflite_graphs.py writes it, not SQUARED_DIFFERENCE, which the quantizer has no integer form for).
 
 Layer groups name the step graph's ops by where they sit: `block0`…`block5` (a decoder block, from its
 first layer norm to the next block's), `head` (the final layer norm and the LM head); the encoder's
@@ -26,6 +27,12 @@ EXTRA_FIX = "pip install 'whisperkv-studio[export]' (ai-edge-quantizer, for the 
 # The groups the mixed recipe keeps at int16 activations (bench/int_agreement.py --groups finds them).
 MIXED_INT16 = ("head",)
 _LN = re.compile(r"^layer_norm_(\d+)/")
+# The encoder's layer norms stay in float (fp16 on the MDLA, under --relax-fp32). From its fourth block on,
+# the residual stream's variance reaches the thousands on some frames and stays near 1 on others: on one
+# int16 scale the small ones round away, and quantized the variance was off by a mean square of ~500 and
+# the cross K/V with it (ai-edge-quantizer's validate() against the fp32 graph, test_en). The decoder
+# step's layer norms quantize without harm. (The quantizer names an op by its outputs, each followed by ";".)
+ENCODER_FLOAT = r"^layer_norm_\d+(/[a-z_]+)?;"
 
 
 def _aeq():
@@ -103,6 +110,8 @@ class Recipe:
         for g, bits in self.overrides.items():
             if g in groups:
                 rm.add_static_config(_regex(groups[g]), op, activation_num_bits=bits, weight_num_bits=8)
+        if role == "encoder":
+            rm.add_quantization_config(ENCODER_FLOAT, op, algorithm_key="no_quantize")
         return rm.get_quantization_recipe()
 
 
