@@ -172,7 +172,8 @@ class TfliteBackend:
     def describe(self) -> dict:
         """What `hello` reports: the interpreter, the delegate, and where each graph's ops run."""
         return {"interpreter": self.interpreter, "delegate": self.delegate, "weights": self.dtype, "cross": self.cross,
-                "quantized": any(np.issubdtype(d["dtype"], np.integer) for d in self._encoder.inputs.values()),
+                "quantized": any(np.issubdtype(d["dtype"], np.integer)
+                                 for g in (self._encoder, self._step) for d in g.inputs.values()),
                 "ops": [self._encoder.placement.to_dict(), self._step.placement.to_dict()]}
 
     def encode(self, mel: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:

@@ -106,6 +106,13 @@ class _Recorder:
         return self._b.full(*a)
 
 
+def input_bounds(weights) -> dict[str, float]:
+    """The step's `x` is a token embedding plus a positional one: its range is known from the two tables,
+    for every token and position, where a few utterances show only some."""
+    p = weights.params
+    return {"x": float(np.abs(p["decoder.token_embedding.weight"]).max() + np.abs(p["decoder.positional_embedding"]).max())}
+
+
 def samples(weights, cross: str = "kv", steps_per_clip: int = 4, limit: int | None = None,
             log=lambda line: None) -> Samples:
     """Calibration inputs for both graphs of the `cross` form, from `speech(limit)` through the fp32 graphs."""

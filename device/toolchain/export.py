@@ -136,14 +136,16 @@ def _write_tflite(weights: WhisperWeights, dtype: str, out: Path, cross: str, lo
             f"{len(samples.encoder)} encoder and {len(samples.step)} step inputs")
     graphs = {}
     for key, build in (("encoder_tflite", build_encoder_tflite), ("decoder_step_tflite", build_decoder_step_tflite)):
-        data = build(p, dims, "fp32" if integer else dtype, cross=cross)
-        io_dtype = "float32"
-        if integer:
+        role, io_dtype = _ROLES[key], "float32"
+        recipe = _int_recipe(dtype, role) if integer else None
+        data = build(p, dims, "fp32" if recipe else "fp16" if integer else dtype, cross=cross)
+        if recipe:
             from device.toolchain.int_quantize import Recipe, quantize_graph
 
-            role = _ROLES[key]
-            data = quantize_graph(data, role, Recipe.named(dtype),
-                                  samples.encoder if role == "encoder" else samples.step)
+            from device.toolchain.calibration import input_bounds
+
+            data = quantize_graph(data, role, Recipe.named(recipe), samples.encoder if role == "encoder" else
+                                  samples.step, bounds=input_bounds(weights) if role == "decoder_step" else None)
             io_dtype = "quantized"      # int8/int16 with a scale each: read it from the graph
         (out / TFLITE_GRAPHS[key]).write_bytes(data)
         # Weights fp16 + DEQUANTIZE when dtype is fp16; inputs and outputs are float32 unless quantized.
@@ -151,6 +153,13 @@ def _write_tflite(weights: WhisperWeights, dtype: str, out: Path, cross: str, lo
                        "io_dtype": io_dtype, **tflite_read.io(data)}
         del data
     return graphs
+
+
+def _int_recipe(dtype: str, role: str) -> str | None:
+    """The recipe a graph of an integer bundle is quantized with; None: fp16 weights, not quantized."""
+    from device.toolchain.int_quantize import MIXED
+
+    return MIXED[role] if dtype == "mixed" else dtype
 
 
 def _remove_stale_graphs(out: Path, graphs: dict) -> None:

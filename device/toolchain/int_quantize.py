@@ -3,7 +3,9 @@
 Recipes (`ai_edge_quantizer.recipe`, static range quantization, calibrated on device/toolchain/calibration.py):
 - a16w8: int16 activations, int8 channelwise weights (`static_wi8_ai16`), every op the quantizer takes;
 - a8w8: int8 activations, int8 channelwise weights (`static_wi8_ai8`);
-- mixed: a8w8, with the ops of the groups in MIXED_INT16 kept at int16 activations.
+- mixed: the decoder step a16w8, the encoder not quantized (fp16 weights, computed in fp16 under
+  --relax-fp32): the encoder is where a16w8 changed the tokens (docs/benchmarks.md), and it runs once a
+  30 s window, while the step, whose bytes a board pays every token, keeps its int8 weights.
 A recipe may also leave the graph in float and quantize one group only (bench/int_agreement.py --groups).
 The encoder's layer norms stay in float (ENCODER_FLOAT; fp32, which `ncc-tflite --relax-fp32` computes in
 fp16) behind QUANTIZE/DEQUANTIZE, as would any op the quantizer has no integer form for: `float_ops()`
@@ -20,12 +22,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
+
 from core.errors import ModelError
 
 INT_DTYPES = ("a16w8", "a8w8", "mixed")
 EXTRA_FIX = "pip install 'whisperkv-studio[export]' (ai-edge-quantizer, for the integer TFLite graphs)"
-# The groups the mixed recipe keeps at int16 activations (bench/int_agreement.py --groups finds them).
-MIXED_INT16 = ("head",)
+# What mixed quantizes each graph to (None: the graph is not quantized; export writes it with fp16 weights).
+MIXED = {"encoder": None, "decoder_step": "a16w8"}
 _LN = re.compile(r"^layer_norm_(\d+)/")
 # The encoder's layer norms stay in float (fp16 on the MDLA, under --relax-fp32). From its fourth block on,
 # the residual stream's variance reaches the thousands on some frames and stays near 1 on others: on one
@@ -96,8 +100,6 @@ class Recipe:
             return cls(16, {})
         if dtype == "a8w8":
             return cls(8, {})
-        if dtype == "mixed":
-            return cls(8, {g: 16 for g in MIXED_INT16})
         raise ModelError(f"no integer recipe {dtype!r}", f"use one of: {', '.join(INT_DTYPES)}")
 
     def build(self, model: bytes, role: str):
@@ -115,8 +117,10 @@ class Recipe:
         return rm.get_quantization_recipe()
 
 
-def quantize_graph(model: bytes, role: str, recipe: Recipe, samples: list[dict], threads: int = 1) -> bytes:
-    """The quantized graph: calibrated on `samples` (input name -> array), then quantized.
+def quantize_graph(model: bytes, role: str, recipe: Recipe, samples: list[dict], threads: int = 1,
+                   bounds: dict[str, float] | None = None) -> bytes:
+    """The quantized graph: calibrated on `samples` (input name -> array), then quantized. `bounds` gives
+    inputs whose range is known beforehand (±bound), wider than a few utterances show.
 
     Each range is the true min/max over every sample, not the quantizer's default moving average: the SOT
     token's step (and the attention sink it becomes) carries activations several times those of any other
@@ -128,7 +132,20 @@ def quantize_graph(model: bytes, role: str, recipe: Recipe, samples: list[dict],
     q = quantizer.Quantizer(bytearray(model), recipe.build(model, role))
     calib = calibrator.Calibrator(bytearray(model), num_threads=threads, qsv_update_func=qsv_utils.min_max_update)
     calib.calibrate({"serving_default": samples}, q._recipe_manager)
-    return bytes(q.quantize(calib.get_model_qsvs(), enable_progress_report=False).quantized_model)
+    qsvs = calib.get_model_qsvs()
+    for name, bound in (bounds or {}).items():
+        if name in qsvs:
+            qsvs[name] = qsvs[name] | {"min": np.full_like(qsvs[name]["min"], -bound),
+                                       "max": np.full_like(qsvs[name]["max"], bound)}
+    # The self cache fed back is what new_k/new_v wrote: one range for both.
+    for fed, written in (("self_k", "new_k"), ("self_v", "new_v")):
+        if fed in qsvs and written in qsvs:
+            lo = np.minimum(qsvs[fed]["min"].min(), qsvs[written]["min"].min())
+            hi = np.maximum(qsvs[fed]["max"].max(), qsvs[written]["max"].max())
+            for name in (fed, written):
+                qsvs[name] = qsvs[name] | {"min": np.full_like(qsvs[name]["min"], lo),
+                                           "max": np.full_like(qsvs[name]["max"], hi)}
+    return bytes(q.quantize(qsvs, enable_progress_report=False).quantized_model)
 
 
 def float_ops(model: bytes) -> dict[str, int]:

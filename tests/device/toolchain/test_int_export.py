@@ -1,7 +1,7 @@
-"""The integer TFLite bundle (a16w8, quantized by ai-edge-quantizer on espeak-ng speech): it passes the
-MDLA check with only the encoder's layer norms in float, LiteRT's integer kernels give fp32's tokens on
-two bundled clips, and `whisperkv compile` relaxes fp32 only for graphs that hold float ops (with the
-STAND-IN ncc-tflite of test_compile.py)."""
+"""The integer TFLite bundle (`--dtype mixed`: the decoder step a16w8, quantized by ai-edge-quantizer on
+espeak-ng speech; the encoder with fp16 weights): it passes the MDLA check with the step integer
+throughout, LiteRT's integer kernels give fp32's tokens on two bundled clips, and `whisperkv compile`
+relaxes fp32 only when a graph holds float ops (with the STAND-IN ncc-tflite of test_compile.py)."""
 import json
 import sys
 
@@ -21,24 +21,22 @@ from tests.device.toolchain.test_compile import stand_in_ncc  # noqa: F401  (the
 
 @pytest.fixture(scope="module")
 def bundle():
-    return integer_bundle("a16w8", "kv")
+    return integer_bundle("mixed", "kv")
 
 
-def test_the_a16w8_bundle_passes_the_mdla_check_with_only_the_encoder_layer_norms_in_float(bundle):
+def test_the_mixed_bundle_passes_the_mdla_check_with_an_integer_step(bundle):
     doc = json.loads((bundle / "model.json").read_text())
-    assert doc["dtype"] == "a16w8" and doc["formats"] == ["tflite"] and doc["cross"] == "kv"
+    assert doc["dtype"] == "mixed" and doc["formats"] == ["tflite"] and doc["cross"] == "kv"
     reports = check(bundle)
     assert [r.graph for r in reports] == ["encoder_tflite", "decoder_step_tflite"]
     assert all(r.ok for r in reports), [v for r in reports for v in r.violations][:3]
-    for name in ("encoder.tflite", "decoder_step.tflite"):
-        data = (bundle / name).read_bytes()
-        # the encoder's 13 layer norms (2 a block and ln_post) stay float; the step is integer throughout
-        n = 13 if name == "encoder.tflite" else 0
-        assert float_ops(data) == ({"ADD": 2 * n, "MEAN": 2 * n, "MUL": 3 * n, "RSQRT": n, "SUB": n} if n else {})
-        by_name = {t.name: t for t in tensors(data)}
-        assert {by_name[n].dtype for n in [*io(data)["inputs"], *io(data)["outputs"]]} == {"INT16"}
-        # int8 weights: the fully connected layers' constants
-        assert any(t.dtype == "INT8" and t.const for t in by_name.values())
+    step = (bundle / "decoder_step.tflite").read_bytes()
+    assert float_ops(step) == {}
+    by_name = {t.name: t for t in tensors(step)}
+    assert {by_name[n].dtype for n in [*io(step)["inputs"], *io(step)["outputs"]]} == {"INT16"}
+    assert any(t.dtype == "INT8" and t.const for t in by_name.values())     # int8 weights
+    encoder = (bundle / "encoder.tflite").read_bytes()
+    assert float_ops(encoder) and any(t.dtype == "FLOAT16" and t.const for t in tensors(encoder))
 
 
 def _tokens(backend, tokenizer, clip):
@@ -56,7 +54,7 @@ def test_integer_kernels_give_fp32_tokens_on_test_en(bundle, model):
 
     fp32 = TfliteBackend.from_weights(model.weights)
     q = TfliteBackend.from_bundle(bundle)
-    assert q.describe()["quantized"] and q.describe()["weights"] == "a16w8"
+    assert q.describe()["quantized"] and q.describe()["weights"] == "mixed"
     assert _tokens(q, model.tokenizer, "test_en.wav") == _tokens(fp32, model.tokenizer, "test_en.wav")
 
 
@@ -78,7 +76,7 @@ def test_compile_flags_follow_the_bundle_dtype_and_its_float_ops(bundle, stand_i
 
     b = tmp_path / "b"
     shutil.copytree(bundle, b)
-    # the encoder's float layer norms are relaxed to fp16
+    # the encoder computes in float: relaxed to fp16
     assert "--relax-fp32" in compile_bundle(b).flags
     # an integer bundle with nothing in float takes no --relax-fp32 (the float-op count stubbed to none)
     monkeypatch.setattr(int_quantize, "float_ops", lambda data: {})
