@@ -27,6 +27,7 @@ import numpy as np
 from core.errors import ModelError
 
 INT_DTYPES = ("a16w8", "a8w8", "mixed")
+LOGITS_HEADROOM = 3.0
 EXTRA_FIX = "pip install 'whisperkv-studio[export]' (ai-edge-quantizer, for the integer TFLite graphs)"
 # What mixed quantizes each graph to (None: the graph is not quantized; export writes it with fp16 weights).
 MIXED = {"encoder": None, "decoder_step": "a16w8"}
@@ -137,6 +138,14 @@ def quantize_graph(model: bytes, role: str, recipe: Recipe, samples: list[dict],
         if name in qsvs:
             qsvs[name] = qsvs[name] | {"min": np.full_like(qsvs[name]["min"], -bound),
                                        "max": np.full_like(qsvs[name]["max"], bound)}
+    # Greedy decoding takes the argmax of the logits: a top logit above the calibrated range saturates, ties
+    # with the next and the lower token id wins (on test_en, step 5, at a logits cosine of 0.99999). So the
+    # logits (and the FULLY_CONNECTED that the RESHAPE writing them reads) get LOGITS_HEADROOM× their range.
+    if "logits" in qsvs:
+        for name in ("logits", *_reshaped_from(model, "logits")):
+            if name in qsvs:
+                qsvs[name] = qsvs[name] | {"min": qsvs[name]["min"] * LOGITS_HEADROOM,
+                                           "max": qsvs[name]["max"] * LOGITS_HEADROOM}
     # The self cache fed back is what new_k/new_v wrote: one range for both.
     for fed, written in (("self_k", "new_k"), ("self_v", "new_v")):
         if fed in qsvs and written in qsvs:
@@ -146,6 +155,15 @@ def quantize_graph(model: bytes, role: str, recipe: Recipe, samples: list[dict],
                 qsvs[name] = qsvs[name] | {"min": np.full_like(qsvs[name]["min"], lo),
                                            "max": np.full_like(qsvs[name]["max"], hi)}
     return bytes(q.quantize(qsvs, enable_progress_report=False).quantized_model)
+
+
+def _reshaped_from(model: bytes, name: str) -> list[str]:
+    """The input of the RESHAPE that writes `name`, if one does."""
+    from device.graphs import tflite_read as R
+
+    ts = R.tensors(model)
+    return [ts[op.inputs[0]].name for op in R.operators(model)
+            if op.op == "RESHAPE" and op.outputs and ts[op.outputs[0]].name == name]
 
 
 def float_ops(model: bytes) -> dict[str, int]:
