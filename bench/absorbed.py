@@ -11,7 +11,9 @@
    the caches' traffic: "once" (each distinct cache tensor read once from DRAM: kv's 12 cross K/V tensors,
    absorbed's one F, kept on chip for its 12 uses), "folded" (every use by a compute op reads DRAM; layout
    ops — transposes, splits — folded into their consumers) and "op by op" (every read by a non-view op, and
-   every layout copy written, goes to DRAM).
+   every layout copy written, goes to DRAM). Then the same counts by dtype (DTYPE_BYTES) at steps 1, 32, 100
+   and 200, split into weights, cross state, self cache (the slots filled) and logits, with the floor at the
+   middle --bandwidths figure.
 3. On this host, per backend and form: a real runner process (`python -m device.runner --model BUNDLE
    --backend B --encoder-cache-mb 0`) over the local link decodes --clip's first window with EOT suppressed
    to --steps + 6 tokens; reported are the cross bytes it holds (its `encoded` event), its RSS at step
@@ -41,6 +43,11 @@ FORMS = ("kv", "absorbed")
 VIEWS = {"RESHAPE", "SQUEEZE", "EXPAND_DIMS"}                  # no data moved
 LAYOUT = {"TRANSPOSE", "SPLIT", "SPLIT_V", "SLICE", "CONCATENATION"}   # copies of the data they read
 SELF_INPUTS, CROSS_INPUTS = ("self_k", "self_v"), ("cross_k", "cross_v", "F")
+# Bytes an element of (weights, cross state and self cache, logits). fp32 relaxed: weights as the .tflite stores
+# them, computed in fp16 (a board confirms what ncc-tflite stores); a16w8/a8w8/mixed as int_quantize.py writes
+# them (mixed: the step a16w8, the cross state from the fp16 encoder); quantized biases and scales left out.
+DTYPE_BYTES = {"fp32-relaxed": (4, 2, 2), "fp16": (2, 2, 2), "a16w8": (1, 2, 2), "a8w8": (1, 1, 1), "mixed": (1, 2, 2)}
+STEPS = (1, 32, 100, 200)
 
 
 def bundles(work: Path) -> dict[str, Path]:
@@ -134,7 +141,27 @@ def bytes_report(paths: dict[str, Path], bandwidths: list[float]) -> dict:
     for bw in bandwidths:
         print(f"{bw:7.0f} " + " ".join(f"{counted[f].total(c) / (bw * 1e9) * 1e3:16.2f}"
                                        for f in counted for c in counts))
+    dtype_report(counted, bandwidths)
     return {form: vars(b) for form, b in counted.items()}
+
+
+def dtype_report(counted: dict[str, StepBytes], bandwidths: list[float]) -> None:
+    """The same counts at each dtype's bytes an element (DTYPE_BYTES), the self cache as filled at each step."""
+    d, bw = ModelDims(), bandwidths[len(bandwidths) // 2]
+    print(f"\n## by dtype, MB a step (caches counted once); floor ms/token at {bw:g} GB/s; 'static' = the 448-slot "
+          "graph, which reads every slot at every step")
+    print(f"{'dtype':<13} {'form':<9} {'step':>4} {'weights':>8} {'cross':>6} {'self':>6} {'logits':>6} {'total':>7} "
+          f"{'ms/tok':>7} {'static':>7} {'ms':>6}")
+    for dtype, (wb, ab, lb) in DTYPE_BYTES.items():
+        for form, b in counted.items():
+            weights, cross, logits = b.weights / 4 * wb, b.cross_once / 4 * ab, d.n_vocab * lb
+            static = weights + cross + b.self_once / 4 * ab + logits
+            for s in STEPS:
+                self_ = 2 * d.n_text_layer * s * d.n_text_state * ab
+                total = weights + cross + self_ + logits
+                print(f"{dtype:<13} {form:<9} {s:4d} {weights / 1e6:8.1f} {cross / 1e6:6.2f} {self_ / 1e6:6.2f} "
+                      f"{logits / 1e6:6.2f} {total / 1e6:7.1f} {total / bw / 1e6:7.2f} {static / 1e6:7.1f} "
+                      f"{static / bw / 1e6:6.2f}")
 
 
 def _vm(pid: int, key: str) -> float:

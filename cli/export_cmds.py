@@ -14,9 +14,14 @@ def register(subs) -> None:
     p.add_argument("--out", required=True, help="bundle directory (created if missing)")
     p.add_argument("--format", choices=("onnx", "tflite", "all"), default="all",
                    help="graph format: onnx, tflite (what ncc-tflite compiles for the MDLA), or all (default)")
-    p.add_argument("--dtype", choices=("fp32", "fp16", "int8"), default="fp32",
+    from device.toolchain.export import DTYPES
+
+    p.add_argument("--dtype", choices=DTYPES, default="fp32",
                    help="fp32 (default); fp16 (ONNX: fp16 throughout; TFLite: fp16 weights dequantised to fp32, "
-                   "which ncc-tflite --relax-fp32 computes in fp16); int8 (ONNX only: dynamic quantisation)")
+                   "which ncc-tflite --relax-fp32 computes in fp16); int8 (ONNX only: dynamic quantisation); "
+                   "a16w8, a8w8 (TFLite only: integer graphs for the MDLA, int16 or int8 activations and "
+                   "int8 weights, calibrated on espeak-ng speech), mixed (the step a16w8, the encoder with fp16 "
+                   "weights); these need the `export` extra and espeak-ng")
     p.add_argument("--cross", choices=("kv", "absorbed"), default="kv",
                    help="cross-attention form: kv (default; the encoder outputs every layer's cross K/V, "
                    "6x2x1500x512) or absorbed (the encoder outputs F, 1500x512, 12x smaller; the step folds "
@@ -50,7 +55,8 @@ def run_export(args) -> int:
     formats = check_request(args.dtype, _formats(args))    # before the weights load: fail fast
     weights = load_model(args.model)
     try:
-        doc = export_bundle(weights, args.out, args.dtype, formats, args.cross)
+        doc = export_bundle(weights, args.out, args.dtype, formats, args.cross,
+                            log=lambda line: print(line, file=sys.stderr))
     except OSError as exc:
         raise WhisperKVError(f"cannot write the bundle to {args.out} ({exc})", "pick a writable --out directory") from exc
     for name, digest in doc["files"].items():

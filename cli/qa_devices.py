@@ -49,7 +49,8 @@ def open_decoder(args, url: str, suite, stack: ExitStack):
         model = load_model_source(args.model, args.backend, config=for_process("lean"))
         for clip in suite.clips:
             check_language(clip.language, model.tokenizer.languages)
-        meta = {"device": "in-process", "backend": model.backend.name, "model_sha256": model.sha256}
+        meta = {"device": "in-process", "backend": model.backend.name, "model_sha256": model.sha256,
+                "dtype": getattr(model.backend, "dtype", ""), "cross": getattr(model.backend, "cross", "kv")}
         return (lambda mels, options, n: model.transcribe(mels, options, n_frames=n)), (), meta
 
     from device.link.client import RunnerError
@@ -63,7 +64,8 @@ def open_decoder(args, url: str, suite, stack: ExitStack):
     stack.callback(client.close)
     info = client.connect()
     meta = {"device": transport.label, "backend": info.backend, "model_sha256": info.model_sha256,
-            "runner_version": info.runner_version, **({"soc": info.soc} if info.soc else {})}
+            "runner_version": info.runner_version, "dtype": info.dtype, "cross": info.cross,
+            **({"soc": info.soc} if info.soc else {})}
     return ClientDecode(client), (RunnerError,), meta
 
 

@@ -9,7 +9,7 @@ int32 shape/axis/perm constants:
 - linear is FULLY_CONNECTED with the canonical [out, in] weight (no transpose);
 - conv1d is CONV_2D over NHWC [1, 1, T, C] with a [out, 1, k, in] filter; its zero padding is a
   CONCATENATION with zero constants and VALID padding (PAD is not on the list we target);
-- layer_norm is MEAN, SQUARED_DIFFERENCE, MEAN, ADD eps, RSQRT, SUB, MUL, MUL, ADD;
+- layer_norm is MEAN, SUB, MUL (the square), MEAN, ADD eps, RSQRT, MUL, MUL, ADD;
 - GELU is the exact (erf) form, SOFTMAX has beta 1, attention is BATCH_MATMUL on rank-3 heads;
 - an uneven split is SLICEs (SPLIT only splits evenly).
 `dtype="fp16"` stores each weight as an fp16 constant followed by a DEQUANTIZE to fp32: the
@@ -149,15 +149,16 @@ class _Lowering:
         stat = shape[:-1] + (1,)
         axis, keep = w.ints([len(shape) - 1]), S.ReducerOptionsT(keepDims=True)
         eps = w.const(f"f32_{n.attrs['eps']:g}", np.array(n.attrs["eps"], np.float32))
-        mean, sq, var = self.tmp(v, "mean", stat), self.tmp(v, "sqdiff", shape), self.tmp(v, "var", stat)
+        mean, sq, var = self.tmp(v, "mean", stat), self.tmp(v, "square", shape), self.tmp(v, "var", stat)
         var_eps, rstd = self.tmp(v, "var_eps", stat), self.tmp(v, "rstd", stat)
         xc, y, yw = self.tmp(v, "centered", shape), self.tmp(v, "normed", shape), self.tmp(v, "scaled", shape)
         w.op("MEAN", [self.t(x), axis], [mean], keep)
-        w.op("SQUARED_DIFFERENCE", [self.t(x), mean], [sq], S.SquaredDifferenceOptionsT())
+        w.op("SUB", [self.t(x), mean], [xc], S.SubOptionsT())
+        # centered², not SQUARED_DIFFERENCE: ai-edge-quantizer has no integer SQUARED_DIFFERENCE, and MUL it has.
+        w.op("MUL", [xc, xc], [sq], S.MulOptionsT())
         w.op("MEAN", [sq, axis], [var], keep)
         w.op("ADD", [var, eps], [var_eps], S.AddOptionsT())
         w.op("RSQRT", [var_eps], [rstd])
-        w.op("SUB", [self.t(x), mean], [xc], S.SubOptionsT())
         w.op("MUL", [xc, rstd], [y], S.MulOptionsT())
         w.op("MUL", [y, self.t(gamma)], [yw], S.MulOptionsT())
         w.op("ADD", [yw, self.t(beta)], [self.out(v)], S.AddOptionsT())

@@ -58,7 +58,9 @@ def tensors(buf: bytes, subgraph: int = 0) -> list[TensorView]:
     for i in range(sg.TensorsLength()):
         t = sg.Tensors(i)
         sig = t.ShapeSignatureAsNumpy().tolist() if t.ShapeSignatureLength() else None
-        const = t.Buffer() > 0 and m.Buffers(t.Buffer()).DataLength() > 0
+        b = m.Buffers(t.Buffer()) if t.Buffer() > 0 else None
+        # A buffer's bytes are inline (data) or, as ai-edge-quantizer writes them, after the flatbuffer (offset).
+        const = b is not None and (b.DataLength() > 0 or b.Offset() > 1)
         out.append(TensorView(i, (t.Name() or b"").decode(), t.ShapeAsNumpy().tolist() if t.ShapeLength() else [],
                               sig, types.get(t.Type(), str(t.Type())), const))
     return out

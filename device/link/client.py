@@ -80,6 +80,21 @@ class RunnerInfo:
         soc = self.raw.get("soc")
         return {"name": soc.get("name", "unknown"), "npu": soc.get("npu", "unknown")} if isinstance(soc, dict) else {}
 
+    @property
+    def dtype(self) -> str:
+        """The model's dtype (fp32, fp16, a16w8, …) as the hello gives it, "" when it does not."""
+        return str((self.raw.get("model") or {}).get("dtype") or (self.raw.get("backend_detail") or {}).get("weights")
+                   or "")
+
+    @property
+    def cross(self) -> str:
+        """The cross-state form (kv, absorbed) as the hello gives it, "" when it does not."""
+        return str((self.raw.get("model") or {}).get("cross") or (self.raw.get("backend_detail") or {}).get("cross")
+                   or "")
+
+
+REFERENCE_KERNELS_TIMEOUT = 900.0
+
 
 class BoardClient:
     def __init__(self, transport: Transport, *, runner_args: list[str] | None = None,
@@ -116,6 +131,11 @@ class BoardClient:
                 _, h = self._next(self.connect_timeout, "waiting for the runner's hello", START_FIX)
                 if h.get("type") == "hello":
                     self.info = RunnerInfo.from_hello(h)
+                    detail = h.get("backend_detail") or {}
+                    if detail.get("quantized") and not detail.get("delegate"):
+                        # Integer graphs on the CPU: LiteRT's int16 kernels are reference kernels, and one
+                        # encoder call takes a minute or more on a PC before the first event.
+                        self.read_timeout = max(self.read_timeout, REFERENCE_KERNELS_TIMEOUT)
                     break
                 if h.get("type") == "error":
                     raise RunnerError(h.get("code", "?"), h.get("message", ""), _FIXES.get(h.get("code"), ""))

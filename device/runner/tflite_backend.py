@@ -97,16 +97,35 @@ class _Graph:
                 kw["experimental_op_resolver_type"] = resolver.BUILTIN_WITHOUT_DEFAULT_DELEGATES
         self.interp = Interpreter(**kw)
         self.interp.allocate_tensors()
-        self.inputs = {d["name"]: d["index"] for d in self.interp.get_input_details()}
-        self.outputs = {d["name"]: d["index"] for d in self.interp.get_output_details()}
+        self.inputs = {d["name"]: d for d in self.interp.get_input_details()}
+        self.outputs = {d["name"]: d for d in self.interp.get_output_details()}
         self.placement = op_placement(name, self.interp._get_ops_details())
 
     def set(self, name: str, value: np.ndarray) -> None:
-        self.interp.set_tensor(self.inputs[name], np.ascontiguousarray(value, np.float32))
+        d = self.inputs[name]
+        self.interp.set_tensor(d["index"], _quantized(value, d))
 
     def run(self, *names: str) -> list[np.ndarray]:
         self.interp.invoke()
-        return [self.interp.get_tensor(self.outputs[n]) for n in names]
+        return [_dequantized(self.interp.get_tensor(self.outputs[n]["index"]), self.outputs[n]) for n in names]
+
+
+def _quantized(value, d: dict) -> np.ndarray:
+    """float32 as the input wants it: an integer graph's (device/toolchain/int_quantize.py) inputs are
+    int8/int16 with one scale, and what lies outside its range saturates (the mask's -1e9 too)."""
+    value = np.ascontiguousarray(value, np.float32)
+    if not np.issubdtype(d["dtype"], np.integer):
+        return value
+    scale, zero = d["quantization"]
+    info = np.iinfo(d["dtype"])
+    return np.clip(np.rint(value / scale) + zero, info.min, info.max).astype(d["dtype"])
+
+
+def _dequantized(value: np.ndarray, d: dict) -> np.ndarray:
+    if not np.issubdtype(d["dtype"], np.integer):
+        return value
+    scale, zero = d["quantization"]
+    return (value.astype(np.float32) - zero) * np.float32(scale)
 
 
 class TfliteBackend:
@@ -153,7 +172,9 @@ class TfliteBackend:
 
     def describe(self) -> dict:
         """What `hello` reports: the interpreter, the delegate, and where each graph's ops run."""
-        return {"interpreter": self.interpreter, "delegate": self.delegate, "weights": self.dtype,
+        return {"interpreter": self.interpreter, "delegate": self.delegate, "weights": self.dtype, "cross": self.cross,
+                "quantized": any(np.issubdtype(d["dtype"], np.integer)
+                                 for g in (self._encoder, self._step) for d in g.inputs.values()),
                 "ops": [self._encoder.placement.to_dict(), self._step.placement.to_dict()]}
 
     def encode(self, mel: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
@@ -185,6 +206,9 @@ class TfliteBackend:
         built on first use from the step graph's own weights: a second interpreter, so ordinary steps
         pay nothing. Like step(), it is fed the window's cross K/V only when they change."""
         if self._step_attention is None:   # the graph emitters: only when attention is first asked for
+            if self.dtype not in ("fp32", "fp16"):
+                raise WhisperKVError(f"the attention view is built from float weights, and this bundle's are {self.dtype}",
+                                     "export a float bundle (--dtype fp32 or fp16) to see where the decoder looks")
             from device.graphs.tflite_graphs import build_decoder_step_tflite
             from device.graphs.tflite_read import params_from_tflite
 

@@ -6,7 +6,9 @@ Violations (any one fails the check), each against device/toolchain/mdla_ops.py:
 - a tensor of rank > 4;
 - a dynamic dimension: -1 in `shape_signature`, or a shape entry below 1;
 - a tensor type MDLA does not take: fp32 passes (relaxed to fp16 by `ncc-tflite --relax-fp32`),
-  as do fp16, int8/uint8 and int16; int32 and int64 only as constants (shape, axis, perm).
+  as do fp16, int8/uint8 and int16; int32 and int64 only as constants (shape, axis, perm, biases);
+- an integer op with weights in a quantized form not in the table (activation × weight types); the
+  report names each form, e.g. `FULLY_CONNECTED int16xint8`.
 """
 from __future__ import annotations
 
@@ -39,6 +41,14 @@ def _tensor_violations(t) -> list[Violation]:
     return out
 
 
+def _quantized_form(op, ts) -> tuple[str, str] | None:
+    """(activation type, weight type) of an integer op with weights; None for the rest."""
+    if op.op not in mdla_ops.WEIGHTED_OPS or len(op.inputs) < 2 or op.inputs[1] < 0:
+        return None
+    act, weight = ts[op.inputs[0]].dtype, ts[op.inputs[1]].dtype
+    return None if act in ("FLOAT32", "FLOAT16") else (act, weight)
+
+
 def check_tflite(path: str | Path, graph: str | None = None) -> GraphReport:
     from device.graphs import tflite_read as R
 
@@ -54,6 +64,12 @@ def check_tflite(path: str | Path, graph: str | None = None) -> GraphReport:
         ok = mdla_ops.is_supported(op.op)
         mdla = op.op if ok else "UNSUPPORTED"
         where = ts[op.outputs[0]].name if op.outputs else f"#{len(rep.nodes)}"
+        form = _quantized_form(op, ts)
+        if ok and form:
+            mdla = f"{op.op} {form[0].lower()}x{form[1].lower()}"
+            if form not in mdla_ops.QUANTIZED_FORMS:
+                rep.violations.append(Violation("quantized_form", where, mdla, "quantize with int8 or int16 "
+                                                "activations and int8 weights (a8w8, a16w8)"))
         rep.nodes.append({"name": where, "tflite": op.op, "mdla": mdla})
         counts[(op.op, mdla)] = counts.get((op.op, mdla), 0) + 1
         if not ok:

@@ -24,9 +24,11 @@ from device.runner.soc import SOCS
 
 COMPILER = "ncc-tflite"
 # The SoC's target flags (--arch, --l1-size-kb, --num-mdla) come from device/runner/soc.py's table, which the
-# runner also reads the board's SoC with. COMMON_FLAGS: the public MT8371 port (soc.PORT_SOURCE).
+# runner also reads the board's SoC with. The rest: the public MT8371 port (soc.PORT_SOURCE).
 # --relax-fp32 computes fp32 graphs in fp16; MediaTek advises pairing it with --opt-accuracy.
-COMMON_FLAGS = ["--relax-fp32", "--opt-accuracy", "--opt-footprint"]
+RELAX_FLAGS = ["--relax-fp32", "--opt-accuracy"]
+COMMON_FLAGS = ["--opt-footprint"]
+FLOAT_DTYPES = ("fp32", "fp16")
 # The public MT8371 port (step3_tflite_to_dla.py above) names the output DLA with -o; this was
 # not checked against a real compiler here (none is installed).
 OUTPUT_FLAG = "-o"
@@ -73,11 +75,28 @@ class CompileResult:
     graphs: list[CompiledGraph] = field(default_factory=list)
 
 
-def flags_for(soc: str) -> list[str]:
+def precision_flags(dtype: str, float_ops: int = 0) -> list[str]:
+    """A float bundle (fp32, or fp16 weights dequantized to fp32) is computed in fp16: --relax-fp32. An
+    integer one (a16w8, a8w8, mixed) runs in int8/int16 as written and takes no --relax-fp32, unless its
+    graphs still hold `float_ops` ops the quantizer left in float, which the MDLA takes only relaxed."""
+    return RELAX_FLAGS if dtype in FLOAT_DTYPES or float_ops else []
+
+
+def flags_for(soc: str, dtype: str = "fp32", float_ops: int = 0) -> list[str]:
     key = soc.upper()
     if key not in SOCS:
         raise WhisperKVError(f"no compile flags for SoC {soc!r}", f"use one of: {', '.join(s.lower() for s in SOCS)}")
-    return SOCS[key]["flags"] + COMMON_FLAGS
+    return SOCS[key]["flags"] + precision_flags(dtype, float_ops) + COMMON_FLAGS
+
+
+def bundle_precision(bundle: Path, graphs: list[Path]) -> tuple[str, int]:
+    """The bundle's dtype, and how many ops its graphs compute in float when it is an integer bundle."""
+    dtype = json.loads((bundle / "model.json").read_text()).get("dtype", "fp32")
+    if dtype in FLOAT_DTYPES:
+        return dtype, 0
+    from device.toolchain.int_quantize import float_ops
+
+    return dtype, sum(sum(float_ops(g.read_bytes()).values()) for g in graphs)
 
 
 def find_compiler(ncc: str | Path | None = None) -> Path:
@@ -183,8 +202,9 @@ def compile_bundle(bundle: str | Path, soc: str = "mt8371", ncc: str | Path | No
                    log=lambda line: None) -> CompileResult:
     """Compile every .tflite in the bundle to a .dla beside it and record them in model.json."""
     bundle = Path(bundle)
-    flags = flags_for(soc)
+    flags_for(soc)
     graphs = tflite_graphs(bundle)
+    flags = flags_for(soc, *bundle_precision(bundle, graphs))
     compiler = find_compiler(ncc)
     result = CompileResult(bundle, str(compiler), compiler_version(compiler), soc.lower(), flags)
     log(f"{compiler} ({result.version}), {result.soc}: {' '.join(flags)}")

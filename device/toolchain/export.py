@@ -38,10 +38,11 @@ from device.runner.bundle import (
     sha256_file,
 )
 
-DTYPES = ("fp32", "fp16", "int8")
+INT_DTYPES = ("a16w8", "a8w8", "mixed")    # device/toolchain/int_quantize.py: TFLite only
+DTYPES = ("fp32", "fp16", "int8", *INT_DTYPES)
 FORMATS = ("onnx", "tflite")
 TFLITE_GRAPHS = {"encoder_tflite": "encoder.tflite", "decoder_step_tflite": "decoder_step.tflite"}
-TFLITE_DTYPES = ("fp32", "fp16")
+TFLITE_DTYPES = ("fp32", "fp16", *INT_DTYPES)
 _ROLES = {"encoder": "encoder", "decoder_step": "decoder_step", "encoder_tflite": "encoder",
           "decoder_step_tflite": "decoder_step"}
 
@@ -88,7 +89,13 @@ def check_request(dtype: str, formats) -> tuple[str, ...]:
         raise ModelError("no graph format asked for", f"use one or more of: {', '.join(FORMATS)}")
     if "tflite" in formats and dtype not in TFLITE_DTYPES:
         raise ModelError(f"TFLite graphs are not built in {dtype}",
-                         "use --dtype fp16 (what ncc-tflite --relax-fp32 computes) or --format onnx")
+                         "use --dtype fp16 (what ncc-tflite --relax-fp32 computes), a16w8, or --format onnx")
+    if dtype in INT_DTYPES:
+        if "onnx" in formats:
+            raise ModelError(f"{dtype} graphs are TFLite only (the MDLA's integer form)", "use --format tflite")
+        from device.toolchain.int_quantize import _aeq
+
+        _aeq()      # the optional extra: say it is missing before anything is built
     return formats
 
 
@@ -111,22 +118,48 @@ def _write_onnx(p: dict, dims: ModelDims, dtype: str, out: Path, cross: str) -> 
     return graphs
 
 
-def _write_tflite(p: dict, dims: ModelDims, dtype: str, out: Path, cross: str) -> dict:
+def _write_tflite(weights: WhisperWeights, dtype: str, out: Path, cross: str, log) -> dict:
     from device.graphs import tflite_read
     from device.graphs.tflite_graphs import (
         build_decoder_step_tflite,
         build_encoder_tflite,
     )
 
+    p, dims = weights.params, weights.dims
+    integer = dtype in INT_DTYPES
+    samples = None
+    if integer:
+        from device.toolchain.calibration import samples as calibration_samples
+
+        samples = calibration_samples(weights, cross, log=log)
+        log(f"calibrating on {samples.utterances} synthesized utterances ({samples.seconds_of_speech:.0f} s): "
+            f"{len(samples.encoder)} encoder and {len(samples.step)} step inputs")
     graphs = {}
     for key, build in (("encoder_tflite", build_encoder_tflite), ("decoder_step_tflite", build_decoder_step_tflite)):
-        data = build(p, dims, dtype, cross=cross)
+        role, io_dtype = _ROLES[key], "float32"
+        recipe = _int_recipe(dtype, role) if integer else None
+        data = build(p, dims, "fp32" if recipe else "fp16" if integer else dtype, cross=cross)
+        if recipe:
+            from device.toolchain.int_quantize import Recipe, quantize_graph
+
+            from device.toolchain.calibration import input_bounds
+
+            data = quantize_graph(data, role, Recipe.named(recipe), samples.encoder if role == "encoder" else
+                                  samples.step, bounds=input_bounds(weights) if role == "decoder_step" else None)
+            io_dtype = "quantized"      # int8/int16 with a scale each: read it from the graph
         (out / TFLITE_GRAPHS[key]).write_bytes(data)
-        # Weights fp16 + DEQUANTIZE when dtype is fp16; inputs and outputs are float32 either way.
+        # Weights fp16 + DEQUANTIZE when dtype is fp16; inputs and outputs are float32 unless quantized.
         graphs[key] = {"file": TFLITE_GRAPHS[key], "format": "tflite", "role": _ROLES[key], "weights": dtype,
-                       "io_dtype": "float32", **tflite_read.io(data)}
+                       "io_dtype": io_dtype, **tflite_read.io(data)}
         del data
     return graphs
+
+
+def _int_recipe(dtype: str, role: str) -> str | None:
+    """The recipe a graph of an integer bundle is quantized with; None: fp16 weights, not quantized."""
+    from device.toolchain.int_quantize import MIXED
+
+    return MIXED[role] if dtype == "mixed" else dtype
 
 
 def _remove_stale_graphs(out: Path, graphs: dict) -> None:
@@ -137,11 +170,12 @@ def _remove_stale_graphs(out: Path, graphs: dict) -> None:
 
 
 def export_bundle(weights: WhisperWeights, out: str | Path, dtype: str = "fp32", formats=FORMATS,
-                  cross: str = "kv") -> dict:
+                  cross: str = "kv", log=lambda line: None) -> dict:
     """Write the bundle with the graphs of `formats` at `dtype` and cross-state form `cross` (kv or
     absorbed), and return its manifest. ONNX fp16/int8 graphs are quantised from fp32
     (device/graphs/quantize.py); TFLite fp16 keeps fp16 weights behind DEQUANTIZE ops
-    (device/graphs/tflite_graphs.py)."""
+    (device/graphs/tflite_graphs.py); TFLite a16w8/a8w8/mixed are calibrated and quantized from fp32
+    (device/toolchain/int_quantize.py)."""
     formats = check_request(dtype, formats)
     check_cross(cross)
     out = Path(out)
@@ -151,7 +185,7 @@ def export_bundle(weights: WhisperWeights, out: str | Path, dtype: str = "fp32",
     if "onnx" in formats:
         graphs |= _write_onnx(p, dims, dtype, out, cross)
     if "tflite" in formats:
-        graphs |= _write_tflite(p, dims, dtype, out, cross)
+        graphs |= _write_tflite(weights, dtype, out, cross, log)
     _remove_stale_graphs(out, graphs)
     np.save(out / TABLES["token_embedding"], p["decoder.token_embedding.weight"].astype(np.float32))
     np.save(out / TABLES["positional_embedding"], p["decoder.positional_embedding"].astype(np.float32))

@@ -54,8 +54,16 @@ UNKNOWN_FIX = "not on MDLA 5.3's documented operator list: rewrite it with the l
 # Tensor types (TFLite TensorType names) -> source. Anything else (bool, string, float64, …) fails.
 ACTIVATION_TYPES: dict[str, str] = {"FLOAT32": "np8-types", "FLOAT16": "np8-types", "INT8": "np8-types",
                                     "UINT8": "np8-types", "INT16": "np8-types"}
-# Allowed only on constants: shape/axis/perm operands (INT32) and INT64 constants.
+# Allowed only on constants: shape/axis/perm operands (INT32) and INT64 constants (the int16 path's biases).
 CONST_ONLY_TYPES: dict[str, str] = {"INT32": "np8-types", "INT64": "litert-mtk"}
+
+# Quantized forms of the ops with weights, (activation type, weight type) -> source: the MDLA computes in
+# int8/uint8 and int16 ("np8-types") and converts between float and integer with QUANTIZE/DEQUANTIZE ("np8").
+# int16 activations with int8 weights is TFLite's 16x8 scheme (the a16w8 graphs, int64 biases); the
+# documentation lists the types, not this pairing, so a board's ncc-tflite confirms it.
+WEIGHTED_OPS = ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV")
+QUANTIZED_FORMS: dict[tuple[str, str], str] = {("INT8", "INT8"): "np8-types", ("UINT8", "UINT8"): "np8-types",
+                                               ("INT16", "INT8"): "np8-types", ("INT16", "INT16"): "np8-types"}
 
 
 def is_supported(op: str) -> bool:

@@ -8,7 +8,7 @@ from core.errors import WhisperKVError
 
 @dataclass
 class Violation:
-    kind: str        # unsupported_op | rank | dynamic_dim | dtype
+    kind: str        # unsupported_op | rank | dynamic_dim | dtype | quantized_form
     where: str       # node or tensor name
     detail: str
     fix: str

@@ -18,3 +18,15 @@ def exported_bundle(cross: str = "kv") -> Path:
     atexit.register(shutil.rmtree, out, True)
     export_bundle(load_model(), out / "fp32", cross=cross)
     return out / "fp32"
+
+
+@lru_cache(maxsize=1)
+def integer_bundle(dtype: str = "a16w8", cross: str = "kv") -> Path:
+    """One integer TFLite bundle per test process (calibrating and quantizing take minutes)."""
+    from core.model.weights import load_model
+    from device.toolchain.export import export_bundle
+
+    out = Path(tempfile.mkdtemp(prefix="whisperkv-int-bundle-"))
+    atexit.register(shutil.rmtree, out, True)
+    export_bundle(load_model(), out / dtype, dtype, ("tflite",), cross)
+    return out / dtype

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 STAND_IN_NCC = """#!{python}
-# STAND-IN for MediaTek's ncc-tflite (test only): checks its arguments, writes a placeholder .dla.
+# STAND-IN for MediaTek's ncc-tflite (test only): checks its arguments, writes the .tflite into the .dla.
 import json, os, sys
 args = sys.argv[1:]
 with open(os.environ["NCC_STANDIN_LOG"], "a") as log:
@@ -24,8 +24,10 @@ if os.environ.get("NCC_STANDIN_FAIL"):
     print("ERROR: op GATHER is not supported on mdla5.3", file=sys.stderr)
     print("ERROR: compilation failed", file=sys.stderr)
     sys.exit(3)
-need = ["--arch=mdla5.3,edma3.6", "--l1-size-kb=256", "--num-mdla=1", "--relax-fp32", "--opt-accuracy"]
+need = ["--arch=mdla5.3,edma3.6", "--l1-size-kb=256", "--num-mdla=1", "--opt-footprint"]
 missing = [f for f in need if f not in args]
+if ("--relax-fp32" in args) != ("--opt-accuracy" in args):
+    missing.append("--relax-fp32 with --opt-accuracy")
 if missing or "-o" not in args:
     print(f"stand-in ncc-tflite: missing {{missing or ['-o FILE']}}", file=sys.stderr)
     sys.exit(2)

@@ -15,11 +15,13 @@ from device.runner.bundle import FORMAT, VERSION, read_bundle, sha256_file
 from device.runner.soc import SOCS
 from device.toolchain.compile import (
     COMMON_FLAGS,
+    RELAX_FLAGS,
     CompileFailed,
     CompilerMissing,
     NoTFLite,
     compile_bundle,
     flags_for,
+    precision_flags,
 )
 from tests.device.link_helpers import install_stand_in
 from tests.device.toolchain.ncc_standin import STAND_IN_NCC
@@ -50,9 +52,18 @@ def make_bundle(root: Path, tflite: bool = True) -> Path:
 
 
 def test_the_mt8371_flags_are_the_public_ports():
-    assert flags_for("MT8371") == SOCS["MT8371"]["flags"] + COMMON_FLAGS
+    assert flags_for("MT8371") == SOCS["MT8371"]["flags"] + RELAX_FLAGS + COMMON_FLAGS
     assert flags_for("mt8371")[:3] == ["--arch=mdla5.3,edma3.6", "--l1-size-kb=256", "--num-mdla=1"]
-    assert {"--relax-fp32", "--opt-accuracy"} <= set(COMMON_FLAGS)
+    assert RELAX_FLAGS == ["--relax-fp32", "--opt-accuracy"]
+
+
+def test_flags_by_dtype_relax_only_what_computes_in_float():
+    assert precision_flags("fp32") == precision_flags("fp16") == RELAX_FLAGS
+    for dtype in ("a16w8", "a8w8", "mixed"):
+        assert precision_flags(dtype) == []
+        assert "--relax-fp32" not in flags_for("mt8371", dtype)
+        # an integer graph that still holds float ops needs them relaxed
+        assert precision_flags(dtype, float_ops=3) == RELAX_FLAGS
 
 
 def test_compiles_each_tflite_and_records_it_in_model_json(stand_in_ncc, tmp_path):

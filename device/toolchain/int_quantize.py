@@ -1,0 +1,180 @@
+"""Integer TFLite graphs for the MDLA: fp32 graphs quantized by Google's ai-edge-quantizer.
+
+Recipes (`ai_edge_quantizer.recipe`, static range quantization, calibrated on device/toolchain/calibration.py):
+- a16w8: int16 activations, int8 channelwise weights (`static_wi8_ai16`), every op the quantizer takes;
+- a8w8: int8 activations, int8 channelwise weights (`static_wi8_ai8`);
+- mixed: the decoder step a16w8, the encoder not quantized (fp16 weights, computed in fp16 under
+  --relax-fp32): the encoder is where a16w8 changed the tokens (docs/benchmarks.md), and it runs once a
+  30 s window, while the step, whose bytes a board pays every token, keeps its int8 weights.
+A recipe may also leave the graph in float and quantize one group only (bench/int_agreement.py --groups).
+The encoder's layer norms stay in float (ENCODER_FLOAT; fp32, which `ncc-tflite --relax-fp32` computes in
+fp16) behind QUANTIZE/DEQUANTIZE, as would any op the quantizer has no integer form for: `float_ops()`
+lists them. The step graph is integer throughout (its layer norm squares with MUL, as
+device/graphs/tflite_graphs.py writes it, not SQUARED_DIFFERENCE, which the quantizer has no integer form for).
+
+Layer groups name the step graph's ops by where they sit: `block0`…`block5` (a decoder block, from its
+first layer norm to the next block's), `head` (the final layer norm and the LM head); the encoder's
+ops are one group, `encoder`. `group_ops()` maps a graph's op output names onto them, so a recipe
+can quantize one group at a time.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.errors import ModelError
+
+INT_DTYPES = ("a16w8", "a8w8", "mixed")
+LOGITS_HEADROOM = 3.0
+EXTRA_FIX = "pip install 'whisperkv-studio[export]' (ai-edge-quantizer, for the integer TFLite graphs)"
+# What mixed quantizes each graph to (None: the graph is not quantized; export writes it with fp16 weights).
+MIXED = {"encoder": None, "decoder_step": "a16w8"}
+_LN = re.compile(r"^layer_norm_(\d+)/")
+# The encoder's layer norms stay in float (fp16 on the MDLA, under --relax-fp32). From its fourth block on,
+# the residual stream's variance reaches the thousands on some frames and stays near 1 on others: on one
+# int16 scale the small ones round away, and quantized the variance was off by a mean square of ~500 and
+# the cross K/V with it (ai-edge-quantizer's validate() against the fp32 graph, test_en). The decoder
+# step's layer norms quantize without harm. (The quantizer names an op by its outputs, each followed by ";".)
+ENCODER_FLOAT = r"^layer_norm_\d+(/[a-z_]+)?;"
+
+
+def _aeq():
+    try:
+        from ai_edge_quantizer import qtyping, quantizer, recipe_manager
+    except ImportError:
+        raise ModelError("the integer TFLite graphs need ai-edge-quantizer, which is not installed",
+                         EXTRA_FIX) from None
+    return quantizer, recipe_manager, qtyping
+
+
+def available() -> bool:
+    try:
+        _aeq()
+    except ModelError:
+        return False
+    return True
+
+
+def op_outputs(model: bytes) -> list[tuple[str, str]]:
+    """(op name, first output tensor name) of every operator, in graph order."""
+    from device.graphs import tflite_read as R
+
+    ts = R.tensors(model)
+    return [(op.op, ts[op.outputs[0]].name if op.outputs else "") for op in R.operators(model)]
+
+
+def group_ops(model: bytes, role: str) -> dict[str, list[str]]:
+    """{group: [output tensor names]} of a graph's ops (see the module docstring)."""
+    if role == "encoder":
+        return {"encoder": [name for _, name in op_outputs(model)]}
+    groups: dict[str, list[str]] = {}
+    lns, group = [], "prefix"
+    for _, name in op_outputs(model):
+        m = _LN.match(name)
+        if m and m.group(1) not in lns:
+            lns.append(m.group(1))
+            block = (len(lns) - 1) // 3
+            group = f"block{block}" if block < 6 else "head"
+        groups.setdefault(group, []).append(name)
+    # The SOT-prefix ops before the first layer norm (reshapes of the inputs) belong to block 0.
+    groups.setdefault("block0", [])[:0] = groups.pop("prefix", [])
+    return groups
+
+
+def _regex(names: list[str]) -> str:
+    """Matches the ops writing `names`: the quantizer's scope of an op is its output names, each followed by ";"."""
+    return "^(" + "|".join(re.escape(n) for n in names) + ");"
+
+
+@dataclass
+class Recipe:
+    """Activation bits for the whole graph (None: left in float), and groups given other bits."""
+
+    act_bits: int | None
+    overrides: dict[str, int]
+
+    @classmethod
+    def named(cls, dtype: str) -> "Recipe":
+        if dtype == "a16w8":
+            return cls(16, {})
+        if dtype == "a8w8":
+            return cls(8, {})
+        raise ModelError(f"no integer recipe {dtype!r}", f"use one of: {', '.join(INT_DTYPES)}")
+
+    def build(self, model: bytes, role: str):
+        _, recipe_manager, qtyping = _aeq()
+        rm = recipe_manager.RecipeManager()
+        op = qtyping.TFLOperationName.ALL_SUPPORTED
+        if self.act_bits is not None:
+            rm.add_static_config(".*", op, activation_num_bits=self.act_bits, weight_num_bits=8)
+        groups = group_ops(model, role)
+        for g, bits in self.overrides.items():
+            if g in groups:
+                rm.add_static_config(_regex(groups[g]), op, activation_num_bits=bits, weight_num_bits=8)
+        if role == "encoder":
+            rm.add_quantization_config(ENCODER_FLOAT, op, algorithm_key="no_quantize")
+        return rm.get_quantization_recipe()
+
+
+def quantize_graph(model: bytes, role: str, recipe: Recipe, samples: list[dict], threads: int = 1,
+                   bounds: dict[str, float] | None = None) -> bytes:
+    """The quantized graph: calibrated on `samples` (input name -> array), then quantized. `bounds` gives
+    inputs whose range is known beforehand (±bound), wider than a few utterances show.
+
+    Each range is the true min/max over every sample, not the quantizer's default moving average: the SOT
+    token's step (and the attention sink it becomes) carries activations several times those of any other
+    step, and an averaged range clipped them, which changed the first token of every clip."""
+    quantizer, _, _ = _aeq()
+    from ai_edge_quantizer import calibrator
+    from ai_edge_quantizer.utils import qsv_utils
+
+    q = quantizer.Quantizer(bytearray(model), recipe.build(model, role))
+    calib = calibrator.Calibrator(bytearray(model), num_threads=threads, qsv_update_func=qsv_utils.min_max_update)
+    calib.calibrate({"serving_default": samples}, q._recipe_manager)
+    qsvs = calib.get_model_qsvs()
+    for name, bound in (bounds or {}).items():
+        if name in qsvs:
+            qsvs[name] = qsvs[name] | {"min": np.full_like(qsvs[name]["min"], -bound),
+                                       "max": np.full_like(qsvs[name]["max"], bound)}
+    # Greedy decoding takes the argmax of the logits: a top logit above the calibrated range saturates, ties
+    # with the next and the lower token id wins (on test_en, step 5, at a logits cosine of 0.99999). So the
+    # logits (and the FULLY_CONNECTED that the RESHAPE writing them reads) get LOGITS_HEADROOM× their range.
+    if "logits" in qsvs:
+        for name in ("logits", *_reshaped_from(model, "logits")):
+            if name in qsvs:
+                qsvs[name] = qsvs[name] | {"min": qsvs[name]["min"] * LOGITS_HEADROOM,
+                                           "max": qsvs[name]["max"] * LOGITS_HEADROOM}
+    # The self cache fed back is what new_k/new_v wrote: one range for both.
+    for fed, written in (("self_k", "new_k"), ("self_v", "new_v")):
+        if fed in qsvs and written in qsvs:
+            lo = np.minimum(qsvs[fed]["min"].min(), qsvs[written]["min"].min())
+            hi = np.maximum(qsvs[fed]["max"].max(), qsvs[written]["max"].max())
+            for name in (fed, written):
+                qsvs[name] = qsvs[name] | {"min": np.full_like(qsvs[name]["min"], lo),
+                                           "max": np.full_like(qsvs[name]["max"], hi)}
+    return bytes(q.quantize(qsvs, enable_progress_report=False).quantized_model)
+
+
+def _reshaped_from(model: bytes, name: str) -> list[str]:
+    """The input of the RESHAPE that writes `name`, if one does."""
+    from device.graphs import tflite_read as R
+
+    ts = R.tensors(model)
+    return [ts[op.inputs[0]].name for op in R.operators(model)
+            if op.op == "RESHAPE" and op.outputs and ts[op.outputs[0]].name == name]
+
+
+def float_ops(model: bytes) -> dict[str, int]:
+    """{op: count} of the ops a quantized graph still computes in float (not QUANTIZE/DEQUANTIZE)."""
+    from device.graphs import tflite_read as R
+
+    ts = R.tensors(model)
+    out: dict[str, int] = {}
+    for op in R.operators(model):
+        if op.op in ("QUANTIZE", "DEQUANTIZE") or not op.outputs:
+            continue
+        if ts[op.outputs[0]].dtype in ("FLOAT32", "FLOAT16"):
+            out[op.op] = out.get(op.op, 0) + 1
+    return dict(sorted(out.items()))
