@@ -35,8 +35,8 @@ def workload_args(url: str | DeviceURL | None, workload: str) -> list[str]:
 
 def runner_args(url: str | DeviceURL | None) -> list[str]:
     u = parse_device_url(url)
-    return [arg for name in ("backend", "model", "delegate") if getattr(u, name)
-            for arg in (f"--{name}", getattr(u, name))]
+    return [arg for name in ("backend", "model", "delegate", "neuron_lib") if getattr(u, name)
+            for arg in (f"--{name.replace('_', '-')}", getattr(u, name))]
 
 
 def open_client(url: str | DeviceURL | None = "local", *, trust_host_key: str | None = None,

@@ -2,7 +2,8 @@
 
 Query settings: `python` (remote interpreter, e.g. /usr/bin/python3), `dir` (runner directory),
 `key` (SSH identity file), `backend`, `model` and `delegate` (passed to the runner: `delegate` is the
-path on the device of a TFLite external delegate, e.g. /usr/lib/libneuron_stable_delegate.so).
+path on the device of a TFLite external delegate, e.g. /usr/lib/libneuron_stable_delegate.so), `neuron_lib`
+(the dla backend: the path on the device of MediaTek's Neuron runtime library).
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from core.errors import WhisperKVError
 
-SETTINGS = ("python", "dir", "key", "backend", "model", "delegate")
+SETTINGS = ("python", "dir", "key", "backend", "model", "delegate", "neuron_lib")
 URL_FIX = "use local, ssh://user@host[:port] or adb://SERIAL (settings: ?python=/usr/bin/python3&dir=~/whisperkv)"
 
 
@@ -31,6 +32,7 @@ class DeviceURL:
     backend: str | None = None
     model: str | None = None
     delegate: str | None = None
+    neuron_lib: str | None = None
 
     def __str__(self) -> str:
         if self.scheme == "local":

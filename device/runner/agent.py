@@ -14,7 +14,7 @@ import os
 import queue
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -24,6 +24,7 @@ from device import ROOT
 from device import protocol as P
 from device.runner.backends import REGISTRY, backend_help
 from device.runner.heap import steady_heap
+from device.runner.neuron_runtime import KNOWN_PATHS as NEURON_PATHS
 from device.runner.runtime_config import WORKLOADS, for_process
 from device.runner.served_model import ServedModel
 from device.runner.writer import Writer
@@ -212,6 +213,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--backend", default="auto", help=backend_help("; tflite for a TFLite-only bundle"))
     ap.add_argument("--delegate", default=None, metavar="PATH", help="tflite: a delegate library to load, e.g. "
                     "/usr/lib/libneuron_stable_delegate.so (a missing one is an error, never a CPU fallback)")
+    ap.add_argument("--neuron-lib", default=None, metavar="PATH", help="dla: MediaTek's Neuron runtime library "
+                    "(default: the first of " + ", ".join(NEURON_PATHS) + " that exists)")
     ap.add_argument("--encoder-cache-mb", type=int, default=128, help="cross K/V kept for reruns (0: off)")
     ap.add_argument("--workload", choices=WORKLOADS, default="lean", help="one-shot (`whisperkv transcribe`): "
                     "worker threads spin between a step's nodes, faster on an idle machine, slower beside busy "
@@ -229,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
                         format="agent %(levelname)s %(message)s")
 
-    config = for_process(args.workload)      # before any backend loads a library that reads it
+    config = replace(for_process(args.workload), neuron_lib=args.neuron_lib)  # before any backend loads
     steady_heap()
     out_fd = os.dup(1)
     os.dup2(2, 1)          # stray prints, from us or a library, now land in the log

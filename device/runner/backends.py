@@ -70,9 +70,9 @@ _ONNX = ("onnx", "onnxruntime")
 _ONNX_FACTORY, _ONNX_CACHED = "device.runner.onnx_build:build", "device.runner.onnx_build:open_cached"
 REGISTRY: dict[str, BackendSpec] = {spec.name: spec for spec in (
     BackendSpec("numpy", "the NumPy reference (core/model/whisper.py), needs nothing but NumPy",
-                "device.runner.numpy_backend:build", exact=True, graphs=("onnx", "tflite"), auto=3, auto_bundle=3),
+                "device.runner.numpy_backend:build", exact=True, graphs=("onnx", "tflite"), auto=3, auto_bundle=4),
     BackendSpec("onnx", "the fp32 graphs under ONNX Runtime, the reference's tokens", _ONNX_FACTORY, _ONNX,
-                _ONNX_FIX, exact=True, cached=_ONNX_CACHED, auto=2, auto_bundle=1, options={"dtype": "fp32"}),
+                _ONNX_FIX, exact=True, cached=_ONNX_CACHED, auto=2, auto_bundle=2, options={"dtype": "fp32"}),
     BackendSpec("native-int8b", "onnx-int8b's weights with the decoder step in C, the reference's tokens "
                 "(x86-64 with AVX-512 and a C compiler)", "device.runner.native.backend:build", _ONNX, _ONNX_FIX,
                 exact=True, cached="device.runner.native.backend:open_cached", arches=("x86_64", "AMD64"),
@@ -88,7 +88,12 @@ REGISTRY: dict[str, BackendSpec] = {spec.name: spec for spec in (
     BackendSpec("tflite", "the TFLite graphs in LiteRT, on a board through a delegate (--delegate)",
                 "device.runner.tflite_backend:build", ("ai_edge_litert|tflite_runtime",),
                 "pip install ai-edge-litert, or use another --backend", deploy="tflite", delegates=True,
-                graphs=("tflite",), auto_bundle=2),
+                graphs=("tflite",), auto_bundle=3),
+    # `auto` only where a runtime library is installed (a board): never on a PC. Asked for by name it loads the
+    # library given with --neuron-lib (?neuron_lib=PATH), and says which paths it looked at when there is none.
+    BackendSpec("dla", "a compiled bundle's .dla graphs on MediaTek's Neuron runtime, the NPU (--neuron-lib)",
+                "device.runner.dla_backend:build", deploy="tflite", graphs=("dla",),
+                ready="device.runner.neuron_runtime:installed", auto_bundle=1),
 )}
 
 

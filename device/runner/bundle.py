@@ -53,6 +53,8 @@ class Bundle:
         return self.manifest.get("cross", "kv")
 
     def has(self, role: str, fmt: str = "onnx") -> bool:
+        if fmt == "dla":       # compiled by `whisperkv compile`: listed in its own section
+            return role in (self.manifest.get("dla") or {}).get("graphs", {})
         return _graph_key(role, fmt) in self.manifest["graphs"]
 
     def graph_path(self, role: str, fmt: str = "onnx") -> Path:

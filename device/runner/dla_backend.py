@@ -102,3 +102,12 @@ class DlaBackend:
     def close(self) -> None:
         for s in (self._encoder, self._step):
             s.graph.release()
+
+
+def build(source, *, config, **_) -> DlaBackend:
+    """The registry's factory (device/runner/backends.py): a compiled bundle only, on `config.neuron_lib`."""
+    if not isinstance(source, (str, Path)):
+        raise ModelError("the dla backend runs a compiled bundle, not weights",
+                         "export and compile one (`whisperkv export --format tflite --out DIR`, `whisperkv compile "
+                         "DIR`), deploy it with `whisperkv deploy --backend tflite --model DIR`, and pass ?model=DIR")
+    return DlaBackend.from_bundle(source, config.neuron_lib)

@@ -55,6 +55,11 @@ def find_library(path: str | None = None) -> str:
     return found
 
 
+def installed() -> bool:
+    """A runtime library at one of the known paths: `auto` picks the dla backend only then (never on a PC)."""
+    return any(os.path.isfile(p) for p in KNOWN_PATHS)
+
+
 class NeuronLibrary:
     """The loaded library, its V2 functions typed once."""
 

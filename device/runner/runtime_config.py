@@ -53,6 +53,7 @@ class RuntimeConfig:
     # buffers: a stream ~11 % faster, its runner ~100 MB larger (docs/benchmarks.md, "Live transcription").
     arena: bool = False
     profile: str | None = None      # a file prefix: ONNX Runtime profiles the step session (bench/step_profile.py)
+    neuron_lib: str | None = None   # dla: the Neuron runtime library; None: the first of its known paths
 
     @classmethod
     def for_workload(cls, workload: str = "lean", **overrides) -> RuntimeConfig:

@@ -116,3 +116,34 @@ def test_a_run_that_fails_mid_decode_ends_the_decode_with_the_code(dla_bundle, t
     backend = DlaBackend.from_bundle(dla_bundle, str(build_standin(tmp_path, "FAIL_RUN_AT=6")))
     with pytest.raises(NeuronError, match="NeuronRuntimeV2_run failed for decoder_step.dla with error code 5"):
         decode(backend, dla_bundle, clip_mels("test_en.wav"), language="en")
+
+
+def test_the_cli_transcribes_on_the_dla_through_the_local_runner(dla_bundle, standin):
+    """As a user runs it: the runner loads the compiled bundle on the (stand-in) runtime named in the URL."""
+    import subprocess
+    import sys
+
+    from tests.conftest import AUDIO, ROOT
+
+    calls(dla_bundle, "encoder"), calls(dla_bundle, "decoder_step")      # what earlier tests left
+    url = f"local?backend=dla&model={dla_bundle}&neuron_lib={standin}"
+    r = subprocess.run([sys.executable, "-m", "cli", "transcribe", str(AUDIO / "test_en.wav"), "--device", url],
+                       cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr
+    assert "ask not what your country can do for you" in r.stdout and "backend dla" in r.stderr
+    assert calls(dla_bundle, "encoder") == ["create", "run"]
+
+
+def test_a_runner_asked_for_dla_without_a_runtime_says_where_it_looked_and_keeps_serving(dla_bundle):
+    from tests.device.link_helpers import RawRunner
+    from tests.device.runner.test_agent import error
+
+    r = RawRunner("--backend", "dla", "--model", str(dla_bundle))
+    try:
+        for _ in range(2):      # every request hears why, and the runner serves on
+            r.request({"op": "hello", "protocol": 1})
+            ev = error(r)
+            assert ev["code"] == "model_missing" and "no Neuron runtime library here" in ev["message"]
+            assert "/vendor/lib64/libneuronusdk_runtime.mtk.so" in ev["message"] and "neuron_lib=PATH" in ev["message"]
+    finally:
+        r.close()
