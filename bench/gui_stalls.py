@@ -34,7 +34,7 @@ from app.board.worker import TranscribeWorker  # noqa: E402
 from app.main_window import MainWindow  # noqa: E402
 from core.decode.events import DoneEvent, EncodedEvent, TokenEvent  # noqa: E402
 from core.model.dims import ModelDims  # noqa: E402
-from device.link.client import Arrival, RunnerInfo  # noqa: E402
+from device.link.runner_info import Arrival, RunnerInfo  # noqa: E402
 
 DIMS = ModelDims()
 CACHE_BYTES_PER_TOKEN = DIMS.cache_bytes_per_token()

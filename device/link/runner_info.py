@@ -1,0 +1,55 @@
+"""What the runner told the host: its `hello` (RunnerInfo), and each event as it arrived (Arrival)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Arrival:
+    """One runner event as the host received it."""
+
+    event: object            # core.decode.events EncodedEvent | TokenEvent | DoneEvent
+    id: str
+    host_t: float            # time.monotonic() when the bytes arrived
+    host_ms: float           # milliseconds since the request started sending
+    final: bool = False      # the last event of the request
+    sent_t: float | None = None   # the runner's time.monotonic() when it wrote the event
+
+
+@dataclass
+class RunnerInfo:
+    protocol: int
+    runner_version: str
+    backend: str
+    model_sha256: str
+    dims: dict
+    cache_max_len: int
+    bytes_per_token: int
+    raw: dict = field(repr=False, default_factory=dict)
+    features: tuple[str, ...] = ()     # hello.features: fields beyond protocol 1 as first written (e.g. "prompt")
+
+    @classmethod
+    def from_hello(cls, h: dict) -> "RunnerInfo":
+        model, cache = h.get("model") or {}, h.get("cache") or {}
+        features = h.get("features") if isinstance(h.get("features"), list) else []
+        return cls(h.get("protocol", 0), h.get("runner_version", "?"), h.get("backend", "?"),
+                   model.get("sha256", ""), model.get("dims") or {}, cache.get("max_len", 0),
+                   cache.get("bytes_per_token", 0), h, tuple(f for f in features if isinstance(f, str)))
+
+    @property
+    def soc(self) -> dict:
+        """hello.soc: the SoC the runner read on its board and its NPU ({} from a runner that predates it)."""
+        soc = self.raw.get("soc")
+        return {"name": soc.get("name", "unknown"), "npu": soc.get("npu", "unknown")} if isinstance(soc, dict) else {}
+
+    @property
+    def dtype(self) -> str:
+        """The model's dtype (fp32, fp16, a16w8, …) as the hello gives it, "" when it does not."""
+        return str((self.raw.get("model") or {}).get("dtype") or (self.raw.get("backend_detail") or {}).get("weights")
+                   or "")
+
+    @property
+    def cross(self) -> str:
+        """The cross-state form (kv, absorbed) as the hello gives it, "" when it does not."""
+        return str((self.raw.get("model") or {}).get("cross") or (self.raw.get("backend_detail") or {}).get("cross")
+                   or "")
