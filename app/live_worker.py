@@ -43,11 +43,12 @@ class LiveWorker(QObject):
 
     # --- called from the UI thread ----------------------------------------------------------------
     def start(self, samples: np.ndarray | None, mic_device: int | None, profile: DeviceProfile, password: str = "",
-              language: str | None = None) -> None:
-        """samples: the clip to play at 1x, or None for the microphone `mic_device`."""
+              language: str | None = None, policy: str | None = None) -> None:
+        """samples: the clip to play at 1x, or None for the microphone `mic_device`; `policy`: the commit rule
+        (core/stream/policies.py; None: its default)."""
         self._stop.clear()
         self.running = True
-        self._start_requested.emit(samples, mic_device, profile, password, language)
+        self._start_requested.emit(samples, mic_device, profile, password, (language, policy))
 
     def stop(self) -> None:
         """Thread-safe; a plain call from the UI thread (a signal connected to it would queue behind the stream)."""
@@ -66,17 +67,20 @@ class LiveWorker(QObject):
             import core.stream.vad  # noqa: F401
 
     @Slot(object, object, object, str, object)
-    def _run(self, samples, mic_device, profile: DeviceProfile, password: str, language) -> None:
+    def _run(self, samples, mic_device, profile: DeviceProfile, password: str, asked) -> None:
         from core.model.tokenizer import WhisperTokenizer
         from core.model.weights import find_tokenizer
         from core.stream.feed import realtime_blocks, stream_live
         from core.stream.mic import mic_blocks
         from core.stream.one_pass import warm_up
+        from core.stream.policies import DEFAULT_POLICY
         from core.stream.policy import StreamConfig, StreamPolicy
         from core.stream.stats import stream_summary
         from core.stream.vad import SileroVad, VoiceGate
         from device.link.client import window_decoder
 
+        language, policy_name = asked
+        config = StreamConfig(language=language, policy=policy_name or DEFAULT_POLICY)
         batch, telemetry = Batcher(self.events.emit), Batcher(self.runner_events.emit)
         collected: list = []
         policies: list = []
@@ -104,7 +108,6 @@ class LiveWorker(QObject):
             gate = VoiceGate(SileroVad())
             blocks = (realtime_blocks(samples) if samples is not None
                       else mic_blocks(self.stream_factory, mic_device, should_stop=self._stop.is_set))
-            config = StreamConfig(language=language)
             if not self._stop.is_set():      # stopped while the runner started or warmed up: no pass at all
                 stream_live(blocks, make_policy, on_event, self._stop.is_set)
             end = STOPPED if self._stop.is_set() else END_OF_STREAM
@@ -120,4 +123,4 @@ class LiveWorker(QObject):
         fed_s = policy.fed / SAMPLE_RATE if policy else 0.0
         self.running = False
         self.ended.emit(stream_summary(collected, fed_s) | {"language": (policy and policy.language) or "",
-                                                            "backend": backend, "end": end})
+                                                            "backend": backend, "end": end, "policy": config.policy})

@@ -264,7 +264,8 @@ class MainWindow(QMainWindow):
             return
         clip = self.clip if source == "file" else None
         run = self.live_runs.start(clip, self.audio.device_combo.currentData(), self.device.profile(),
-                                   self.device.password.text(), self.board.run_info(), self.controls.options().language)
+                                   self.device.password.text(), self.board.run_info(), self.controls.options().language,
+                                   self.live_panel.policy())
         if run is None:
             return
         self.live_panel.reset()

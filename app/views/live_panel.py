@@ -7,9 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
+    QComboBox,
     QFileDialog,
     QGridLayout,
     QHBoxLayout,
@@ -25,6 +26,7 @@ from app.audio.recorder import input_devices
 from app.plots.live_plots import LivePlots
 from app.runs.live_status import LiveTally
 from app.views.presenter import PresenterView
+from core.stream.policies import DEFAULT_POLICY, POLICIES
 
 
 class LivePanel(QWidget):
@@ -37,6 +39,12 @@ class LivePanel(QWidget):
         self.file_button = QPushButton("Live: loaded file at 1×")
         self.stop_button = QPushButton("Stop")
         self.export_button = QPushButton("Export…")
+        self.policy_box = QComboBox()     # the streaming policies, from their one table
+        for i, kind in enumerate(POLICIES.values()):
+            self.policy_box.addItem(kind.name, kind.name)
+            self.policy_box.setItemData(i, kind.summary, Qt.ItemDataRole.ToolTipRole)
+        self.policy_box.setCurrentIndex(list(POLICIES).index(DEFAULT_POLICY))
+        self.policy_box.setToolTip("How a pass's words are committed: hover a policy for what it does")
         self.present_action = QAction("Present", self, checkable=True, shortcut=QKeySequence("F11"))
         self.present_action.setToolTip("The live text large, in a window of its own, full screen (F11). "
                                        "Ctrl + / Ctrl − change its size; Esc stops the stream.")
@@ -55,6 +63,10 @@ class LivePanel(QWidget):
                                self.export_button)):
             buttons.addWidget(w, i // 2, i % 2)
         side = QVBoxLayout()
+        policy_row = QHBoxLayout()
+        policy_row.addWidget(QLabel("Policy"))
+        policy_row.addWidget(self.policy_box, 1)
+        side.addLayout(policy_row)
         side.addLayout(buttons)
         side.addWidget(self.status_line)
         side.addWidget(self.figures)
@@ -93,6 +105,9 @@ class LivePanel(QWidget):
         self.mic_button.setToolTip(self.mic_reason or "Transcribe the chosen microphone live")
         self.mic_button.setEnabled(not self.running and not self.mic_reason)
 
+    def policy(self) -> str:
+        return self.policy_box.currentData()
+
     def reset(self) -> None:
         self.tally = LiveTally()
         self.summary = None
@@ -104,6 +119,7 @@ class LivePanel(QWidget):
         self.mic_button.setEnabled(not running and not self.mic_reason)
         self.file_button.setEnabled(not running and have_file)
         self.stop_button.setEnabled(running)
+        self.policy_box.setEnabled(not running)
         self.export_button.setEnabled(not running and self.summary is not None)
         self._show_status()
 

@@ -55,3 +55,20 @@ def test_the_figures_and_the_status_line_follow_the_stream(qtbot):
     assert panel.presenter.text.toPlainText() == "Hello"
     panel.presenter.stopRequested.emit()                    # Esc in the presenter stops the stream like Stop does
     assert stops == [1]
+
+
+def test_the_policy_box_lists_the_policy_table_and_is_locked_while_streaming(qtbot):
+    from PySide6.QtCore import Qt
+
+    from core.stream.policies import DEFAULT_POLICY, POLICIES
+
+    panel = LivePanel(found_devices=([], NO_DEVICE))
+    qtbot.addWidget(panel)
+    box = panel.policy_box
+    assert [box.itemData(i) for i in range(box.count())] == list(POLICIES) and panel.policy() == DEFAULT_POLICY
+    assert [box.itemData(i, Qt.ItemDataRole.ToolTipRole) for i in range(box.count())] == \
+        [p.summary for p in POLICIES.values()]
+    panel.set_running(True)
+    assert not box.isEnabled()
+    panel.set_running(False)
+    assert box.isEnabled()
