@@ -68,10 +68,12 @@ def check_language(language: str | None, known: dict) -> None:
 
 def check_attention(options: DecodeOptions, backend) -> None:
     from core.model.backend import AttentionBackend
+    from device.runner.backends import REGISTRY
 
     if options.wants_attention and not isinstance(backend, AttentionBackend):
         raise WhisperKVError(f"backend {backend.name!r} cannot report cross-attention, so --word-timestamps "
-                             "cannot time words", "use --backend numpy, onnx or tflite")
+                             "cannot time words", "use --backend " + ", ".join(s.name for s in REGISTRY.values()
+                                                                               if s.attention))
 
 
 def run(args) -> int:

@@ -30,7 +30,7 @@ from typing import Callable
 
 import numpy as np
 
-from core.decode.options import DecodeOptions
+from core.decode.options import MAX_TOKENS, DecodeOptions
 from core.decode.window_feed import DecodeOne
 from core.decode.word_timing import Word
 from core.model.audio import SAMPLE_RATE
@@ -60,7 +60,7 @@ class StreamConfig:
     speech_pad_s: float = 0.3      # audio kept before a speech start and after its end
     min_speech_s: float = 0.25     # shorter bursts of "speech" are dropped unheard
     carry_gap_s: float = 2.0       # after a pause up to this long, the next buffer keeps the sentence before
-    max_tokens: int = 224
+    max_tokens: int = MAX_TOKENS
 
     def __post_init__(self):
         kind = policy_kind(self.policy)

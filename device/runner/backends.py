@@ -38,6 +38,7 @@ class BackendSpec:
     probe: str | None = None     # "module:function"() -> (reason, fix) when this machine cannot run it, else None
     ready: str | None = None     # "module:function"() -> bool, asked by `auto` only (e.g. compiles once)
     graphs: tuple[str, ...] = ("onnx",)   # the bundle graph formats it runs
+    attention: bool = True       # it can report the alignment heads' cross-attention (word timings, the heatmap)
     auto: int | None = None      # `auto`'s preference for weights (1 first); None: never picked
     auto_bundle: int | None = None   # the same for an exported bundle
     options: dict = field(default_factory=dict)   # extra keyword arguments for its factories
@@ -92,7 +93,7 @@ REGISTRY: dict[str, BackendSpec] = {spec.name: spec for spec in (
     # `auto` only where a runtime library is installed (a board): never on a PC. Asked for by name it loads the
     # library given with --neuron-lib (?neuron_lib=PATH), and says which paths it looked at when there is none.
     BackendSpec("dla", "a compiled bundle's .dla graphs on MediaTek's Neuron runtime, the NPU (--neuron-lib)",
-                "device.runner.dla_backend:build", deploy="tflite", graphs=("dla",),
+                "device.runner.dla_backend:build", deploy="tflite", graphs=("dla",), attention=False,
                 ready="device.runner.neuron_runtime:installed", auto_bundle=1),
 )}
 

@@ -28,7 +28,8 @@ import numpy as np
 
 from core.errors import ModelError
 from core.model.backend import check_cross
-from core.model.weights import ModelDims, WhisperWeights
+from core.model.dims import ModelDims
+from core.model.weights import WhisperWeights
 from device.runner.bundle import (
     FORMAT,
     GRAPHS,
