@@ -53,7 +53,7 @@ from core.stream.policy import StreamConfig, StreamPolicy
 from core.stream.stats import stream_summary
 from core.stream.vad import SileroVad, VoiceGate
 from device.link.client import BoardClient, window_decoder
-from device.link.connect import LONG_LIVED
+from device.link.connect import workload_args
 from device.link.local import LocalTransport
 
 PYANNOTE = "pyannote.audio==4.0.7"
@@ -143,7 +143,7 @@ def main() -> int:
         recordings[f"{args.long_minutes:g}-minute stream"] = looped(clips, args.long_minutes * 60)
     recordings["pyannote two speakers"] = pyannote_sample(args.pyannote_wheel)
     report: dict = {"cpu": cpu_name(), "results": {}, "by_minute": {}, "quiet": {}}
-    runner_args = (["--backend", args.backend] if args.backend != "auto" else []) + LONG_LIVED
+    runner_args = (["--backend", args.backend] if args.backend != "auto" else []) + workload_args("local", "serve")
     with BoardClient(LocalTransport(), runner_args=runner_args) as client:
         report["backend"] = client.info.backend
         warm_up(window_decoder(client), "en")

@@ -36,7 +36,7 @@ from core.stream.policy import StreamConfig, StreamPolicy
 from core.stream.stats import stream_summary
 from core.stream.vad import SileroVad, VoiceGate
 from device.link.client import BoardClient, window_decoder
-from device.link.connect import LONG_LIVED
+from device.link.connect import workload_args
 from device.link.local import LocalTransport
 
 SENTENCES = [
@@ -73,7 +73,7 @@ def main() -> int:
     audio, reference = synthesized(), " ".join(SENTENCES)
     tokenizer = WhisperTokenizer.from_file(find_tokenizer())
     rows = []
-    with BoardClient(LocalTransport(), runner_args=LONG_LIVED) as client:
+    with BoardClient(LocalTransport(), runner_args=workload_args("local", "serve")) as client:
         warm_up(window_decoder(client), "en")
         off = offline(client, audio)
         print(f"{len(audio) / SAMPLE_RATE:.1f} s synthesized; offline WER {error_rate(reference, off.text):.3f}",
