@@ -9,21 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from core.errors import WhisperKVError
 from core.stream.agreement import LocalAgreement
 from core.stream.alignatt import AlignAtt
-
-if TYPE_CHECKING:
-    from core.stream.policy import StreamConfig
 
 
 @dataclass(frozen=True)
 class PolicyKind:
     name: str
     summary: str                                   # one line: help texts, a combo's tooltip
-    rule: Callable[[StreamConfig], LocalAgreement]
+    rule: Callable[..., LocalAgreement]            # (core.stream.policy.StreamConfig) -> a fresh commit rule
     min_chunk_s: float                             # its default new audio between two passes
 
 

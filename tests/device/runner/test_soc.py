@@ -2,7 +2,7 @@
 import os
 
 from device.runner import soc
-from device.toolchain.compile import COMMON_FLAGS, flags_for
+from device.toolchain.compile import COMMON_FLAGS, RELAX_FLAGS, flags_for
 
 
 def _tree(tmp_path, files: dict[str, bytes]):
@@ -19,7 +19,8 @@ def test_table_rows_and_flags():
     assert soc.SOCS["MT8395"]["npu"] == "MDLA 2.0"
     assert all(row["source"] for row in soc.SOCS.values())
     # the public port's spelling: --l1-size-kb / --num-mdla, not --l1 / --mdla
-    assert flags_for("mt8371") == ["--arch=mdla5.3,edma3.6", "--l1-size-kb=256", "--num-mdla=1"] + COMMON_FLAGS
+    assert flags_for("mt8371") == ["--arch=mdla5.3,edma3.6", "--l1-size-kb=256", "--num-mdla=1"] + RELAX_FLAGS \
+        + COMMON_FLAGS
     assert flags_for("MT8390")[0] == "--arch=mdla3.0"
 
 
