@@ -42,8 +42,10 @@ def test_a_top_k_with_a_forbidden_token_is_read_back_without_it():
     assert back.logprob == -0.02 and back.token == 51862
 
 
-# Every float field of every event type, with values that are not finite among the ordinary ones.
-floats = st.one_of(st.floats(allow_nan=True, allow_infinity=True, width=32),
+# Every float field of every event type, with values that are not finite among the ordinary ones. No subnormals:
+# a library loaded earlier in the test process (compiled to flush them to zero) leaves hypothesis unable to make
+# them, and they are not what this is about.
+floats = st.one_of(st.floats(allow_nan=True, allow_infinity=True, allow_subnormal=False, width=32),
                    st.sampled_from([math.inf, -math.inf, math.nan]))
 
 
