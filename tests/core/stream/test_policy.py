@@ -19,6 +19,7 @@ from core.stream.policy import StreamConfig, StreamPolicy
 from core.stream.vad import SileroVad, VoiceGate
 from device.link.client import window_decoder
 from tests.conftest import AUDIO
+from tests.core.stream.counting import counting_decoder
 
 SR = 16000
 
@@ -130,12 +131,7 @@ def test_an_identical_buffer_does_not_run_the_encoder_again(client, tokenizer):
 
 
 def test_finish_without_new_audio_commits_the_tentative_text_without_a_pass(client, tokenizer):
-    calls = []
-    real = window_decoder(client)
-
-    def counting(mel, options, n_frames):
-        calls.append(n_frames)
-        return real(mel, options, n_frames)
+    counting, calls = counting_decoder(client)
 
     policy = StreamPolicy(counting, tokenizer, StreamConfig(language="en", min_chunk_s=1.0))   # no VAD gate
     events = []

@@ -14,6 +14,7 @@ from core.stream.policy import StreamConfig, StreamPolicy
 from core.stream.vad import SileroVad, VoiceGate
 from device.link.client import window_decoder
 from tests.conftest import AUDIO
+from tests.core.stream.counting import counting_decoder
 
 SR = 16000
 
@@ -48,12 +49,7 @@ def test_stop_during_a_pass_starts_no_other_and_commits_what_it_heard(local_clie
 
 
 def test_stop_with_new_audio_since_the_last_pass_runs_no_pass(local_client, tokenizer):
-    calls = []
-    real = window_decoder(local_client)
-
-    def counting(mel, options, n_frames):
-        calls.append(n_frames)
-        return real(mel, options, n_frames)
+    counting, calls = counting_decoder(local_client)
 
     policy = StreamPolicy(counting, tokenizer, StreamConfig(language="en", min_chunk_s=1.0))   # no VAD gate
     audio = load_audio(AUDIO / "en_arctic_slt_a0009.wav")
