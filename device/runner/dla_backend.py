@@ -26,7 +26,7 @@ _NP = {"FLOAT32": np.float32, "FLOAT16": np.float16, "INT8": np.int8, "INT16": n
 class _Slots:
     """A graph's recorded slots (model.json) and the runtime that serves them, checked against each other."""
 
-    def __init__(self, lib: NeuronLibrary, folder: Path, role: str, entry: dict, threads: int):
+    def __init__(self, lib: NeuronLibrary, folder: Path, entry: dict, threads: int):
         self.file = folder / entry["file"]
         self.sha256 = entry.get("sha256", "")
         self.inputs, self.outputs = entry.get("inputs"), entry.get("outputs")
@@ -68,8 +68,8 @@ class DlaBackend:
         self._cross_names = ("F",) if self.cross == "absorbed" else ("cross_k", "cross_v")
         self.token_embedding, self.positional_embedding = bundle.token_embedding, bundle.positional_embedding
         self.lib = NeuronLibrary(neuron_lib)
-        self._encoder = _Slots(self.lib, bundle.path, "encoder", dla["graphs"]["encoder"], threads)
-        self._step = _Slots(self.lib, bundle.path, "decoder_step", dla["graphs"]["decoder_step"], threads)
+        self._encoder = _Slots(self.lib, bundle.path, dla["graphs"]["encoder"], threads)
+        self._step = _Slots(self.lib, bundle.path, dla["graphs"]["decoder_step"], threads)
 
     @classmethod
     def from_bundle(cls, path: str | Path, neuron_lib: str | None = None) -> "DlaBackend":
