@@ -77,7 +77,6 @@ class LiveWorker(QObject):
         from core.stream.policy import StreamConfig, StreamPolicy
         from core.stream.stats import stream_summary
         from core.stream.vad import SileroVad, VoiceGate
-        from device.link.client import window_decoder
 
         language, policy_name = asked
         config = StreamConfig(language=language, policy=policy_name or DEFAULT_POLICY)
@@ -91,16 +90,16 @@ class LiveWorker(QObject):
             batch.add(ev, urgent=not isinstance(ev, PassRecord))
 
         def make_policy(clock):
-            policies.append(StreamPolicy(decode_one, tokenizer, config, gate, clock, "prompt" in client.info.features))
+            policies.append(StreamPolicy(decode_one, tokenizer, config, gate, clock, decoder.takes("prompt")))
             return policies[0]
 
         try:
-            client = self.transcriber._ensure_client(profile, password)   # the worker's runner, on its thread
-            backend = client.info.backend
+            decoder = self.transcriber._ensure_decoder(profile, password)   # the worker's runner, on its thread
+            backend = decoder.info.backend
             # The studio's tokenizer, read once at start-up: reading it holds the GIL for 80-300 ms, and done here at
             # every stream's start it froze the window that long.
             tokenizer = token_names.tokenizer() or WhisperTokenizer.from_file(find_tokenizer())
-            decode_one = window_decoder(client)
+            decode_one = decoder.window
             warm_up(decode_one, language)
             decode_one = recording_decoder(decode_one, lambda ev, ms: telemetry.add(
                 (ev, ms), urgent=not isinstance(ev, TokenEvent)),

@@ -34,7 +34,8 @@ from app.board.worker import TranscribeWorker  # noqa: E402
 from app.main_window import MainWindow  # noqa: E402
 from core.decode.events import DoneEvent, EncodedEvent, TokenEvent  # noqa: E402
 from core.model.dims import ModelDims  # noqa: E402
-from device.link.runner_info import Arrival, RunnerInfo  # noqa: E402
+from device.link.decoder import Decoder  # noqa: E402
+from device.link.runner_info import RunnerInfo  # noqa: E402
 
 DIMS = ModelDims()
 CACHE_BYTES_PER_TOKEN = DIMS.cache_bytes_per_token()
@@ -42,39 +43,40 @@ HEARTBEAT_MS = 5
 TARGET_MS = 50.0
 
 
-class ReplayClient:
-    """Stands in for BoardClient: streams synthetic events as fast as the UI could ever receive them."""
+class ReplayDecoder(Decoder):
+    """Stands in for a runner's decoder: streams synthetic events of a window as fast as the UI could ever
+    receive them (the worker's seek loop asks for one window after another)."""
 
-    def __init__(self, windows: int = 4, tokens: int = DIMS.n_text_ctx, gap_s: float = 0.0005):
-        self.windows, self.tokens, self.gap_s = windows, tokens, gap_s
-        self.info = None
+    def __init__(self, tokens: int = DIMS.n_text_ctx, gap_s: float = 0.0005):
+        super().__init__()
+        self.tokens, self.gap_s = tokens, gap_s
+        self.label = "replay"
         self._cancel = False
 
     def connect(self):
-        self.info = RunnerInfo(1, "replay", "replay", "0" * 64, {}, DIMS.n_text_ctx, CACHE_BYTES_PER_TOKEN)
+        self.info = RunnerInfo(2, "replay", "replay", "0" * 64, {}, DIMS.n_text_ctx, CACHE_BYTES_PER_TOKEN)
         return self.info
 
-    def transcribe(self, mels, options=None, n_frames=None):
+    def window(self, mel, options=None, n_frames=None):
         self._cancel = False
-        t0 = time.monotonic()
         rng = np.random.default_rng(0)
 
-        def arrival(ev, final=False):
+        def arrival(ev):
             time.sleep(self.gap_s)
-            return Arrival(ev, "replay", time.monotonic(), (time.monotonic() - t0) * 1e3, final)
+            self.last_t = time.monotonic()
+            return ev
 
         with_attention = options is not None and options.attention
-        for w in range(self.windows):
-            yield arrival(EncodedEvent(w, 5.0, "en", offset_s=30.0 * w))
-            for step in range(self.tokens - 4):
-                if self._cancel:
-                    break
-                p = float(rng.uniform(-3, 0))
-                yield arrival(TokenEvent(w, step, 1000 + step, f" w{step}", p, float(10 ** rng.uniform(-9, -1)),
-                                         [(1000 + step, p), (11, p - 1)], 4 + step,
-                                         (4 + step) * CACHE_BYTES_PER_TOKEN, 0.4,
-                                         attention=attention_at(step * 3) if with_attention else None))
-            yield arrival(DoneEvent(w, "cache_full", [], "", 100.0, "en"), final=w == self.windows - 1)
+        yield arrival(EncodedEvent(0, 5.0, "en"))
+        for step in range(self.tokens - 4):
+            if self._cancel:
+                break
+            p = float(rng.uniform(-3, 0))
+            yield arrival(TokenEvent(0, step, 1000 + step, f" w{step}", p, float(10 ** rng.uniform(-9, -1)),
+                                     [(1000 + step, p), (11, p - 1)], 4 + step,
+                                     (4 + step) * CACHE_BYTES_PER_TOKEN, 0.4,
+                                     attention=attention_at(step * 3) if with_attention else None))
+        yield arrival(DoneEvent(0, "cancelled" if self._cancel else "cache_full", [], "", 100.0, "en"))
 
     def cancel(self):
         self._cancel = True
@@ -136,6 +138,18 @@ def run_window(app, settings_dir: Path, audio: Path, worker: TranscribeWorker | 
     return result
 
 
+def four_windows(tmp: Path, audio: Path) -> Path:
+    """The audio repeated to 4 windows of 30 s: the replayed stream's seek loop asks for four."""
+    import soundfile
+
+    from core.model.audio import SAMPLE_RATE, load_audio
+
+    samples = load_audio(audio)
+    path = tmp / "four_windows.wav"
+    soundfile.write(path, np.resize(samples, 4 * 30 * SAMPLE_RATE), SAMPLE_RATE)
+    return path
+
+
 def main(argv=None) -> int:
     import tempfile
 
@@ -151,8 +165,8 @@ def main(argv=None) -> int:
                                       f"local runner, {Path(args.audio).name}, cache on, attention on",
                                       language="en", attention=True))
         for attention in (False, True):
-            replay = TranscribeWorker(client_factory=lambda profile, password: ReplayClient())
-            results.append(run_window(app, Path(tmp), Path(args.audio), replay,
+            replay = TranscribeWorker(decoder_factory=lambda profile, password: ReplayDecoder())
+            results.append(run_window(app, Path(tmp), four_windows(Path(tmp), Path(args.audio)), replay,
                                       f"replayed stream, 4×{DIMS.n_text_ctx} tokens at 0.5 ms, attention "
                                       f"{'on' if attention else 'off'}", max_tokens=DIMS.n_text_ctx,
                                       attention=attention))

@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.speed import AUDIO, CLIPS  # noqa: E402
+from core.decode.decoding import decode_windows  # noqa: E402
 from core.decode.options import DecodeOptions  # noqa: E402
 from core.decode.transcript import Transcript  # noqa: E402
 from core.model.audio import load_audio  # noqa: E402
@@ -58,7 +59,7 @@ def main(argv=None) -> int:
         mels = mel_windows(load_audio(AUDIO / clip))
         for dt, model in models.items():
             t = Transcript()
-            for ev in model.transcribe(mels, DecodeOptions()):
+            for ev in decode_windows(model.backend, model.tokenizer, mels, DecodeOptions()):
                 t.add(ev)
             s = t.summary()
             ref = refs[clip]

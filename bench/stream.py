@@ -46,9 +46,10 @@ from core.stream.one_pass import warm_up  # noqa: E402
 from core.stream.policy import StreamConfig, StreamPolicy  # noqa: E402
 from core.stream.stats import percentiles, stream_summary, word_lags  # noqa: E402
 from core.stream.vad import SileroVad, VoiceGate  # noqa: E402
-from device.link.client import BoardClient, window_decoder  # noqa: E402
-from device.link.connect import workload_args  # noqa: E402
+from device.link.client import BoardClient  # noqa: E402
+from device.link.decoder import RunnerDecoder
 from device.link.local import LocalTransport  # noqa: E402
+from device.link.target import parse_target  # noqa: E402
 
 AUDIO = ROOT / "resources" / "audio"
 GAP_S = 0.5
@@ -94,7 +95,7 @@ def looped(clips: list[Clip], seconds: float) -> tuple[np.ndarray, str]:
 def offline(client: BoardClient, audio: np.ndarray) -> str:
     """`whisperkv transcribe` on the same recording: one request per 30 s window."""
     result = Transcript()
-    for ev in decode_source(MelSource.of_audio(audio), DecodeOptions(language="en"), window_decoder(client)):
+    for ev in decode_source(MelSource.of_audio(audio), DecodeOptions(language="en"), RunnerDecoder(client).window):
         result.add(ev)
     return result.text
 
@@ -102,8 +103,9 @@ def offline(client: BoardClient, audio: np.ndarray) -> str:
 def live(client, tokenizer, audio: np.ndarray, config: StreamConfig) -> dict:
     events: list = []
     t0 = time.monotonic()
+    decode_one = RunnerDecoder(client).window
     policy = stream_live(realtime_blocks(audio),
-                         lambda clock: StreamPolicy(window_decoder(client), tokenizer, config, VoiceGate(SileroVad()), clock),
+                         lambda clock: StreamPolicy(decode_one, tokenizer, config, VoiceGate(SileroVad()), clock),
                          events.append)
     doc = stream_summary(events, len(audio) / SAMPLE_RATE)
     doc["wall_s"] = round(time.monotonic() - t0, 1)
@@ -114,7 +116,7 @@ def live(client, tokenizer, audio: np.ndarray, config: StreamConfig) -> dict:
 
 def fast(client, tokenizer, audio: np.ndarray, config: StreamConfig) -> dict:
     events: list = []
-    policy = StreamPolicy(window_decoder(client), tokenizer, config, VoiceGate(SileroVad()))
+    policy = StreamPolicy(RunnerDecoder(client).window, tokenizer, config, VoiceGate(SileroVad()))
     stream_fast(blocks_of(audio), policy, events.append)
     return stream_summary(events, len(audio) / SAMPLE_RATE)
 
@@ -154,10 +156,10 @@ def main() -> int:
     report: dict = {"cpu": cpu_name(), "load_before": os.getloadavg(), "audio_s": round(len(audio) / SAMPLE_RATE, 2),
                     "config": vars(args)}
     # as `whisperkv stream` starts its local runner
-    runner_args = (["--backend", args.backend] if args.backend != "auto" else []) + workload_args("local", "serve")
+    runner_args = parse_target("local", backend=args.backend, workload="serve").runner_args()
     with BoardClient(LocalTransport(), runner_args=runner_args) as client:
         report["backend"] = client.info.backend
-        warm_up(window_decoder(client), "en")
+        warm_up(RunnerDecoder(client).window, "en")
         off_text = offline(client, audio)
         report["offline_wer"] = round(error_rate(reference, off_text), 4)
         report["offline_text"] = off_text

@@ -52,9 +52,10 @@ from core.stream.policies import POLICIES
 from core.stream.policy import StreamConfig, StreamPolicy
 from core.stream.stats import stream_summary
 from core.stream.vad import SileroVad, VoiceGate
-from device.link.client import BoardClient, window_decoder
-from device.link.connect import workload_args
+from device.link.client import BoardClient
+from device.link.decoder import RunnerDecoder
 from device.link.local import LocalTransport
+from device.link.target import parse_target
 
 PYANNOTE = "pyannote.audio==4.0.7"
 CACHE = Path.home() / ".cache" / "whisperkv-bench"
@@ -82,7 +83,7 @@ def pyannote_sample(wheel: str | None) -> tuple[np.ndarray, str]:
 def offline(client: BoardClient, audio: np.ndarray) -> Transcript:
     result = Transcript()
     for ev in decode_source(MelSource.of_audio(audio), DecodeOptions(language="en", word_timestamps=True),
-                            window_decoder(client)):
+                            RunnerDecoder(client).window):
         result.add(ev)
     return result
 
@@ -92,11 +93,11 @@ def live(client, tokenizer, audio: np.ndarray, config: StreamConfig, speech_star
     events: list = []
     load = os.getloadavg()[0]
     if fast:
-        policy = StreamPolicy(window_decoder(client), tokenizer, config, VoiceGate(SileroVad()))
+        policy = StreamPolicy(RunnerDecoder(client).window, tokenizer, config, VoiceGate(SileroVad()))
         stream_fast(blocks_of(audio), policy, events.append)
     else:
         policy = stream_live(realtime_blocks(audio), lambda clock: StreamPolicy(
-            window_decoder(client), tokenizer, config, VoiceGate(SileroVad()), clock), events.append)
+            RunnerDecoder(client).window, tokenizer, config, VoiceGate(SileroVad()), clock), events.append)
     doc = stream_summary(events, len(audio) / SAMPLE_RATE, speech_start_s)
     doc.update(events=events, text_final=policy.text, load=(round(load, 2), round(os.getloadavg()[0], 2)))
     return doc
@@ -143,10 +144,10 @@ def main() -> int:
         recordings[f"{args.long_minutes:g}-minute stream"] = looped(clips, args.long_minutes * 60)
     recordings["pyannote two speakers"] = pyannote_sample(args.pyannote_wheel)
     report: dict = {"cpu": cpu_name(), "results": {}, "by_minute": {}, "quiet": {}}
-    runner_args = (["--backend", args.backend] if args.backend != "auto" else []) + workload_args("local", "serve")
+    runner_args = parse_target("local", backend=args.backend, workload="serve").runner_args()
     with BoardClient(LocalTransport(), runner_args=runner_args) as client:
         report["backend"] = client.info.backend
-        warm_up(window_decoder(client), "en")
+        warm_up(RunnerDecoder(client).window, "en")
         for rec, (audio, reference) in recordings.items():
             label = f"{rec} ({len(audio) / SAMPLE_RATE:.1f} s)"
             off = offline(client, audio)
@@ -166,7 +167,7 @@ def main() -> int:
         for sound_name, sound in quiet.items():
             for name in names:
                 events: list = []
-                stream_fast(blocks_of(sound), StreamPolicy(window_decoder(client), tokenizer,
+                stream_fast(blocks_of(sound), StreamPolicy(RunnerDecoder(client).window, tokenizer,
                                                            StreamConfig(language="en", policy=name),
                                                            VoiceGate(SileroVad())), events.append)
                 doc = stream_summary(events, 30.0)

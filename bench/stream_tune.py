@@ -35,9 +35,10 @@ from core.stream.one_pass import warm_up
 from core.stream.policy import StreamConfig, StreamPolicy
 from core.stream.stats import stream_summary
 from core.stream.vad import SileroVad, VoiceGate
-from device.link.client import BoardClient, window_decoder
-from device.link.connect import workload_args
+from device.link.client import BoardClient
+from device.link.decoder import RunnerDecoder
 from device.link.local import LocalTransport
+from device.link.target import parse_target
 
 SENTENCES = [
     "The harbour was quiet that morning, and the fishing boats had not yet returned from the open sea.",
@@ -73,8 +74,8 @@ def main() -> int:
     audio, reference = synthesized(), " ".join(SENTENCES)
     tokenizer = WhisperTokenizer.from_file(find_tokenizer())
     rows = []
-    with BoardClient(LocalTransport(), runner_args=workload_args("local", "serve")) as client:
-        warm_up(window_decoder(client), "en")
+    with BoardClient(LocalTransport(), runner_args=parse_target("local", workload="serve").runner_args()) as client:
+        warm_up(RunnerDecoder(client).window, "en")
         off = offline(client, audio)
         print(f"{len(audio) / SAMPLE_RATE:.1f} s synthesized; offline WER {error_rate(reference, off.text):.3f}",
               flush=True)
@@ -84,9 +85,9 @@ def main() -> int:
                 events: list = []
                 if args.realtime:
                     stream_live(realtime_blocks(audio), lambda clock, config=config: StreamPolicy(
-                        window_decoder(client), tokenizer, config, VoiceGate(SileroVad()), clock), events.append)
+                        RunnerDecoder(client).window, tokenizer, config, VoiceGate(SileroVad()), clock), events.append)
                 else:
-                    stream_fast(blocks_of(audio), StreamPolicy(window_decoder(client), tokenizer, config,
+                    stream_fast(blocks_of(audio), StreamPolicy(RunnerDecoder(client).window, tokenizer, config,
                                                                VoiceGate(SileroVad())), events.append)
                 doc = stream_summary(events, len(audio) / SAMPLE_RATE)
                 row = {"margin": margin, "chunk": chunk, "wer": round(error_rate(reference, doc["text"]), 4),

@@ -48,7 +48,7 @@ def run_compile(args) -> int:
 
 def board_soc_name(args) -> str:
     """--soc auto: the SoC the board of --device names, which the table must know (never a guess)."""
-    from cli.device_cmds import open_device
+    from cli.device_cmds import open_device, target_from_args
     from core.errors import WhisperKVError
     from device.link.info import device_info
     from device.runner.soc import SOCS
@@ -56,7 +56,7 @@ def board_soc_name(args) -> str:
     if args.device == "local":
         raise WhisperKVError("--soc auto reads the SoC from a board, and --device is local",
                              "name the board with --device ssh://root@BOARD, or the SoC with --soc mt8371")
-    transport = open_device(args)
+    transport = open_device(target_from_args(args, runner=False))
     try:
         soc = device_info(transport).get("soc") or {}
     finally:

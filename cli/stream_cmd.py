@@ -8,7 +8,7 @@ import signal
 import sys
 import threading
 
-from cli.device_cmds import _loading_line, add_device_args, device_client, open_device
+from cli.device_cmds import add_device_args, loading_line, open_cli_decoder
 from cli.stream_policy_args import add_policy_args, policy_options, policy_summary
 from cli.transcribe import check_language
 from core.errors import WhisperKVError
@@ -36,40 +36,6 @@ def register(subs) -> None:
     p.add_argument("--delegate", default=None, metavar="PATH", help="tflite: a delegate library for the runner")
     add_device_args(p)
     p.set_defaults(run=run)
-
-
-@contextlib.contextmanager
-def open_decoder(args):
-    """(decode_one, tokenizer, meta, runner takes prompts) for --device: a runner request per pass, or the
-    model in this process for `inprocess`."""
-    from core.model.encoder_cache import EncoderCache
-    from core.model.tokenizer import WhisperTokenizer
-    from core.model.weights import find_tokenizer
-    from device.link.client import window_decoder
-
-    if args.device == "inprocess":
-        from device.runner.load import load_model_source
-        from device.runner.runtime_config import for_process
-
-        model = load_model_source(args.model, args.backend, delegate=args.delegate, config=for_process("serve"))
-        cache = EncoderCache(128 << 20)
-        yield ((lambda mel, options, n_frames: model.transcribe(mel, options, encoder_cache=cache, n_frames=n_frames)),
-               model.tokenizer, {"backend": model.backend.name, "device": "inprocess"}, True)
-        return
-    from device.link.connect import workload_args
-
-    transport = open_device(args)
-    client = device_client(args, transport)
-    client.runner_args += workload_args(args.device, "serve")      # a pass a second: its buffers are kept
-    try:
-        with _loading_line():
-            info = client.connect()
-        yield (window_decoder(client), WhisperTokenizer.from_file(find_tokenizer()),
-               {"backend": info.backend, "device": transport.label, "runner_version": info.runner_version},
-               "prompt" in info.features)
-    finally:
-        client.close()
-        transport.close()
 
 
 @contextlib.contextmanager
@@ -121,7 +87,12 @@ def run(args) -> int:
         if printer:
             printer.feed(ev)
 
-    with open_decoder(args) as (decode_one, tokenizer, meta, prompt_ok), stop_on_interrupt(stop):
+    # a pass a second: the runner keeps its buffers (serve), and in this process the cross K/V of a pass heard again
+    with open_cli_decoder(args, "serve") as decoder, stop_on_interrupt(stop):
+        with loading_line():
+            decoder.connect()
+        decode_one, tokenizer, meta = decoder.window, decoder.tokenizer, decoder.meta()
+        prompt_ok = decoder.takes("prompt")
         check_language(config.language, tokenizer.languages)
         if not prompt_ok and config.prompt_chars:
             print("whisperkv: the runner takes no prompt (deploy this version for better accuracy); "

@@ -4,15 +4,18 @@ from __future__ import annotations
 import json
 import sys
 import time
+from dataclasses import dataclass, field
 
-from cli.device_cmds import add_device_args, transcribe_on_device
+from cli.device_cmds import add_device_args, in_background, loading_line, open_cli_decoder
 from cli.transcript_printer import TranscriptPrinter
 from core.decode.diagnostics import diagnose_transcript
 from core.decode.options import MAX_TOKENS, DecodeOptions
 from core.decode.transcript import Transcript
 from core.decode.window_feed import decode_source
 from core.errors import WhisperKVError
+from core.model.mel import FRAMES_PER_SECOND
 from core.model.mel_file import MelSource
+from device.link.decoder import Decoder
 from device.runner.backends import backend_help
 
 
@@ -60,58 +63,64 @@ def options_from_args(args) -> DecodeOptions:
         raise WhisperKVError(str(exc), "see `whisperkv transcribe --help`") from exc
 
 
-def check_language(language: str | None, known: dict) -> None:
-    if language is not None and language not in known:
+def check_language(language: str | None, known: dict | None) -> None:
+    """`known` None: the decoder checks (a runner answers an unknown language with one line)."""
+    if language is not None and known is not None and language not in known:
         raise WhisperKVError(f"unknown language {language!r}",
                              "use auto or one of: " + ", ".join(sorted(known)))
 
 
-def check_attention(options: DecodeOptions, backend) -> None:
-    from core.model.backend import AttentionBackend
+def check_attention(options: DecodeOptions, info) -> None:
+    """Word timings and attention need a backend with the step graph's attention variant (hello.features)."""
     from device.runner.backends import REGISTRY
 
-    if options.wants_attention and not isinstance(backend, AttentionBackend):
-        raise WhisperKVError(f"backend {backend.name!r} cannot report cross-attention, so --word-timestamps "
+    asked = "word_timestamps" if options.word_timestamps else "attention"
+    if options.wants_attention and asked not in info.features:
+        raise WhisperKVError(f"backend {info.backend!r} cannot report cross-attention, so --word-timestamps "
                              "cannot time words", "use --backend " + ", ".join(s.name for s in REGISTRY.values()
                                                                                if s.attention))
 
 
 def run(args) -> int:
-    from device.runner.backends import resolve
     from device.runner.heap import steady_heap
 
     # The log-mel's large temporaries go back to the system once freed, rather than stay resident in
     # this process beside the runner while it encodes (docs/benchmarks-history.md, "Whole process").
     steady_heap()
     options = options_from_args(args)
-    resolve(args.backend)      # an unknown or missing backend fails before the slow audio and model loads
-    args.levels = {}           # window → per-frame loudness of the host's mel, for the EOT focus in the verdict
-
-    def open_audio():
-        """(feed, seconds it took). The scan reads the whole file, so bad audio fails here; the mel is then
-        computed, sent and decoded a window at a time: memory does not grow with the duration."""
+    with open_cli_decoder(args, "one-shot") as decoder:   # a bad URL or backend fails here, before anything slow
+        # A runner starts, and loads its model, while the audio is read; in this process the audio is read first.
+        connecting = None if decoder.target.in_process else in_background(decoder.connect)
         t_audio = time.perf_counter()
-        source = MelSource.of_file(args.audio)
-        args.duration_s = source.n_frames / 100
-        return ((lambda decode_one: decode_source(source, options, decode_one, levels=args.levels)),
-                time.perf_counter() - t_audio)
-
-    if args.device != "inprocess":   # the runner (a local subprocess by default, or a board): the wire protocol
-        return transcribe_on_device(args, open_audio, report)
-    feed, audio_s = open_audio()     # bad audio fails before the slow model load
-    from device.runner.load import load_model_source  # the decoder and tokenizer: only decoding here needs them
-    from device.runner.runtime_config import for_process
-
-    # Weights, or an exported bundle, as the runner takes them; one-shot, as a local runner is (device/link/connect.py).
-    model = load_model_source(args.model, args.backend, delegate=args.delegate, config=for_process("one-shot"))
-    check_language(options.language, model.tokenizer.languages)
-    check_attention(options, model.backend)
-    t0 = time.perf_counter() - audio_s
-    events = feed(lambda mel, opts, n_frames: model.transcribe(mel, opts, n_frames=n_frames))
-    return report(events, args, t0, backend=model.backend.name, model_sha256=model.sha256)
+        source = MelSource.of_file(args.audio)   # the scan reads the whole file: bad audio fails here
+        audio_s = time.perf_counter() - t_audio
+        with loading_line():
+            info = connecting.result() if connecting else decoder.connect()
+        check_language(options.language, decoder.languages)
+        check_attention(options, info)
+        levels: dict = {}     # window → per-frame loudness of the host's mel, for the EOT focus in the verdict
+        t0 = time.perf_counter() - audio_s       # total_ms: reading the audio plus decoding, not the start-up
+        events = decode_source(source, options, decoder.window, levels=levels)
+        return report(events, args, t0, Ran(decoder, levels, source.n_frames / FRAMES_PER_SECOND))
 
 
-def report(events, args, t0: float, **meta) -> int:
+@dataclass
+class Ran:
+    """What a report says besides the events: who decoded (and the link's figures), the mel's loudness, the
+    audio's length."""
+
+    decoder: Decoder
+    levels: dict = field(default_factory=dict)
+    duration_s: float = 0.0
+
+    def meta(self) -> dict:
+        d = self.decoder
+        return {**d.meta(), **({"link": link} if (link := d.link()) else {}),
+                # filled as the windows run: --json prints it after the last one
+                **({"samples": d.samples} if d.info is not None and d.info.soc else {})}
+
+
+def report(events, args, t0: float, ran: Ran) -> int:
     """Print events as they arrive (or one JSON document at the end); return the exit code. A decode that fails
     part-way (the link drops, the runner dies) still hands over what it decoded, with the error, and exits 2."""
     result = Transcript()
@@ -125,12 +134,12 @@ def report(events, args, t0: float, **meta) -> int:
     except WhisperKVError as exc:
         failure = exc
     total_ms = (time.perf_counter() - t0) * 1e3
+    meta = ran.meta()
     if failure is not None:
-        return report_failure(result, args, failure, total_ms, stream, **meta)
-    diagnosis = diagnose_transcript(result, levels=getattr(args, "levels", None))
+        return report_failure(result, args, failure, total_ms, stream, ran.duration_s, **meta)
+    diagnosis = diagnose_transcript(result, levels=ran.levels)
     verdict = diagnosis.verdict
-    word_timestamps = getattr(args, "word_timestamps", False)
-    if word_timestamps and result.steps and all(s.attention is None for s in result.steps):
+    if args.word_timestamps and result.steps and all(s.attention is None for s in result.steps):
         raise WhisperKVError("the runner sent no cross-attention, so no word could be timed (a runner older than "
                              "this CLI ignores word_timestamps)", "deploy this runner with `whisperkv deploy`")
     if args.json:
@@ -142,7 +151,7 @@ def report(events, args, t0: float, **meta) -> int:
         stream.end()
         for g in s["segments"]:
             print(f"[{g['start']:7.2f}s --> {g['end']:7.2f}s] {g['text'].strip()}")
-        if word_timestamps:
+        if args.word_timestamps:
             print_words(result.words)
         if s["no_speech"]:
             print("[no speech detected: every window fell under Whisper's no-speech rule]", file=sys.stderr)
@@ -150,11 +159,12 @@ def report(events, args, t0: float, **meta) -> int:
               f"{s['n_steps']} steps | encoder {s['encoder_ms']:.0f} ms | "
               f"per token {s['per_token_ms_median'] or 0:.1f} ms median | total {total_ms:.0f} ms | "
               f"cache {args.cache} | backend {meta.get('backend') or '?'}]", file=sys.stderr)
-    write_subtitles(result, args)
+    write_subtitles(result, args, ran.duration_s)
     return 0
 
 
-def report_failure(result: Transcript, args, failure: WhisperKVError, total_ms: float, stream, **meta) -> int:
+def report_failure(result: Transcript, args, failure: WhisperKVError, total_ms: float, stream, duration_s: float,
+                   **meta) -> int:
     """What was decoded before `failure`: the text (the unfinished window's tokens too), subtitles, and with
     --json every step plus an `error` object; then the error on stderr."""
     if args.json:
@@ -165,7 +175,7 @@ def report_failure(result: Transcript, args, failure: WhisperKVError, total_ms: 
     else:
         stream.unfinished(result)
         stream.end()
-    write_subtitles(result, args)
+    write_subtitles(result, args, duration_s)
     print(f"whisperkv: error: {failure} (the text decoded before it was printed: {len(result.windows)} "
           f"window(s), {len(result.steps)} steps)", file=sys.stderr)
     return 2
@@ -186,14 +196,13 @@ def quality_label(diagnosis) -> str:
     return f"{q.label()}{' (fails ' + ', '.join(fails) + ')' if fails else ''} | "
 
 
-def write_subtitles(result: Transcript, args) -> None:
+def write_subtitles(result: Transcript, args, duration_s: float) -> None:
     """--srt/--vtt: the transcript's cues, or one cue per word with --word-timestamps."""
-    if not (getattr(args, "srt", None) or getattr(args, "vtt", None)):
+    if not (args.srt or args.vtt):
         return
     from core.decode import subtitles
 
-    cues = (subtitles.word_cues(result.words) if getattr(args, "word_timestamps", False)
-            else subtitles.cues(result, getattr(args, "duration_s", 0.0)))
+    cues = subtitles.word_cues(result.words) if args.word_timestamps else subtitles.cues(result, duration_s)
     for path, render in ((args.srt, subtitles.srt), (args.vtt, subtitles.vtt)):
         if path:
             try:

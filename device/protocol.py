@@ -10,14 +10,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-PROTOCOL = 1
+# 2: one 30 s window per `transcribe` request, [1, 80, 3000]; the host seeks (core/decode/window_feed.py).
+# 1 took a whole clip, [W, 80, 3000], and the runner sought; its `max_windows` is gone.
+PROTOCOL = 2
 RUNNER_VERSION = "0.1.0"
 
 MAX_HEADER = 1 << 20          # 1 MiB of JSON is far beyond any legitimate header
-MAX_PAYLOAD = 64 << 20        # 64 MiB: 69 windows (34 min) of float32 mel, 139 of float16
+MAX_PAYLOAD = 1 << 20         # 1 MiB: one window of float32 mel (960 000 bytes) and no more
 N_MELS, N_FRAMES = 80, 3000
 MEL_DTYPES = ("float16", "float32")
-# What this runner takes beyond protocol 1 as first written, listed in `hello.features`; a host sends such a
+# What this runner takes beyond its protocol as first written, listed in `hello.features`; a host sends such a
 # field only to a runner that lists it (an older runner would ignore it and answer something else).
 FEATURES = ("prompt", "seek_timestamps", "draft", "samples")
 
@@ -159,15 +161,19 @@ def mel_to_payload(mel: np.ndarray, dtype: str = "float16") -> tuple[dict, bytes
 
 
 def mel_from_payload(desc: object, payload: bytes, rid: str | None = None) -> np.ndarray:
-    """Validate a transcribe's `mel` field against its payload; float32 [W, 80, 3000] out."""
+    """Validate a transcribe's `mel` field against its payload; float32 [1, 80, 3000] out."""
     if not isinstance(desc, dict):
         raise ProtocolError(BAD_REQUEST, "transcribe needs mel: {shape, dtype}", rid)
     shape, dtype = desc.get("shape"), desc.get("dtype")
     if dtype not in MEL_DTYPES:
         raise ProtocolError(BAD_MEL, f"mel dtype {dtype!r} is not one of {list(MEL_DTYPES)}", rid)
     if (not isinstance(shape, list) or len(shape) != 3 or any(type(d) is not int for d in shape)
-            or shape[0] < 1 or shape[1:] != [N_MELS, N_FRAMES]):
-        raise ProtocolError(BAD_MEL, f"mel shape {shape} is not [W, {N_MELS}, {N_FRAMES}] with W >= 1", rid)
+            or shape[1:] != [N_MELS, N_FRAMES]):
+        raise ProtocolError(BAD_MEL, f"mel shape {shape} is not [1, {N_MELS}, {N_FRAMES}]", rid)
+    if shape[0] != 1:
+        raise ProtocolError(BAD_MEL, f"mel shape {shape}: protocol {PROTOCOL} takes one 30 s window per request, "
+                            f"[1, {N_MELS}, {N_FRAMES}], and the host seeks; update whisperkv on the host to one that "
+                            f"speaks protocol {PROTOCOL}", rid)
     dt = np.dtype(dtype).newbyteorder("<")
     expect = shape[0] * N_MELS * N_FRAMES * dt.itemsize
     if len(payload) != expect:

@@ -1,11 +1,12 @@
-"""From a device profile to a BoardClient: the app's only way to reach a runner (local, SSH or ADB)."""
+"""From a device profile to a decoder (device/link/decoder.py::open_decoder): the app's only way to reach a
+runner (local, SSH or ADB)."""
 from __future__ import annotations
 
 import os
 
 from app.board.profile import DeviceProfile
-from device.link.client import BoardClient
-from device.link.connect import open_client, open_transport, workload_args
+from device.link.connect import open_transport
+from device.link.decoder import Decoder, open_decoder
 from device.link.local import LocalTransport
 from device.link.transport import Transport
 
@@ -40,9 +41,6 @@ def make_transport(profile: DeviceProfile, password: str = "") -> Transport:
     return open_transport(profile.url(), trust_host_key=profile.trust_host_key or None, password=password or None)
 
 
-def make_client(profile: DeviceProfile, password: str = "") -> BoardClient:
+def make_decoder(profile: DeviceProfile, password: str = "") -> Decoder:
     """The studio's runner serves run after run and a Live stream's pass a second: a local one keeps its buffers."""
-    client = open_client(profile.url(), trust_host_key=profile.trust_host_key or None, password=password or None,
-                         transport=make_transport(profile, password))
-    client.runner_args += workload_args(profile.url(), "serve")
-    return client
+    return open_decoder(profile.target(password, "serve"), transport=make_transport(profile, password))

@@ -37,6 +37,13 @@ class DeviceProfile:
             base = "local" if not query else "local://"
         return base + (f"?{query}" if query else "")
 
+    def target(self, password: str = "", workload: str = "serve"):
+        """The device target this profile names (device/link/target.py), parsed as the CLI parses --device."""
+        from device.link.target import parse_target
+
+        return parse_target(self.url(), workload=workload, trust_host_key=self.trust_host_key or None,
+                            password=password or None)
+
     def secret_key(self) -> str:
         """Where this profile's password is filed in the system keyring."""
         return f"{self.kind}:{self.user}@{self.host}:{self.port}"

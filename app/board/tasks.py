@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from app.board.link import make_client, make_transport
+from app.board.link import make_decoder, make_transport
 from app.board.profile import DeviceProfile
 from app.board.worker import runner_summary
 
@@ -19,15 +19,15 @@ def test_connection(profile: DeviceProfile, password: str = "") -> dict:
         pass  # an older device package without device-info: the runner's hello still says a lot
     finally:
         transport.close()
-    client = make_client(profile, password)
+    decoder = make_decoder(profile, password)
     try:
-        info.update(runner_summary(client.connect()))
+        info.update(runner_summary(decoder.connect()))
     except Exception as exc:
         if len(info) == 1:
             raise
         info["runner"] = f"not answering: {exc}"
     finally:
-        client.close()
+        decoder.close()
     return info
 
 

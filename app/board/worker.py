@@ -1,4 +1,5 @@
-"""The decode worker: lives on its own QThread, keeps one BoardClient (one runner) per device, and turns
+"""The decode worker: lives on its own QThread, keeps one decoder (device/link/decoder.py: one runner) per
+device, feeds it a run's windows through the host's one seek loop (core/decode/window_feed.py), and turns
 the runner's events into Qt signals. The UI thread only ever sends it requests and calls cancel().
 
 After the runner died or the link dropped, the next connect (the next run, or Restart runner) retries with
@@ -12,13 +13,14 @@ from typing import Callable
 import numpy as np
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-from app.board.link import make_client
+from app.board.form_terms import in_form_terms
+from app.board.link import make_decoder
 from app.board.profile import DeviceProfile
 from app.board.reconnect import reconnect
-from app.board.form_terms import in_form_terms
 from app.errors import RESTARTABLE, Failure, failure_of
 from core.decode.events import TokenEvent
 from core.decode.options import DecodeOptions
+from core.decode.window_feed import HeldMels, decode_source
 
 BATCH_S = 0.02
 
@@ -65,10 +67,10 @@ class TranscribeWorker(QObject):
     _transcribe_requested = Signal(int, object, object, object, str, object)
     _restart_requested = Signal(object, str)
 
-    def __init__(self, client_factory: Callable = make_client):
+    def __init__(self, decoder_factory: Callable = make_decoder):
         super().__init__()
-        self.client_factory = client_factory
-        self.client = None
+        self.decoder_factory = decoder_factory
+        self.decoder = None
         self.profile: DeviceProfile | None = None
         self._cancel = threading.Event()
         self._lost = False      # the runner died or the link dropped: the next connect retries with a backoff
@@ -94,10 +96,10 @@ class TranscribeWorker(QObject):
     def cancel(self) -> None:
         """Thread-safe: the runner stops between steps and answers done(cancelled)."""
         self._cancel.set()
-        client = self.client
-        if client is not None:
+        decoder = self.decoder
+        if decoder is not None:
             try:
-                client.cancel()
+                decoder.cancel()
             except Exception:  # the link may already be gone; the decode loop reports that
                 pass
 
@@ -106,7 +108,7 @@ class TranscribeWorker(QObject):
     @Slot(object, str)
     def _connect(self, profile: DeviceProfile, password: str) -> None:
         try:
-            self._ensure_client(profile, password)
+            self._ensure_decoder(profile, password)
         except Exception as exc:
             self.failed.emit(0, in_form_terms(failure_of(exc)))
 
@@ -119,22 +121,22 @@ class TranscribeWorker(QObject):
     def is_connected(self, profile: DeviceProfile) -> bool:
         """A runner for `profile` is up and said hello (read from any thread; a stale answer only
         mislabels the first moment of a run)."""
-        client, current = self.client, self.profile
-        return (client is not None and client.info is not None and current is not None
+        decoder, current = self.decoder, self.profile
+        return (decoder is not None and decoder.info is not None and current is not None
                 and (current.url(), current.trust_host_key) == (profile.url(), profile.trust_host_key))
 
-    def _ensure_client(self, profile: DeviceProfile, password: str = "", run_id: int = 0):
+    def _ensure_decoder(self, profile: DeviceProfile, password: str = "", run_id: int = 0):
         if self.is_connected(profile):
-            return self.client
+            return self.decoder
         if run_id:
             self.loading.emit(run_id)
         if self._lost:
             where = profile.url().split("?")[0]
-            client = reconnect(lambda: self._open(profile, password), self._cancel.wait, where)
+            decoder = reconnect(lambda: self._open(profile, password), self._cancel.wait, where)
         else:
-            client = self._open(profile, password)
+            decoder = self._open(profile, password)
         self._lost = False
-        return client
+        return decoder
 
     def request_failure(self, exc: Exception) -> Failure:
         """What a request's exception tells the user; a lost link or runner also means the next request
@@ -148,27 +150,28 @@ class TranscribeWorker(QObject):
     def _open(self, profile: DeviceProfile, password: str):
         self.close()
         self.profile = profile
-        self.client = self.client_factory(profile, password)  # set first: close() from the UI thread ends a hang
+        self.decoder = self.decoder_factory(profile, password)  # set first: close() from the UI thread ends a hang
         try:
-            info = self.client.connect()
+            info = self.decoder.connect()
         except Exception:
             self.close()
             raise
         self.connected.emit(runner_summary(info))
-        return self.client
+        return self.decoder
 
     @Slot(int, object, object, object, str, object)
     def _transcribe(self, run_id: int, mels: np.ndarray, options: DecodeOptions, profile: DeviceProfile,
                     password: str, n_frames: int | None) -> None:
         batch = Batcher(lambda items: self.events.emit(run_id, items))
         try:
-            client = self._ensure_client(profile, password, run_id)
-            client.on_sample = lambda sample: self.samples.emit(run_id, sample)
-            cancel_sent = False
-            for arrival in client.transcribe(mels, options, n_frames=n_frames):
-                batch.add((arrival.event, arrival.host_ms), urgent=not isinstance(arrival.event, TokenEvent))
+            decoder = self._ensure_decoder(profile, password, run_id)
+            decoder.on_sample = lambda sample: self.samples.emit(run_id, sample)
+            t0, cancel_sent = time.monotonic(), False
+            for ev in decode_source(HeldMels(mels, n_frames or 0), options, decoder, self._cancel.is_set):
+                # ms since the run's first request went out, as the event arrived
+                batch.add((ev, (decoder.last_t - t0) * 1e3), urgent=not isinstance(ev, TokenEvent))
                 if self._cancel.is_set() and not cancel_sent:
-                    client.cancel()  # covers a Stop pressed before the request had an id
+                    decoder.cancel()  # covers a Stop pressed before the request had an id
                     cancel_sent = True
         except Exception as exc:
             batch.flush()
@@ -180,15 +183,12 @@ class TranscribeWorker(QObject):
 
     @Slot()
     def close(self) -> None:
-        client, self.client = self.client, None
-        if client is not None:
-            transport = getattr(client, "transport", None)   # closed too: each SSH transport holds a login
-            for close in (client.close, getattr(transport, "close", None)):
-                try:
-                    if close is not None:
-                        close()
-                except Exception:  # closing a dead link is not worth a dialog
-                    pass
+        decoder, self.decoder = self.decoder, None
+        if decoder is not None:
+            try:
+                decoder.close()   # its transport too: each SSH transport holds a login
+            except Exception:  # closing a dead link is not worth a dialog
+                pass
 
 
 class WorkerThread:

@@ -7,21 +7,22 @@ the same logit rules, so their tokens must be identical.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Callable, Generator, Iterator
 
 import numpy as np
 
 from core.decode.events import DoneEvent, EncodedEvent, Event, TokenEvent
 from core.decode.logit_rules import LogitRules, detect_language, log_softmax
-from core.decode.options import DecodeOptions, for_length
+from core.decode.options import DecodeOptions
 from core.decode.quality import FALLBACK_TEMPERATURES, window_quality
 from core.decode.steppers import CachedStepper, Stepper, UncachedStepper
 from core.decode.timestamps import kept_length, split_segments
+from core.decode.window_feed import HeldMels, decode_source
 from core.decode.word_timing import window_words
 from core.model.backend import Backend, cross_bytes, cross_form
 from core.model.encoder_cache import EncoderCache, mel_key
-from core.model.mel import FRAMES_PER_SECOND, N_FRAMES, pad_or_trim
+from core.model.mel import N_FRAMES
 from core.model.tokenizer import Utf8Assembler, WhisperTokenizer
 
 
@@ -209,31 +210,11 @@ def decode_window(backend: Backend, tokenizer: WhisperTokenizer, mel: np.ndarray
 def decode_windows(backend: Backend, tokenizer: WhisperTokenizer, mels: np.ndarray, options: DecodeOptions,
                    should_cancel: Callable[[], bool] = lambda: False,
                    encoder_cache: EncoderCache | None = None, n_frames: int | None = None) -> Iterator[Event]:
-    """Decode [W, 80, 3000] mel windows; each window resets the self cache and recomputes cross K/V
-    (or reuses them from `encoder_cache` when the same mel was seen). The language detected in the
-    first window holds for the rest.
+    """Decode [W, 80, 3000] mel windows in this process, through the host's one seek loop
+    (core/decode/window_feed.py): each window resets the self cache and recomputes cross K/V (or reuses them
+    from `encoder_cache` when the same mel was seen)."""
+    def one(mel: np.ndarray, opts: DecodeOptions, size: int) -> Iterator[Event]:
+        return decode_window(backend, tokenizer, mel[0], opts, language=opts.language, should_cancel=should_cancel,
+                             encoder_cache=encoder_cache, segment_frames=size)
 
-    Without timestamps the windows are consecutive 30 s slices. With timestamps the windows are
-    joined back into one mel of `n_frames` content frames and, as Whisper does, each next window
-    starts at the last timestamp the decoder emitted."""
-    mels = np.asarray(mels).reshape(-1, *np.shape(mels)[-2:])
-    full = np.concatenate(list(mels), axis=-1)
-    total = min(n_frames or full.shape[-1], full.shape[-1])
-    options = for_length(options, total)
-    language, seek, window = options.language, 0, 0
-    while seek < total and not should_cancel():
-        if options.timestamp_tokens:
-            mel, size = pad_or_trim(full[:, seek:seek + N_FRAMES]), min(N_FRAMES, total - seek)
-        else:
-            mel, size = mels[window], min(N_FRAMES, total - seek)
-        for ev in decode_window(backend, tokenizer, mel, options if not window else replace(options, draft=[]),
-                                window, language, should_cancel, encoder_cache, offset_s=seek / FRAMES_PER_SECOND,
-                                segment_frames=size):
-            if isinstance(ev, EncodedEvent):
-                language = ev.language
-            yield ev
-            if isinstance(ev, DoneEvent):
-                if ev.reason == "cancelled":
-                    return
-                seek += ev.seek_frames if options.timestamp_tokens else N_FRAMES
-        window += 1
+    return decode_source(HeldMels(mels, n_frames or 0), options, one, should_cancel)

@@ -1,13 +1,14 @@
-"""Long audio as one request per 30 s window: the mel is computed, sent and decoded window by window,
-so neither the host nor the runner holds more than a window or two of it, however long the audio.
+"""The host's one seek loop: audio of any length as one decode per 30 s window (one runner request, or one call
+of the in-process model), the mel computed, sent and decoded window by window, so neither the host nor the
+runner holds more than a window or two of it, however long the audio.
 
-The events are those `decode_windows` yields for the whole mel at once: the same windows (consecutive
-30 s, or Whisper's seek in timestamps mode), the language detected in the first window kept for the
-rest, and each window's events placed at its index and its offset in the audio."""
+The windows are consecutive 30 s, or Whisper's seek in timestamps mode (each next window starts after the
+last complete segment); the language detected in the first window holds for the rest, and each window's
+events are placed at its index and its offset in the audio."""
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import Callable, Iterator, Protocol
 
 import numpy as np
 
@@ -15,14 +16,37 @@ from core.decode.attention_focus import frame_energy
 from core.decode.events import DoneEvent, EncodedEvent, Event
 from core.decode.options import DecodeOptions, for_length
 from core.model.mel import FRAMES_PER_SECOND, N_FRAMES
-from core.model.mel_file import MelSource
+from core.model.mel_file import WindowCursor
 
 # One window's decode: (mel [1, 80, 3000], options, frames holding audio) → that window's events, its done
 # last (a runner request, or the in-process model); it is closed once the done arrived.
 DecodeOne = Callable[[np.ndarray, DecodeOptions, int], Iterator[Event]]
 
 
-def decode_source(source: MelSource, options: DecodeOptions, decode_one: DecodeOne,
+class WindowSource(Protocol):
+    """What the loop reads: core.model.mel_file.MelSource (a file or samples), or HeldMels."""
+
+    n_frames: int
+
+    def cursor(self) -> WindowCursor: ...
+
+
+@dataclass
+class HeldMels:
+    """Mel windows already computed and held, [W, 80, 3000] (core.model.mel.mel_windows): the studio's clip."""
+
+    mels: np.ndarray = field(repr=False)
+    n_frames: int = 0              # frames that hold audio; 0: every frame of every window
+
+    def __post_init__(self):
+        self.mels = np.asarray(self.mels).reshape(-1, *np.shape(self.mels)[-2:])
+        self.n_frames = min(self.n_frames or self.mels.shape[0] * N_FRAMES, self.mels.shape[0] * N_FRAMES)
+
+    def cursor(self) -> WindowCursor:
+        return WindowCursor(iter(self.mels), self.n_frames)
+
+
+def decode_source(source: WindowSource, options: DecodeOptions, decode_one: DecodeOne,
                   should_cancel: Callable[[], bool] = lambda: False,
                   levels: dict[int, np.ndarray] | None = None) -> Iterator[Event]:
     """`levels`, when given, receives each window's per-frame loudness (core/decode/attention_focus.py), from the
@@ -35,7 +59,9 @@ def decode_source(source: MelSource, options: DecodeOptions, decode_one: DecodeO
         mel = cursor.at(seek)
         if levels is not None:
             levels[window] = frame_energy(mel, size)
-        events = decode_one(mel[None], replace(options, language=language), size)
+        # a draft is of the first window's tokens only
+        events = decode_one(mel[None], replace(options, language=language, draft=options.draft if not window else []),
+                            size)
         done = None
         try:
             for ev in events:
@@ -51,6 +77,8 @@ def decode_source(source: MelSource, options: DecodeOptions, decode_one: DecodeO
             return
         seek += done.seek_frames if options.timestamp_tokens else N_FRAMES
         window += 1
+    if seek < source.n_frames:     # cancelled between windows: the run still ends with a done, as a runner's does
+        yield DoneEvent(window, "cancelled", [], "", 0.0, language or "", offset_s=seek / FRAMES_PER_SECOND)
 
 
 def placed(ev: Event, window: int, offset_s: float) -> Event:

@@ -1,8 +1,9 @@
 """Running a QA suite: decode each clip, score it against its reference, diagnose how it stopped.
 
-Where the model runs is the caller's business: `decode(mels, options, n_frames)` yields core.decode.events,
-from an in-process model or a BoardClient alike (n_frames: the mel frames that hold audio). A decode that
-also has `samples()` (the board's `sample` events of its last request) gives each clip its `board` cost.
+Where the model runs is the caller's business: `decode(mel, options, n_frames)` decodes one window and yields
+core.decode.events (device/link/decoder.py's decoders, in process or on a runner, are such); the clip's windows
+come from the host's one seek loop (core/decode/window_feed.py). A decode that also has a `samples` list (the
+board's `sample` events, appended as they come) gives each clip its `board` cost.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from core.decode.diagnostics import Diagnosis, WindowDiagnosis, diagnose_transcr
 from core.decode.events import Event
 from core.decode.options import DecodeOptions
 from core.decode.transcript import Transcript
+from core.decode.window_feed import HeldMels, decode_source
 from core.errors import WhisperKVError
 from core.model.audio import SAMPLE_RATE, load_audio
 from core.model.mel import content_frames, mel_windows
@@ -25,6 +27,7 @@ from core.qa.board_cost import clip_cost
 from core.qa.scoring import error_rate
 from core.qa.suite import Clip, Suite
 
+# One window's decode (core.decode.window_feed.DecodeOne); the suite's seek loop is the host's one.
 Decode = Callable[[np.ndarray, DecodeOptions, int], Iterable[Event]]
 # One row per clip, as the CLI table, the HTML summary and the GUI QA tab all show it.
 REUSED = "encoder reused"      # a timing cell of a clip whose encoder output came from an earlier run
@@ -180,23 +183,24 @@ def run_clip(clip: Clip, decode: Decode, cache: bool = True, timestamps: bool | 
     """Decode and score one clip. Audio that fails to load raises (a setup error, not a clip failure); a
     decode that fails part-way raises ClipFailed, holding the clip's result with its partial text."""
     audio = load_audio(clip.audio)
-    mels = mel_windows(audio)
+    mels = HeldMels(mel_windows(audio), content_frames(audio))
     transcript = Transcript()
+    samples = getattr(decode, "samples", None)     # what the board reports, for all of a decoder's requests
+    seen = len(samples) if samples is not None else 0
     t0 = time.perf_counter()
     # Attention: the report shows where a failing clip's decoder looked, and where EOT looked.
     options = clip.options(cache=cache, timestamps=timestamps)
     options = replace(options, attention=options.cache)   # no attention output from the uncached reference
     try:
-        for ev in decode(mels, options, content_frames(audio)):
+        for ev in decode_source(mels, options, decode):
             transcript.add(ev)
             if on_event is not None:
                 on_event(ev)
     except WhisperKVError as exc:
         raise ClipFailed(failed(clip, exc, transcript), exc) from exc
     result = score(clip, transcript, (time.perf_counter() - t0) * 1e3, len(audio) / SAMPLE_RATE,
-                   frame_energy(mels, content_frames(audio)))
-    samples = getattr(decode, "samples", None)
-    result.board = clip_cost(samples()) if samples else None
+                   frame_energy(mels.mels, mels.n_frames))
+    result.board = clip_cost(samples[seen:]) if samples else None
     return result
 
 

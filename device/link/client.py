@@ -38,7 +38,7 @@ class RunnerError(WhisperKVError):
 _FIXES = {
     P.MODEL_MISSING: "deploy the model with `whisperkv deploy --device URL`, or pass ?model=DIR",
     P.BAD_PROTOCOL: "deploy this version of the runner with `whisperkv deploy --device URL`",
-    P.BAD_MEL: "send a [W, 80, 3000] float16/float32 log-mel with finite values",
+    P.BAD_MEL: "send one [1, 80, 3000] float16/float32 log-mel window with finite values",
 }
 
 
@@ -79,6 +79,9 @@ class BoardClient:
             while True:
                 _, h = self._next(self.connect_timeout, "waiting for the runner's hello", START_FIX)
                 if h.get("type") == "hello":
+                    if h.get("protocol") != P.PROTOCOL:
+                        raise RunnerError(P.BAD_PROTOCOL, f"the runner on {self.transport.label} speaks protocol "
+                                          f"{h.get('protocol')!r}, this host {P.PROTOCOL}", _FIXES[P.BAD_PROTOCOL])
                     self.info = RunnerInfo.from_hello(h)
                     detail = h.get("backend_detail") or {}
                     if detail.get("quantized") and not detail.get("delegate"):
@@ -111,7 +114,8 @@ class BoardClient:
     # --- requests ----------------------------------------------------------------------------------
     def transcribe(self, mel, options: DecodeOptions | dict | None = None, *, id: str | None = None,
                    n_frames: int | None = None) -> Iterator[Arrival]:
-        """Send a [W, 80, 3000] mel and yield the request's events as they arrive.
+        """Send one [1, 80, 3000] mel window and yield the request's events as they arrive (long audio: one
+        request per window, core/decode/window_feed.py).
 
         options: DecodeOptions, or a dict of `transcribe` header fields sent as they are (docs/protocol.md;
         the runner fills in what is missing and checks the rest).
@@ -246,17 +250,3 @@ class BoardClient:
                 stream.close()
             except Exception:
                 pass
-
-
-def window_decoder(client: BoardClient):
-    """core.decode.window_feed.DecodeOne over a connected client: one request per window (`max_windows: 1`),
-    its events as they arrive (a live stream sends each pass this way)."""
-    def decode_one(mel, options: DecodeOptions, n_frames: int):
-        stream = client.transcribe(mel, {**options.to_wire(), "max_windows": 1}, n_frames=n_frames)
-        try:
-            for arrival in stream:
-                yield arrival.event
-        finally:
-            stream.close()
-
-    return decode_one

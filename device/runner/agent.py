@@ -36,10 +36,9 @@ MAX_ID = 128
 @dataclass
 class Job:
     id: str
-    mel: np.ndarray      # [W, 80, 3000] float32
+    mel: np.ndarray      # [1, 80, 3000] float32: one window (protocol 2)
     options: DecodeOptions
     n_frames: int | None = None   # mel frames holding audio; the rest of the last window is padding
-    max_windows: int | None = None   # end the request at this window's done (a host sending long audio by windows)
     sample_s: float | None = None    # send `sample` events this often while the request runs (device/runner/sampler.py)
     sampler: object | None = None    # its Sampler, stopped before the request's last event
 
@@ -86,9 +85,7 @@ class Agent:
             if not isinstance(op, str):
                 raise P.ProtocolError(P.BAD_FRAME, "header has no string 'op'", rid)
             if op == "hello":
-                if h.get("protocol", P.PROTOCOL) != P.PROTOCOL:
-                    raise P.ProtocolError(P.BAD_PROTOCOL, f"this runner speaks protocol {P.PROTOCOL}, "
-                                          f"not {h.get('protocol')!r}; deploy a matching runner")
+                self._check_protocol(h.get("protocol", P.PROTOCOL))
                 self._need_model(rid)
                 self.out.send(self.served.hello(self.limits))
             elif op == "transcribe":
@@ -112,6 +109,17 @@ class Agent:
             self.out.send(P.error_event(P.INTERNAL, f"{type(exc).__name__}: {exc}", rid))
         return None
 
+    @staticmethod
+    def _check_protocol(asked) -> None:
+        """A host of another protocol is told which side to update, in the message it shows."""
+        if asked == P.PROTOCOL:
+            return
+        if isinstance(asked, int) and asked < P.PROTOCOL:
+            raise P.ProtocolError(P.BAD_PROTOCOL, f"this runner speaks protocol {P.PROTOCOL} (one 30 s window per "
+                                  f"request, the host seeks), the host {asked}; update whisperkv on the host")
+        raise P.ProtocolError(P.BAD_PROTOCOL, f"this runner speaks protocol {P.PROTOCOL}, the host {asked!r}; "
+                              "deploy the host's runner with `whisperkv deploy --device URL`")
+
     def _need_model(self, rid):
         if self.served.error:
             raise P.ProtocolError(P.MODEL_MISSING, self.served.error, rid)
@@ -127,9 +135,6 @@ class Agent:
         if n_frames is not None and (type(n_frames) is not int or not 1 <= n_frames <= mel.shape[0] * P.N_FRAMES):
             raise P.ProtocolError(P.BAD_REQUEST, f"n_frames {n_frames!r} is not an integer in "
                                   f"1..{mel.shape[0] * P.N_FRAMES}", rid)
-        max_windows = h.get("max_windows")
-        if max_windows is not None and (type(max_windows) is not int or max_windows < 1):
-            raise P.ProtocolError(P.BAD_REQUEST, f"max_windows {max_windows!r} is not a positive integer", rid)
         sample_s = h.get("sample_s")
         if sample_s is not None and (type(sample_s) not in (int, float) or not 0.1 <= sample_s <= 60):
             raise P.ProtocolError(P.BAD_REQUEST, f"sample_s {sample_s!r} is not a number of seconds in 0.1..60", rid)
@@ -137,7 +142,7 @@ class Agent:
             if rid in self.pending:
                 raise P.ProtocolError(P.BUSY, f"request {rid!r} is still running; use a new id", rid)
             self.pending.add(rid)
-        self.jobs.put(Job(rid, mel, options, n_frames, max_windows, sample_s))
+        self.jobs.put(Job(rid, mel, options, n_frames, sample_s))
 
     def shutdown(self) -> None:
         """bye, EOF or a broken stdout: nobody is listening any more, so stop the decode at its next step."""
@@ -163,38 +168,25 @@ class Agent:
 
     def run(self, job: Job) -> None:
         should_cancel = lambda: job.id in self.cancelled  # noqa: E731
-        held = None    # a window's done waits for the next event: only then is it known whether it is final
-        windows, events = 0, None
+        done = None
         try:
-            events = self.served.model.transcribe(job.mel, job.options, should_cancel, self.served.encoder_cache,
-                                                job.n_frames)
-            for ev in events:
-                if held is not None:
-                    self.out.send({**held, "final": False})
-                    held = None
+            for ev in self.served.model.transcribe(job.mel, job.options, should_cancel, self.served.encoder_cache,
+                                                   job.n_frames):
                 d = {**event_to_dict(ev), "id": job.id}
                 if d["type"] == "done":
-                    held, windows = d, windows + 1
-                    if windows == job.max_windows:
-                        break      # before the generator encodes the next window
+                    done = d       # sent last, after the sampler stops
                 else:
                     self.out.send(d)
             if job.sampler:
                 job.sampler.close()     # no sample after the request's last event
-            if held is not None:
-                self.out.send({**held, "final": True})
-            else:              # cancelled before a window began: the decoder had nothing to report
-                self.out.send({"type": "done", "id": job.id, "window": 0, "reason": "cancelled", "tokens": [],
-                               "text": "", "ms_total": 0.0, "final": True})
+            # cancelled before the window began, the decoder had nothing to report
+            self.out.send({**(done or {"type": "done", "id": job.id, "window": 0, "reason": "cancelled",
+                                       "tokens": [], "text": "", "ms_total": 0.0}), "final": True})
         except Exception as exc:
             log.exception("request %s failed", job.id)
             if job.sampler:
                 job.sampler.close()
-            if held is not None:
-                self.out.send({**held, "final": False})
             self.out.send(P.error_event(P.INTERNAL, f"{type(exc).__name__}: {exc}", job.id))
-        finally:
-            getattr(events, "close", lambda: None)()    # a generator left at max_windows computes no more
 
 
 def default_model() -> str | None:

@@ -14,11 +14,12 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from core.decode.decoding import decode_windows
+from core.decode.decoding import decode_window
 from core.decode.events import Event
 from core.decode.options import DecodeOptions
 from core.model.backend import Backend
 from core.model.encoder_cache import EncoderCache
+from core.model.mel import N_FRAMES
 from core.model.tokenizer import WhisperTokenizer
 from core.model.weights import WhisperWeights, load_model
 from device.runner.backends import REGISTRY, make_backend, resolve
@@ -37,10 +38,18 @@ class LoadedModel:
     source: str
     weights: WhisperWeights | None = None   # the canonical params, only when loaded with keep_weights
 
-    def transcribe(self, mels: np.ndarray, options: DecodeOptions,
+    def transcribe(self, mel: np.ndarray, options: DecodeOptions,
                    should_cancel: Callable[[], bool] = lambda: False,
                    encoder_cache: EncoderCache | None = None, n_frames: int | None = None) -> Iterator[Event]:
-        return decode_windows(self.backend, self.tokenizer, mels, options, should_cancel, encoder_cache, n_frames)
+        """One 30 s window, [1, 80, 3000] (or [80, 3000]), as window 0 at 0 s: the host's seek loop
+        (core/decode/window_feed.py) places it in the audio. `n_frames`: the frames that hold audio."""
+        mel = np.asarray(mel)
+        if mel.ndim == 3 and mel.shape[0] != 1:
+            raise ValueError(f"one window per call, not {mel.shape[0]}: feed long audio through "
+                             "core.decode.window_feed.decode_source")
+        return decode_window(self.backend, self.tokenizer, mel.reshape(mel.shape[-2:]), options,
+                             language=options.language, should_cancel=should_cancel, encoder_cache=encoder_cache,
+                             segment_frames=min(n_frames or N_FRAMES, N_FRAMES))
 
 
 def load_model_source(path: str | Path | None = None, backend: str | None = "auto",

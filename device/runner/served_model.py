@@ -42,23 +42,7 @@ class ServedModel:
             log.error("model not loaded: %s", exc)
 
     def hello(self, limits: dict) -> dict:
-        m = self.model
-        dims = m.backend.dims
-        return {"type": "hello", "protocol": P.PROTOCOL, "runner_version": P.RUNNER_VERSION,
-                "backend": m.backend.name,
-                # tflite: the interpreter, the delegate, and how many ops each graph runs in it vs on the CPU
-                **({"backend_detail": m.backend.describe()} if hasattr(m.backend, "describe") else {}),
-                "model": {"dims": asdict(dims), "sha256": m.sha256, "source": m.source},
-                "cache": {"max_len": dims.n_text_ctx, "bytes_per_token": dims.cache_bytes_per_token()},
-                "soc": self.soc,
-                "limits": limits,
-                "mel_dtypes": list(P.MEL_DTYPES),
-                "features": self.features()}
-
-    def features(self) -> list[str]:
-        """Optional request fields this runner serves (docs/protocol.md, hello); an older runner ignores them."""
-        attention = ["attention", "word_timestamps"] if isinstance(self.model.backend, AttentionBackend) else []
-        return attention + ["temperature_fallback", *P.FEATURES]
+        return hello_of(self.model, self.soc, limits)
 
     def options(self, header: dict, rid: str) -> DecodeOptions:
         """The transcribe header's decode options, checked; ProtocolError(bad_request) names a bad field."""
@@ -82,3 +66,24 @@ class ServedModel:
             raise P.ProtocolError(P.BAD_REQUEST, f"{asked}: backend {self.model.backend.name!r} has no "
                                   "step_with_attention, so it cannot report cross-attention; use a numpy, "
                                   "onnx or tflite runner, or leave attention off", rid)
+
+
+def hello_of(model, soc: dict, limits: dict) -> dict:
+    """The `hello` event for a loaded model (device.runner.load.LoadedModel) on a board with this SoC."""
+    dims = model.backend.dims
+    return {"type": "hello", "protocol": P.PROTOCOL, "runner_version": P.RUNNER_VERSION,
+            "backend": model.backend.name,
+            # tflite: the interpreter, the delegate, and how many ops each graph runs in it vs on the CPU
+            **({"backend_detail": model.backend.describe()} if hasattr(model.backend, "describe") else {}),
+            "model": {"dims": asdict(dims), "sha256": model.sha256, "source": model.source},
+            "cache": {"max_len": dims.n_text_ctx, "bytes_per_token": dims.cache_bytes_per_token()},
+            "soc": soc,
+            "limits": limits,
+            "mel_dtypes": list(P.MEL_DTYPES),
+            "features": features_of(model)}
+
+
+def features_of(model) -> list[str]:
+    """Optional request fields this runner serves (docs/protocol.md, hello); an older runner ignores them."""
+    attention = ["attention", "word_timestamps"] if isinstance(model.backend, AttentionBackend) else []
+    return attention + ["temperature_fallback", *P.FEATURES]

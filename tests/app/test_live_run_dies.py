@@ -7,6 +7,7 @@ import json
 from app.board.worker import TranscribeWorker
 from core.decode.events import TokenEvent
 from device.link.client import BoardClient
+from device.link.decoder import RunnerDecoder
 from tests.app.board.dying import KeepStreamTransport, kill_local_runner
 from tests.app.conftest import make_window, open_and_wait, settings_file, wait_for
 
@@ -30,8 +31,8 @@ class DiesAfterACommit(BoardClient):
 
 def test_a_runner_that_dies_mid_stream_leaves_an_exportable_live_run(qtbot, tmp_path):
     holder = []
-    worker = TranscribeWorker(client_factory=lambda profile, password: DiesAfterACommit(
-        KeepStreamTransport(), lambda: bool(holder and holder[0].live_runs.run and holder[0].live_runs.run.text())))
+    worker = TranscribeWorker(decoder_factory=lambda profile, password: RunnerDecoder(DiesAfterACommit(
+        KeepStreamTransport(), lambda: bool(holder and holder[0].live_runs.run and holder[0].live_runs.run.text()))))
     window = make_window(settings_file(tmp_path / "app.ini"), worker=worker)
     qtbot.addWidget(window)
     holder.append(window)

@@ -28,8 +28,8 @@ def in_process(monkeypatch, model, encoder_cache):
     from device.runner import load
 
     class Shared(load.LoadedModel):
-        def transcribe(self, mels, options, **kw):
-            return model.transcribe(mels, options, encoder_cache=encoder_cache, **kw)
+        def transcribe(self, mel, options, **kw):
+            return model.transcribe(mel, options, **{**kw, "encoder_cache": encoder_cache})
 
     shared = Shared(model.backend, model.tokenizer, model.sha256, model.source)
     monkeypatch.setattr(load, "load_model_source", lambda *a, **k: shared)
@@ -115,16 +115,21 @@ def test_unreachable_device_exits_2(tmp_path, capsys):
 
 def test_transcribe_reports_the_verdict(capsys):
     """The transcribe subcommand's JSON and summary line carry the same verdict as the QA report."""
-    from cli.transcribe import report
+    from cli.transcribe import Ran, report
+    from device.link.decoder import open_decoder
+    from device.link.target import parse_target
+
+    ran = Ran(open_decoder(parse_target("inprocess")))       # never connected: who decoded is all it tells
+    args = {"cache": "on", "word_timestamps": False, "srt": None, "vtt": None}
 
     events = [EncodedEvent(window=0, ms=5.0, language="en")]
     events += [TokenEvent(window=0, step=i, token=tok, text="", logprob=-0.1, eot_prob=p, top=[(tok, -0.1)],
                           cache_len=4 + i, cache_bytes=0, ms=1.0) for i, (tok, p) in
                enumerate([(100, 0.0), (101, 0.1), (EOT_TOKEN, 0.93)])]
     events.append(DoneEvent(window=0, reason="eot", tokens=[100, 101], text=" hi", ms_total=9.0, language="en"))
-    assert report(events, argparse.Namespace(json=True, cache="on"), 0.0) == 0
+    assert report(events, argparse.Namespace(json=True, **args), 0.0, ran) == 0
     assert json.loads(capsys.readouterr().out)["verdict"] == "EOT at step 2 (p=0.93)"
-    report(events, argparse.Namespace(json=False, cache="on"), 0.0)
+    report(events, argparse.Namespace(json=False, **args), 0.0, ran)
     assert "stop: eot — EOT at step 2 (p=0.93)" in capsys.readouterr().err
 
 

@@ -7,6 +7,7 @@ from typing import Callable
 
 from core.decode.events import TokenEvent
 from device.link.client import BoardClient
+from device.link.decoder import RunnerDecoder
 from device.link.local import LocalTransport
 
 KILL_AFTER_STEP = 2
@@ -40,8 +41,8 @@ class KilledAfterStep(BoardClient):
 
 
 class DiesOnce:
-    """A TranscribeWorker client factory: the first client dies on cue, the later ones live. `calls` holds
-    the time.monotonic() of every call (one per connect attempt) and `clients` what they returned."""
+    """A TranscribeWorker decoder factory: the first runner dies on cue, the later ones live. `calls` holds
+    the time.monotonic() of every call (one per connect attempt) and `clients` the clients under the decoders."""
 
     def __init__(self, make_transport: Callable, kill: Callable[[BoardClient], None], **client_kw):
         self.make_transport, self.kill, self.client_kw = make_transport, kill, client_kw
@@ -53,4 +54,4 @@ class DiesOnce:
         client = KilledAfterStep(self.make_transport(profile), self.kill if not self.clients else None,
                                  **self.client_kw)
         self.clients.append(client)
-        return client
+        return RunnerDecoder(client)

@@ -1,14 +1,14 @@
 """A device profile carries the runner's backend and delegate into the device URL the link uses."""
 from app.board.profile import DeviceProfile
-from device.link.connect import runner_args
 
 
 def test_backend_and_delegate_reach_the_runner_arguments():
     p = DeviceProfile(kind="ssh", host="board", user="root", backend="tflite",
                       delegate="/usr/lib/libneuron_stable_delegate.so")
-    assert runner_args(p.url()) == ["--backend", "tflite", "--delegate", "/usr/lib/libneuron_stable_delegate.so"]
-    assert runner_args(DeviceProfile(kind="local", backend="tflite").url()) == ["--backend", "tflite"]
-    assert runner_args(DeviceProfile().url()) == []      # auto: the runner decides
+    assert p.target().runner_args() == ["--backend", "tflite", "--delegate", "/usr/lib/libneuron_stable_delegate.so"]
+    assert DeviceProfile(kind="local", backend="tflite").target().runner_args() == [
+        "--backend", "tflite", "--workload", "serve"]
+    assert DeviceProfile().target().runner_args() == ["--workload", "serve"]      # auto: the runner decides
 
 
 def test_the_device_panel_round_trips_backend_and_delegate(qtbot):

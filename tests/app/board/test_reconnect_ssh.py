@@ -36,7 +36,7 @@ def window(qtbot, tmp_path, board):
     factory = DiesOnce(lambda profile: open_transport(profile.url(), known_hosts=[str(kh)], allow_agent=False,
                                                       config_path=NO_CONFIG, keepalive=1),
                        lambda client: board.kill_all(), read_timeout=30)
-    w = make_window(settings_file(tmp_path / "app.ini"), worker=TranscribeWorker(client_factory=factory))
+    w = make_window(settings_file(tmp_path / "app.ini"), worker=TranscribeWorker(decoder_factory=factory))
     qtbot.addWidget(w)
     w.factory, w.shown = factory, []
     w.failureShown.connect(w.shown.append)

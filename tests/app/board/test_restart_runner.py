@@ -10,7 +10,7 @@ from tests.app.conftest import make_window, open_and_wait, settings_file, transc
 
 def test_restart_runner_after_the_runner_died(qtbot, tmp_path):
     factory = DiesOnce(lambda profile: KeepStreamTransport(), kill_local_runner)
-    window = make_window(settings_file(tmp_path / "app.ini"), worker=TranscribeWorker(client_factory=factory))
+    window = make_window(settings_file(tmp_path / "app.ini"), worker=TranscribeWorker(decoder_factory=factory))
     qtbot.addWidget(window)
     connected = []
     window.board.connected.connect(connected.append)

@@ -14,7 +14,7 @@ from tests.app.conftest import (
 
 
 def test_runner_death_shows_dialog_and_keeps_partial(qtbot, tmp_path):
-    worker = TranscribeWorker(client_factory=DiesOnce(lambda profile: KeepStreamTransport(), kill_local_runner))
+    worker = TranscribeWorker(decoder_factory=DiesOnce(lambda profile: KeepStreamTransport(), kill_local_runner))
     window = make_window(settings_file(tmp_path / "app.ini"), worker=worker)
     qtbot.addWidget(window)
     shown = []

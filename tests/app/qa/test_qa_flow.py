@@ -6,6 +6,7 @@ from app.board.worker import TranscribeWorker
 from core.model.audio import load_audio
 from core.model.mel import content_frames
 from device.link.client import BoardClient
+from device.link.decoder import RunnerDecoder
 from device.link.local import LocalTransport
 from tests.app.conftest import make_window, settings_file, wait_for
 from tests.conftest import AUDIO
@@ -27,7 +28,8 @@ def test_suite_row_opens_in_the_main_view(qapp, tmp_path):
     (tmp_path / "s.toml").write_text(f'[[clip]]\naudio = "{HELLO}"\n'
                                      'language = "en"\nreference = "Hello world."\nmax_wer = 0.1\n'
                                      'timestamps = true\n', encoding="utf-8")
-    worker = TranscribeWorker(client_factory=lambda profile, password: RecordingClient(LocalTransport()))
+    worker = TranscribeWorker(decoder_factory=lambda profile, password: RunnerDecoder(
+        RecordingClient(LocalTransport())))
     window = make_window(settings_file(tmp_path / "app.ini"), worker=worker)
     try:
         finished = []

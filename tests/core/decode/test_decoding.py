@@ -4,6 +4,7 @@ import re
 import numpy as np
 import pytest
 
+from core.decode.decoding import decode_windows
 from core.decode.events import DoneEvent, EncodedEvent, TokenEvent
 from core.decode.logit_rules import LogitRules
 from core.decode.options import DecodeOptions
@@ -19,7 +20,8 @@ ENGLISH_FUNCTION_WORDS = {"the", "a", "an", "of", "is", "are", "was", "and", "to
 
 
 def run(model, mels, encoder_cache=None, **opts) -> tuple[Transcript, list]:
-    events = list(model.transcribe(mels, DecodeOptions(**opts), encoder_cache=encoder_cache))
+    events = list(decode_windows(model.backend, model.tokenizer, mels, DecodeOptions(**opts),
+                                 encoder_cache=encoder_cache))
     t = Transcript()
     for ev in events:
         t.add(ev)

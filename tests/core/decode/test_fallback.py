@@ -3,6 +3,7 @@ loop and names itself in the events and the verdict; on a clean clip it does not
 the greedy ones."""
 import pytest
 
+from core.decode.decoding import decode_windows
 from core.decode.diagnostics import diagnose_transcript
 from core.decode.events import DoneEvent, TokenEvent
 from core.decode.options import DecodeOptions
@@ -12,7 +13,8 @@ LOOP_TOKENS = 120
 
 
 def decode(model, mels, encoder_cache, **opts) -> tuple[Transcript, list]:
-    events = list(model.transcribe(mels, DecodeOptions(language="en", **opts), encoder_cache=encoder_cache))
+    events = list(decode_windows(model.backend, model.tokenizer, mels, DecodeOptions(language="en", **opts),
+                                  encoder_cache=encoder_cache))
     t = Transcript()
     for ev in events:
         t.add(ev)

@@ -17,7 +17,7 @@ from core.stream.one_pass import run_pass, warm_up
 from core.stream.policies import POLICIES
 from core.stream.policy import StreamConfig, StreamPolicy
 from core.stream.vad import SileroVad, VoiceGate
-from device.link.client import window_decoder
+from device.link.decoder import RunnerDecoder
 from tests.conftest import AUDIO
 from tests.core.stream.counting import counting_decoder
 
@@ -41,7 +41,7 @@ def padded(name: str, seconds: float = 1.0) -> np.ndarray:
 
 def stream(client, tokenizer, audio, gate=True, **config):
     events = []
-    policy = StreamPolicy(window_decoder(client), tokenizer, StreamConfig(language="en", **config),
+    policy = StreamPolicy(RunnerDecoder(client).window, tokenizer, StreamConfig(language="en", **config),
                           VoiceGate(SileroVad()) if gate else None)
     stream_fast(blocks_of(audio), policy, events.append)
     return policy, events
@@ -101,10 +101,10 @@ def slow(decode_one, delay_s):
 def test_a_slow_runner_makes_the_stream_skip_ahead_and_report_it(client, tokenizer, references):
     events = []
     audio = padded("test_en.wav")
-    warm_up(window_decoder(client), "en")
+    warm_up(RunnerDecoder(client).window, "en")
     speed = 4.0      # 4x real time: each pass (sleep + decode) spans several seconds of stream time
     policy = stream_live(realtime_blocks(audio, speed=speed),
-                         lambda clock: StreamPolicy(slow(window_decoder(client), 0.5), tokenizer,
+                         lambda clock: StreamPolicy(slow(RunnerDecoder(client).window, 0.5), tokenizer,
                                                     StreamConfig(language="en"), VoiceGate(SileroVad()), clock),
                          events.append)
     skips, passes = of(events, Skipped), of(events, PassRecord)
@@ -121,7 +121,7 @@ def test_a_slow_runner_makes_the_stream_skip_ahead_and_report_it(client, tokeniz
 def test_an_identical_buffer_does_not_run_the_encoder_again(client, tokenizer):
     audio = load_audio(AUDIO / "en_arctic_slt_a0009.wav")
     audio = audio + np.float32(1e-4) * np.random.default_rng(7).standard_normal(len(audio)).astype(np.float32)
-    one = window_decoder(client)
+    one = RunnerDecoder(client).window
     first = run_pass(one, tokenizer, audio, 0.0, DecodeOptions(language="en", word_timestamps=True))
     prompt = tokenizer.encode(" Sherlock Holmes.")
     again = run_pass(one, tokenizer, audio, 0.0, DecodeOptions(language="en", word_timestamps=True, prompt=prompt))
@@ -148,7 +148,7 @@ def test_finish_without_new_audio_commits_the_tentative_text_without_a_pass(clie
 
 def test_a_pass_drafts_the_last_ones_tokens_when_it_hears_the_same_buffer_start_and_prompt(client, tokenizer):
     asked, decoded = [], []
-    real = window_decoder(client)
+    real = RunnerDecoder(client).window
 
     def recording(mel, options, n_frames):
         asked.append(options)

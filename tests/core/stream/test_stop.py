@@ -12,7 +12,7 @@ from core.stream.feed import realtime_blocks, stream_live
 from core.stream.one_pass import warm_up
 from core.stream.policy import StreamConfig, StreamPolicy
 from core.stream.vad import SileroVad, VoiceGate
-from device.link.client import window_decoder
+from device.link.decoder import RunnerDecoder
 from tests.conftest import AUDIO
 from tests.core.stream.counting import counting_decoder
 
@@ -25,7 +25,7 @@ def tokenizer():
 
 
 def test_stop_during_a_pass_starts_no_other_and_commits_what_it_heard(local_client, tokenizer):
-    decode = window_decoder(local_client)
+    decode = RunnerDecoder(local_client).window
     warm_up(decode, "en")
     stop, started, events = threading.Event(), [], []
 

@@ -10,6 +10,7 @@ import pytest
 
 from device.link.adb import AdbTransport, list_devices
 from device.link.connect import open_client
+from device.link.target import parse_target
 from device.link.transport import TransportError
 from device.runner.agent import ROOT
 from device.runner.backends import REGISTRY
@@ -64,7 +65,7 @@ def test_missing_adb_client_is_named(monkeypatch, tmp_path):
 
 def test_runner_over_adb_shell_is_binary_safe(stand_in_adb, en_mel):
     url = f"adb://STANDIN01?python={sys.executable}&dir={ROOT}"
-    with open_client(url) as client:
+    with open_client(parse_target(url)) as client:
         assert client.info.backend in REGISTRY
         # float16 mel bytes include \n, \r and \x00: any pty or newline translation would corrupt them.
         got = list(client.transcribe(en_mel, {"language": "en", "max_tokens": 2}))
@@ -82,6 +83,6 @@ def test_a_runner_dir_named_like_a_command_stays_one_path(stand_in_adb, tmp_path
     target = tmp_path / "run dir;touch PWNED"
     result = deploy(AdbTransport("STANDIN01", python=sys.executable), dir=str(target))
     assert (target / "model" / "model.bin").is_file() and result["upload"] == "with adb push"
-    with open_client(f"adb://STANDIN01?python={sys.executable}&dir={quote(str(target))}") as client:
+    with open_client(parse_target(f"adb://STANDIN01?python={sys.executable}&dir={quote(str(target))}")) as client:
         assert client.info.raw["model"]["source"] == f"ctranslate2:{target / 'model'}"
     assert not [p for p in (tmp_path, Path.home(), Path.cwd()) if (p / "PWNED").exists()]

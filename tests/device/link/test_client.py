@@ -45,12 +45,17 @@ def test_cancel_from_another_thread_then_the_link_is_reused(client, en_mel):
     assert client.received == again
 
 
-def test_multi_window_request_ends_with_one_final_done(client, en_mel):
-    two = np.concatenate([en_mel, en_mel])          # the second window hits the runner's encoder cache
-    got = list(client.transcribe(two, {"language": "en", "max_tokens": 2}))
-    dones = [a for a in got if isinstance(a.event, DoneEvent)]
-    assert [d.event.window for d in dones] == [0, 1] and [d.final for d in dones] == [False, True]
-    assert got[-1] is dones[-1]
+def test_two_windows_are_two_requests_each_ending_with_its_final_done(client, en_mel):
+    """The host seeks (core/decode/window_feed.py): a window per request, placed in the audio by the host."""
+    from core.decode.window_feed import HeldMels, decode_source
+    from device.link.decoder import RunnerDecoder
+
+    two = HeldMels(np.concatenate([en_mel, en_mel]))     # the second window hits the runner's encoder cache
+    events = list(decode_source(two, DecodeOptions(language="en", max_tokens=2), RunnerDecoder(client)))
+    dones = [ev for ev in events if isinstance(ev, DoneEvent)]
+    assert [d.window for d in dones] == [0, 1] and [d.offset_s for d in dones] == [0.0, 30.0]
+    assert client.received[-1].final and client.received[-1].event.window == 0    # the runner saw window 0 only
+    assert events[-1] is dones[-1]
 
 
 def test_abandoned_iteration_cancels_and_keeps_the_link(client, en_mel):
@@ -153,8 +158,21 @@ class ScriptedTransport(Transport):
         raise NotImplementedError
 
 
-HELLO = P.encode_frame({"type": "hello", "protocol": 1, "runner_version": "x", "backend": "numpy",
+HELLO = P.encode_frame({"type": "hello", "protocol": P.PROTOCOL, "runner_version": "x", "backend": "numpy",
                         "model": {"sha256": "ab", "dims": {}}, "cache": {"max_len": 448, "bytes_per_token": 1}})
+
+
+def test_a_runner_of_another_protocol_is_one_line_naming_what_to_update():
+    """Protocol 2: a runner that answers with another version's hello is refused before any request (a protocol-1
+    runner itself refuses this host's hello: tests/device/runner/test_agent.py)."""
+    old = P.encode_frame({"type": "hello", "protocol": 1, "runner_version": "0.1.0", "backend": "numpy"})
+    with pytest.raises(RunnerError) as err:
+        BoardClient(ScriptedTransport([old])).connect()
+    assert err.value.code == P.BAD_PROTOCOL and "speaks protocol 1, this host 2" in str(err.value)
+    assert "whisperkv deploy" in err.value.fix
+    refused = P.encode_frame(P.error_event(P.BAD_PROTOCOL, "this runner speaks protocol 1, not 2"))
+    with pytest.raises(RunnerError, match="deploy this version of the runner"):
+        BoardClient(ScriptedTransport([refused])).connect()
 
 
 def test_silent_runner_times_out_with_partial_events(en_mel):

@@ -81,7 +81,7 @@ def test_deployed_runner_stands_alone_without_host_libraries(deployed):
             "sys.argv = ['agent']\n"
             "runpy.run_module('device.runner', run_name='__main__')\n")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    frames = P.encode_frame({"op": "hello", "protocol": 1}) + P.encode_frame({"op": "bye"})
+    frames = P.encode_frame({"op": "hello", "protocol": P.PROTOCOL}) + P.encode_frame({"op": "bye"})
     p = subprocess.run([sys.executable, "-c", boot], cwd=target, env=env, input=frames, capture_output=True,
                        timeout=300)
     assert p.returncode == 0, p.stderr.decode()

@@ -14,6 +14,7 @@ from core.model.weights import find_installed_model, sha256_files
 from device.link.connect import open_client, open_transport
 from device.link.deploy import deploy, runner_modules
 from device.link.ssh_upload import OVER_EXEC, OVER_SFTP
+from device.link.target import parse_target
 from device.link.transport import TransportError
 from tests.device.link_helpers import NO_CONFIG, ssh_url
 from tests.device.sshd import start_sshd
@@ -83,7 +84,7 @@ def test_nothing_in_the_directory_name_runs_and_the_runner_works_there(bare_sshd
     target, result, _ = deployed
     t = transport(bare_sshd, target)
     try:
-        with open_client(url(bare_sshd, target), transport=t) as client:
+        with open_client(parse_target(url(bare_sshd, target)), transport=t) as client:
             assert client.info.model_sha256 == result["model_sha256"]
             assert client.info.raw["model"]["source"] == f"ctranslate2:{target / 'model'}"   # runs from there
             arrivals = list(client.transcribe(en_mel[:1], DecodeOptions(language="en", max_tokens=8)))

@@ -8,6 +8,7 @@ from core.decode.events import EncodedEvent, TokenEvent
 from core.decode.options import DecodeOptions
 from device.link.connect import open_client, open_transport
 from device.link.ssh import AuthError, HostKeyError, SshTransport
+from device.link.target import parse_target
 from device.link.transport import LinkLost, TransportError
 from device.runner.backends import REGISTRY
 from tests.device.link_helpers import NO_CONFIG, assert_streamed, ssh_url
@@ -31,7 +32,7 @@ def transport(server, known, **kw):
 
 def test_tokens_over_ssh_equal_local_and_stream_live(sshd, known_hosts, local_run, en_mel):
     t = transport(sshd, known_hosts)
-    with open_client(ssh_url(sshd), transport=t) as client:
+    with open_client(parse_target(ssh_url(sshd)), transport=t) as client:
         assert client.info.model_sha256 and client.info.backend in REGISTRY
         arrivals = list(client.transcribe(en_mel, DecodeOptions(language="en")))
     t.close()
@@ -101,7 +102,7 @@ def test_sshd_killed_mid_stream_keeps_partial_events(tmp_path, en_mel):
         kh = [str(server.write_known_hosts(tmp_path / "kh"))]
         t = open_transport(ssh_url(server), known_hosts=kh, allow_agent=False, config_path=NO_CONFIG,
                            keepalive=1)
-        client = open_client(ssh_url(server), transport=t, read_timeout=30)
+        client = open_client(parse_target(ssh_url(server)), transport=t, read_timeout=30)
         with pytest.raises(LinkLost) as err:
             for a in client.transcribe(en_mel, DecodeOptions(language="en")):
                 if isinstance(a.event, TokenEvent):
@@ -119,7 +120,7 @@ def test_remote_python_is_configurable(sshd, known_hosts):
     t = open_transport(ssh_url(sshd, python="/nonexistent/python3"), known_hosts=known_hosts, allow_agent=False,
                        config_path=NO_CONFIG)
     with pytest.raises(LinkLost, match="nonexistent"):
-        open_client(ssh_url(sshd), transport=t, connect_timeout=30).connect()
+        open_client(parse_target(ssh_url(sshd)), transport=t, connect_timeout=30).connect()
     t.close()
 
 

@@ -38,24 +38,6 @@ def test_str_is_the_url_without_settings():
     assert str(parse_device_url("ssh://root@h:22?python=/x")) == "ssh://root@h:22"
 
 
-def test_runner_args_carry_backend_model_and_delegate():
-    from device.link.connect import runner_args
-
-    assert runner_args("local") == []
-    assert runner_args("ssh://b?delegate=/usr/lib/libneuron_stable_delegate.so&backend=tflite&model=/opt/m") == [
-        "--backend", "tflite", "--model", "/opt/m", "--delegate", "/usr/lib/libneuron_stable_delegate.so"]
-
-
-def test_only_a_local_runner_is_told_its_workload():
-    """A board's runner may predate --workload (an unknown flag would stop it); this checkout's never does."""
-    from device.link.connect import workload_args
-
-    assert workload_args("local", "serve") == workload_args("local?backend=onnx-int8", "serve") == [
-        "--workload", "serve"]
-    assert workload_args("local?backend=onnx", "one-shot") == ["--workload", "one-shot"]
-    assert workload_args("ssh://root@board", "serve") == workload_args("adb://serial", "one-shot") == []
-
-
 def test_a_workload_maps_to_one_runtime_configuration():
     """One place decides what a workload means: a one-shot run spins, a served one keeps its buffers, lean neither."""
     from device.runner.runtime_config import WORKLOADS, RuntimeConfig

@@ -19,7 +19,7 @@ def runner():
 
 
 def hello(runner) -> dict:
-    runner.request({"op": "hello", "protocol": 1})
+    runner.request({"op": "hello", "protocol": P.PROTOCOL})
     ev = runner.event()
     assert ev["type"] == "hello", ev
     return ev
@@ -97,7 +97,7 @@ def test_non_finite_mel(runner, bad):
 
 
 @pytest.mark.parametrize("fields", [{"language": "klingon"}, {"max_tokens": 0}, {"cache": "maybe"},
-                                    {"top_k": "5"}, {"task": "summarise"}, {"max_windows": 0},
+                                    {"top_k": "5"}, {"task": "summarise"},
                                     {"sample_s": 0}, {"sample_s": "1"}])
 def test_bad_options(runner, fields):
     transcribe(runner, np.zeros((1, 80, 3000), np.float32), "o1", **fields)
@@ -106,9 +106,13 @@ def test_bad_options(runner, fields):
     hello(runner)
 
 
-def test_wrong_protocol_version(runner):
+def test_wrong_protocol_version_says_which_side_to_update(runner):
     runner.request({"op": "hello", "protocol": 99})
-    assert error(runner)["code"] == P.BAD_PROTOCOL
+    ev = error(runner)
+    assert ev["code"] == P.BAD_PROTOCOL and "whisperkv deploy" in ev["message"]      # a newer host: the runner
+    runner.request({"op": "hello", "protocol": 1})
+    ev = error(runner)
+    assert ev["code"] == P.BAD_PROTOCOL and "update whisperkv on the host" in ev["message"]   # an older host
     hello(runner)
 
 
@@ -124,13 +128,16 @@ def test_cancel_stops_between_steps_and_the_runner_serves_on(runner, en_mel):
     hello(runner)
 
 
-def test_max_windows_ends_the_request_at_that_windows_done(runner, en_mel):
-    """A host sending long audio a window per request: the done is final, the next window never encoded."""
-    transcribe(runner, np.concatenate([en_mel, en_mel]), "w1", max_windows=1, max_tokens=3)
+def test_a_whole_clip_is_refused_one_window_per_request(runner, en_mel):
+    """Protocol 2: the host seeks and sends one window per request; a protocol-1 host's whole clip gets one line
+    saying so, and the runner serves on."""
+    transcribe(runner, np.concatenate([en_mel, en_mel]), "w1", max_tokens=3)
+    ev = error(runner)
+    assert ev["code"] == P.BAD_MEL and ev["id"] == "w1"
+    assert "one 30 s window per request" in ev["message"] and "update whisperkv on the host" in ev["message"]
+    transcribe(runner, en_mel, "w2", max_tokens=3)
     seen = runner.until(lambda ev: ev.get("final") or ev["type"] == "error")
-    assert [ev["type"] for ev in seen].count("encoded") == 1 and seen[-1]["type"] == "done"
-    assert seen[-1]["window"] == 0 and seen[-1]["reason"] == "max_tokens"
-    hello(runner)
+    assert seen[-1]["type"] == "done" and seen[-1]["final"] and seen[-1]["reason"] == "max_tokens"
 
 
 def test_samples_come_only_when_asked_and_never_after_the_final_done(runner, en_mel):
@@ -193,7 +200,7 @@ def test_a_missing_delegate_is_reported_and_the_runner_serves_on(tmp_path):
     r = RawRunner("--backend", "tflite", "--delegate", str(tmp_path / "libneuron_stable_delegate.so"))
     try:
         for _ in range(2):      # every request hears why; the runner does not die or fall back to the CPU
-            r.request({"op": "hello", "protocol": 1})
+            r.request({"op": "hello", "protocol": P.PROTOCOL})
             ev = error(r)
             assert ev["code"] == "model_missing" and "libneuron_stable_delegate.so" in ev["message"]
     finally:

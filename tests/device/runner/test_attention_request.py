@@ -10,7 +10,7 @@ from core.decode.options import DecodeOptions
 from device import protocol as P
 from device.link.client import BoardClient, RunnerError
 from device.link.local import LocalTransport
-from device.runner.served_model import ServedModel
+from device.runner.served_model import ServedModel, features_of
 
 MAX_TOKENS = 6
 
@@ -70,7 +70,7 @@ def test_a_backend_without_step_with_attention_refuses_with_bad_request():
     served = ServedModel.__new__(ServedModel)
     served.model = SimpleNamespace(backend=PlainBackend(ModelDims()), tokenizer=SimpleNamespace(languages={"en": 0}))
     assert served.options({"language": "en"}, "r1").attention is False
-    assert "attention" not in served.features()
+    assert "attention" not in features_of(served.model)
     with pytest.raises(P.ProtocolError) as exc:
         served.options({"language": "en", "word_timestamps": True}, "r2")
     assert exc.value.code == P.BAD_REQUEST and exc.value.id == "r2"
@@ -80,6 +80,7 @@ def test_a_backend_without_step_with_attention_refuses_with_bad_request():
 def test_words_over_ssh_equal_the_local_runner_s(sshd, tmp_path, client, en_mel):
     from core.decode.events import DoneEvent
     from device.link.connect import open_client, open_transport
+    from device.link.target import parse_target
     from tests.device.link_helpers import NO_CONFIG, ssh_url
 
     options = DecodeOptions(language="en", max_tokens=MAX_TOKENS, word_timestamps=True)
@@ -87,7 +88,7 @@ def test_words_over_ssh_equal_the_local_runner_s(sshd, tmp_path, client, en_mel)
     kh = [str(sshd.write_known_hosts(tmp_path / "known_hosts"))]
     t = open_transport(ssh_url(sshd), known_hosts=kh, allow_agent=False, config_path=NO_CONFIG)
     try:
-        with open_client(ssh_url(sshd), transport=t) as remote:
+        with open_client(parse_target(ssh_url(sshd)), transport=t) as remote:
             over_ssh = [a.event for a in remote.transcribe(en_mel, options)]
     finally:
         t.close()

@@ -14,10 +14,12 @@ import shutil
 
 import pytest
 
+from core.decode.decoding import decode_windows
 from core.decode.options import DecodeOptions
 from core.decode.transcript import Transcript
 from core.errors import ModelError
 from core.model.tokenizer import WhisperTokenizer
+from device import protocol as P
 from device.runner.bundle import read_bundle
 from device.runner.dla_backend import DlaBackend
 from device.runner.load import LoadedModel
@@ -55,7 +57,7 @@ def decode(backend, bundle, mels, **opts) -> Transcript:
     b = read_bundle(bundle)
     model = LoadedModel(backend, WhisperTokenizer.from_file(b.tokenizer_path, b.dims.n_vocab), b.model_sha256, "t")
     t = Transcript()
-    for ev in model.transcribe(mels, DecodeOptions(**opts)):
+    for ev in decode_windows(model.backend, model.tokenizer, mels, DecodeOptions(**opts)):
         t.add(ev)
     return t
 
@@ -76,7 +78,7 @@ def test_the_dla_gives_the_reference_tokens_and_each_graph_runs_on_the_runtime(d
     mels = clip_mels("test_en.wav")
     got = decode(backend, dla_bundle, mels, language="en")
     want = Transcript()
-    for ev in model.transcribe(mels, DecodeOptions(language="en")):
+    for ev in decode_windows(model.backend, model.tokenizer, mels, DecodeOptions(language="en")):
         want.add(ev)
     assert got.tokens == want.tokens and "ask not what your country" in got.text
     # once per window for the encoder; once per decoded position for the step: the SOT prefix and every token
@@ -141,7 +143,7 @@ def test_a_runner_asked_for_dla_without_a_runtime_says_where_it_looked_and_keeps
     r = RawRunner("--backend", "dla", "--model", str(dla_bundle))
     try:
         for _ in range(2):      # every request hears why, and the runner serves on
-            r.request({"op": "hello", "protocol": 1})
+            r.request({"op": "hello", "protocol": P.PROTOCOL})
             ev = error(r)
             assert ev["code"] == "model_missing" and "no Neuron runtime library here" in ev["message"]
             assert "/vendor/lib64/libneuronusdk_runtime.mtk.so" in ev["message"] and "neuron_lib=PATH" in ev["message"]

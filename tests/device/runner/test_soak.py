@@ -15,6 +15,7 @@ from device import protocol as P
 from device.link.client import BoardClient
 from device.link.connect import open_client, open_transport
 from device.link.local import LocalTransport
+from device.link.target import parse_target
 from device.link.transport import LinkLost
 from tests.device.link_helpers import NO_CONFIG, RawRunner, ssh_url
 from tests.device.sshd import _descendants
@@ -83,7 +84,7 @@ def test_300_requests_to_a_runner_over_ssh(sshd, tmp_path, en_mel):
     t = open_transport(ssh_url(sshd), known_hosts=kh, allow_agent=False, config_path=NO_CONFIG)
     before = runner_pids(sshd.proc.pid)
     try:
-        with open_client(ssh_url(sshd), transport=t) as client:
+        with open_client(parse_target(ssh_url(sshd)), transport=t) as client:
             (pid,) = runner_pids(sshd.proc.pid) - before
             assert_steady(*soak(client, pid, en_mel))
     finally:
@@ -100,7 +101,7 @@ def gone_within(pids: set[int], seconds: float) -> bool:
 def decoding(mel: np.ndarray) -> RawRunner:
     """A local runner streaming the tokens of a long decode (4 windows)."""
     r = RawRunner()
-    r.request({"op": "hello", "protocol": 1})
+    r.request({"op": "hello", "protocol": P.PROTOCOL})
     r.until(lambda ev: ev["type"] == "hello")
     desc, payload = P.mel_to_payload(np.concatenate([mel] * 4))
     r.request({"op": "transcribe", "id": "v1", "mel": desc, "language": "en"}, payload)
@@ -137,7 +138,7 @@ def test_an_ssh_client_that_vanishes_mid_stream_ends_its_runner_and_a_reconnect_
     kh = [str(sshd.write_known_hosts(tmp_path / "known_hosts"))]
     before = runner_pids(sshd.proc.pid)
     t = open_transport(ssh_url(sshd), known_hosts=kh, allow_agent=False, config_path=NO_CONFIG)
-    client = open_client(ssh_url(sshd), transport=t)
+    client = open_client(parse_target(ssh_url(sshd)), transport=t)
     client.connect()
     mine = runner_pids(sshd.proc.pid) - before
     assert len(mine) == 1
@@ -148,7 +149,7 @@ def test_an_ssh_client_that_vanishes_mid_stream_ends_its_runner_and_a_reconnect_
     assert gone_within(mine, 30), "the runner decodes on for a client that is gone"
     t2 = open_transport(ssh_url(sshd), known_hosts=kh, allow_agent=False, config_path=NO_CONFIG)
     try:
-        with open_client(ssh_url(sshd), transport=t2) as again:
+        with open_client(parse_target(ssh_url(sshd)), transport=t2) as again:
             assert list(again.transcribe(en_mel, DecodeOptions(language="en")))[-1].event.tokens == \
                 local_run[-1].event.tokens
     finally:
