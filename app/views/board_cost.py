@@ -4,7 +4,7 @@ zone), red while a zone is throttling or at HOT_C or more.
 
 A sample never widens the window: the label's least width is its SoC line's, not the whole reading's. With the
 reading's, each extra digit (CPU 9.9 s, then 10.0 s) raised the window's least width; a window at that width (a
-small screen) then grew by a few pixels mid-run and laid out and drew every view and plot again in one go, 35-60 ms
+small screen) then grew by a few pixels mid-run and laid out and drew every view and plot again in one go, 40-70 ms
 of UI-thread work during a live stream."""
 from __future__ import annotations
 

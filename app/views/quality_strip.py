@@ -1,7 +1,7 @@
 """Beside the stop banner: the window-quality signals of the run's verdict window (compression ratio, average
 logprob, no-speech probability, mean entropy) against openai-whisper's thresholds, the temperature and any
 fallback. They ride on the done event (`DoneEvent.quality`, a WindowQuality) when the runner sends them;
-a run without them shows nothing here, in the room they took (no room while no run is shown)."""
+a run without them shows nothing here, in the room the last run's took (none while no run is shown)."""
 from __future__ import annotations
 
 from html import escape
