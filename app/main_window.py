@@ -27,6 +27,7 @@ from app.plots.live_refresh import LiveRefresher
 from app.plots.panel import PlotsPanel
 from app.qa.tab import QaTab
 from app.run_controller import RunController
+from app.runs import compare as run_compare
 from app.runs import token_names
 from app.runs.record import RunRecord, cache_ceiling
 from app.runs.session import Session
@@ -104,6 +105,7 @@ class MainWindow(QMainWindow):
         self._wire()
         apply_settings(self)
         self.tasks.start(token_names.preload)
+        self.tasks.start(run_compare.preload)
 
     def _wire(self) -> None:
         self.loader.loaded.connect(self._on_clip)

@@ -98,6 +98,12 @@ def _what(run: RunRecord) -> str:
             + (f", {form} cross" if form != "kv" else ""))
 
 
+def preload() -> None:
+    """Import the text scorer now, off the UI thread: imported on first use, it took 15-20 ms of the UI thread
+    as the first live run ended and the compare view scored its text."""
+    import jiwer  # noqa: F401
+
+
 def text_comparison(a: RunRecord, b: RunRecord) -> str:
     """A live run's passes re-decode overlapping audio, so its tokens never line up with another run's: say
     how its committed text scores against the other run's text instead (WER, or CER for zh/ja/…); "" when

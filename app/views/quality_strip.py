@@ -1,7 +1,7 @@
 """Beside the stop banner: the window-quality signals of the run's verdict window (compression ratio, average
 logprob, no-speech probability, mean entropy) against openai-whisper's thresholds, the temperature and any
 fallback. They ride on the done event (`DoneEvent.quality`, a WindowQuality) when the runner sends them;
-a run without them shows nothing here."""
+a run without them shows nothing here, in the room the last run's took (none while no run is shown)."""
 from __future__ import annotations
 
 from html import escape
@@ -63,6 +63,14 @@ class QualityStrip(QLabel):
         self.quality = None
         self.hide()
 
+    def keeps_room(self) -> bool:
+        return self.sizePolicy().retainSizeWhenHidden()
+
+    def _keep_room(self, keep: bool) -> None:
+        policy = self.sizePolicy()
+        policy.setRetainSizeWhenHidden(keep)
+        self.setSizePolicy(policy)
+
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._hold_height()
@@ -73,11 +81,17 @@ class QualityStrip(QLabel):
 
     def show_run(self, run: RunRecord | None) -> None:
         q = window_quality(run) if run is not None else None
-        if q is self.quality and (q is None) == self.isHidden():
+        keep_room = run is not None and bool(self.text())
+        if q is self.quality and (q is None) == self.isHidden() and keep_room == self.keeps_room():
             return
         self.quality = q
         if q is None:
-            self.setText("")
+            # A run without them keeps the room the last one's took, blank: a live stream has none until its first
+            # pass, and giving the room back as it started and taking it again then laid out and drew every pane
+            # below twice. The hidden text keeps the room's size; it is never drawn.
+            self._keep_room(keep_room)
+            if not keep_room:
+                self.setText("")
             self.hide()
             return
         failures = _failures(q)

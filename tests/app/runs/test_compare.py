@@ -1,10 +1,16 @@
-"""Compare runs shows each run's cross-attention cache, so the kv and absorbed forms' memory is side by side."""
+"""Compare runs shows each run's cross-attention cache, so the kv and absorbed forms' memory is side by side; the
+text scorer it needs for a live run is imported off the UI thread."""
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
 
 from app.runs.compare import compare, cross_cache, cross_text
 from app.runs.session import Session
 from core.decode.events import EncodedEvent
 from tests.app.runs.test_exports import make_run, token
+from tests.conftest import ROOT
 
 KV_BYTES, F_BYTES = 2 * 6 * 1500 * 512 * 4, 1500 * 512 * 4
 
@@ -62,3 +68,35 @@ def test_compare_starts_with_two_runs_of_the_same_clip(qtbot):
     assert (panel.a.currentData(), panel.b.currentData()) == (first.id, last.id)
     assert panel.plot.getPlotItem().ctrl.logYCheck.isChecked()
     assert "log scale" in panel.plot.getPlotItem().titleLabel.text
+
+
+PROBE = """
+import sys, tempfile, threading
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QApplication
+
+importers = []
+
+class Watch:
+    def find_spec(self, name, path=None, target=None):
+        if name == "jiwer":
+            importers.append(threading.current_thread() is threading.main_thread())
+        return None
+
+sys.meta_path.insert(0, Watch())
+app = QApplication([])
+from app.main_window import MainWindow
+window = MainWindow(store=QSettings(tempfile.mktemp(suffix=".ini"), QSettings.Format.IniFormat))
+window.tasks.wait_all()
+print(importers, flush=True)
+window.close()
+"""
+
+
+def test_the_studio_imports_the_text_scorer_off_the_ui_thread():
+    """Scoring a live run's text as it ends imports jiwer; the window imports it at start, on a task's thread,
+    so the UI thread never does (a fresh process: this one may have imported it already)."""
+    r = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, QT_QPA_PLATFORM="offscreen"), check=False)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip().splitlines()[-1] == "[False]"

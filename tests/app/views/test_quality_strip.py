@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from PySide6.QtWidgets import QHBoxLayout, QTextEdit, QVBoxLayout, QWidget
+
 from app.runs.session import Session
 from app.views.quality_strip import QualityStrip, window_quality
+from app.views.stop_banner import StopBanner
 from core.decode.events import DoneEvent, EncodedEvent, TokenEvent
 from core.decode.options import DecodeOptions
+from tests.app.conftest import run_events_for
 
 
 @dataclass
@@ -73,3 +77,33 @@ def test_nothing_shown_without_quality(qtbot):
     strip.show_run(run_with(StandInQuality()))
     strip.show_run(None)
     assert strip.isHidden()
+
+
+def test_a_run_without_quality_keeps_the_room_so_nothing_below_moves(qtbot):
+    """A live stream has no quality until its first pass: the strip goes blank in the room the last run's took,
+    so the transcript and the panes under it are not laid out and drawn again as the stream starts and again at its
+    first pass. With no run shown, the room is given back."""
+    top = QWidget()
+    qtbot.addWidget(top)
+    column = QVBoxLayout(top)
+    row = QHBoxLayout()
+    banner, strip, below = StopBanner(), QualityStrip(), QTextEdit()
+    banner.show_reason("eot")
+    row.addWidget(banner, 1)
+    row.addWidget(strip)
+    column.addLayout(row)
+    column.addWidget(below, 1)
+    top.resize(560, 400)
+    top.show()
+    strip.show_run(run_with(StandInQuality()))
+    run_events_for(50)
+    placed = below.geometry()
+    strip.show_run(run_with(None))
+    run_events_for(50)
+    assert strip.isHidden() and below.geometry() == placed
+    strip.show_run(run_with(StandInQuality(compression_ratio=1.5)))
+    run_events_for(50)
+    assert not strip.isHidden() and "compression 1.50" in strip.text() and below.geometry() == placed
+    strip.show_run(None)
+    run_events_for(50)
+    assert strip.isHidden() and below.geometry().height() > placed.height()
