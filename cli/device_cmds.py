@@ -104,7 +104,7 @@ def transcribe_on_device(args, open_audio, report) -> int:
                 stream.close()
 
         return report(feed(decode_one), args, t0, backend=info.backend, model_sha256=info.model_sha256,
-                      runner_version=info.runner_version, link=link,
+                      runner_version=info.runner_version, link=link, ran_on=info.ran_on.to_dict(),
                       # filled as the windows run: --json prints it after the last one
                       **({"soc": info.soc, "samples": samples} if info.soc else {}))
     finally:

@@ -13,6 +13,7 @@ from core.decode.transcript import Transcript
 from core.decode.window_feed import decode_source
 from core.errors import WhisperKVError
 from core.model.mel_file import MelSource
+from core.model.placement import of_backend
 from device.runner.backends import backend_help
 
 
@@ -108,7 +109,8 @@ def run(args) -> int:
     check_attention(options, model.backend)
     t0 = time.perf_counter() - audio_s
     events = feed(lambda mel, opts, n_frames: model.transcribe(mel, opts, n_frames=n_frames))
-    return report(events, args, t0, backend=model.backend.name, model_sha256=model.sha256)
+    return report(events, args, t0, backend=model.backend.name, model_sha256=model.sha256,
+                  ran_on=of_backend(model.backend).to_dict())
 
 
 def report(events, args, t0: float, **meta) -> int:
@@ -149,7 +151,8 @@ def report(events, args, t0: float, **meta) -> int:
         print(f"[stop: {s['stop_reason']} — {verdict} | {quality_label(diagnosis)}language {s['language']} | "
               f"{s['n_steps']} steps | encoder {s['encoder_ms']:.0f} ms | "
               f"per token {s['per_token_ms_median'] or 0:.1f} ms median | total {total_ms:.0f} ms | "
-              f"cache {args.cache} | backend {meta.get('backend') or '?'}]", file=sys.stderr)
+              f"cache {args.cache} | backend {meta.get('backend') or '?'} | ran on "
+              f"{(meta.get('ran_on') or {}).get('label', '?')}]", file=sys.stderr)
     write_subtitles(result, args)
     return 0
 
