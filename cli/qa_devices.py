@@ -4,11 +4,14 @@ from __future__ import annotations
 import argparse
 import threading
 from contextlib import ExitStack
+from dataclasses import replace
 from functools import partial
 
 from cli.device_cmds import open_device
 from cli.transcribe import check_language
 from core.errors import ModelError, WhisperKVError
+from core.model.backend import AttentionBackend
+from core.model.placement import of_backend
 
 _ASKING = threading.Lock()    # on a terminal, open_device may ask about a host key or a password: one at a time
 
@@ -50,8 +53,11 @@ def open_decoder(args, url: str, suite, stack: ExitStack):
         for clip in suite.clips:
             check_language(clip.language, model.tokenizer.languages)
         meta = {"device": "in-process", "backend": model.backend.name, "model_sha256": model.sha256,
-                "dtype": getattr(model.backend, "dtype", ""), "cross": getattr(model.backend, "cross", "kv")}
-        return (lambda mels, options, n: model.transcribe(mels, options, n_frames=n)), (), meta
+                "dtype": getattr(model.backend, "dtype", ""), "cross": getattr(model.backend, "cross", "kv"),
+                "ran_on": of_backend(model.backend).to_dict()}
+        heatmap = isinstance(model.backend, AttentionBackend)     # only the report's: the dla has none
+        return (lambda mels, options, n: model.transcribe(mels, replace(options, attention=options.attention and
+                                                                        heatmap), n_frames=n)), (), meta
 
     from device.link.client import RunnerError
     from device.link.connect import open_client
@@ -65,6 +71,7 @@ def open_decoder(args, url: str, suite, stack: ExitStack):
     info = client.connect()
     meta = {"device": transport.label, "backend": info.backend, "model_sha256": info.model_sha256,
             "runner_version": info.runner_version, "dtype": info.dtype, "cross": info.cross,
+            "ran_on": info.ran_on.to_dict(),
             **({"soc": info.soc} if info.soc else {})}
     return ClientDecode(client), (RunnerError,), meta
 
@@ -76,6 +83,8 @@ class ClientDecode:
         self.client = client
 
     def __call__(self, mels, options, n_frames):
+        if options.attention and "attention" not in self.client.info.features:
+            options = replace(options, attention=False)     # only the report's heatmap: the dla has none
         return (arrival.event for arrival in self.client.transcribe(mels, options, n_frames=n_frames))
 
     def samples(self) -> list[dict]:
