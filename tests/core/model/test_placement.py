@@ -1,5 +1,5 @@
 """Where a backend's graphs ran, read from what each backend's describe() puts in hello's backend_detail."""
-from core.model.placement import RanOn, of_backend, ran_on
+from core.model.placement import of_backend, ran_on
 from device.runner.tflite_backend import OpPlacement
 
 DLA_DETAIL = {"runtime": "neuron", "library": "/usr/lib/libneuron_runtime.so",

@@ -24,7 +24,7 @@ def whisperkv(home, *args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, HOME=str(home))
     env.pop("SSH_AUTH_SOCK", None)
     return subprocess.run([sys.executable, "-m", "cli.main", *args], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=900, stdin=subprocess.DEVNULL)
+                          text=True, timeout=900, stdin=subprocess.DEVNULL, check=False)
 
 
 @pytest.fixture(scope="module")
