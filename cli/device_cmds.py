@@ -10,7 +10,7 @@ import sys
 import threading
 
 from core.errors import WhisperKVError
-from device.runner.backends import deploy_modes
+from device.runner.backends import deploy_help, deploy_modes
 
 
 def add_device_args(p, repeatable: bool = False) -> None:
@@ -131,9 +131,7 @@ def register(subs) -> None:
     p.add_argument("--dir", default=None, help="directory on the device (default ~/whisperkv, or the URL's ?dir=)")
     p.add_argument("--model", default=None, help="model directory to deploy (default: the installed wheels; "
                    "with --backend tflite, a TFLite bundle exported from them into ~/.cache/whisperkv/bundles)")
-    p.add_argument("--backend", default="auto", choices=deploy_modes(),
-                   help="auto (default): the whole model; tflite: only what the tflite backend needs "
-                        "(.tflite/.dla graphs, .npy tables, tokenizer.json, model.json: no ONNX)")
+    p.add_argument("--backend", default="auto", choices=deploy_modes(), help=deploy_help())
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(run=run_deploy)
 
@@ -179,7 +177,8 @@ def run_deploy(args) -> int:
               f"{len(result['skipped'])} unchanged; model {result['model_sha256']}")
         if result["backend"] != "auto":
             url = with_settings(args.device, dir=args.dir and result["dir"], backend=result["backend"])
-            print(f"run it with --device '{url}' (add &delegate=PATH to load the Neuron delegate)")
+            print(f"run it with --device '{url}'" + {"tflite": " (add &delegate=PATH to load the Neuron delegate)",
+                  "dla": " (add &neuron_lib=PATH for a runtime library elsewhere)"}.get(result["backend"], ""))
     return 0
 
 

@@ -24,7 +24,7 @@ from core.qa.suite import load_suite
 from device.runner.backends import backend_help
 
 # Alignment and width of each SUMMARY_COLUMNS column; the clip column fits the suite's longest name.
-ALIGN = ("<{w}", "<6", ">11", ">5", "<10", ">6", ">10", ">12", ">6", ">5", "<")
+ALIGN = ("<{w}", "<6", ">11", ">5", "<10", ">6", ">10", ">12", ">6", ">5", "<11", "<")
 
 
 def register(subs) -> None:

@@ -35,6 +35,8 @@ from app.qa.report_box import ReportBox
 from app.runs.focus import run_energy
 from app.runs.record import RunRecord
 from core.errors import WhisperKVError
+from core.model.placement import RanOn
+from core.qa.floor import hold_to_floor
 from core.qa.run import SUMMARY_COLUMNS, ClipResult, SuiteResult, failed, score
 from core.qa.suite import Clip, Suite, load_suite
 
@@ -203,7 +205,8 @@ class QaTab(QWidget):
                             run.transcript)    # the text decoded before the failure stays in the row
         else:
             wall_ms = run.arrivals_ms[-1] if run.arrivals_ms else 0.0
-            result = score(clip, run.transcript, wall_ms, run.duration_s, run_energy(run))
+            result = hold_to_floor(clip, score(clip, run.transcript, wall_ms, run.duration_s, run_energy(run)),
+                                   RanOn.from_dict(run.device_info.get("ran_on")))
         self.results[self.index] = result
         self._fill(self.index, result.summary_cells(), PASS if result.passed else FAIL)
         self.clipScored.emit(self.index, result)

@@ -1,4 +1,5 @@
-"""Status bar: the connected device, the runner's backend and the model hash, always visible."""
+"""Status bar: the connected device, the runner's backend and where its graphs run, and the model hash, always
+visible."""
 from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel, QStatusBar
@@ -18,7 +19,10 @@ class StatusBar(QStatusBar):
     def show_device(self, url: str, state: str, runner: dict | None = None) -> None:
         runner = runner or {}
         self.device.setText(f"Device: {url} ({state})")
-        self.backend.setText(f"Backend: {runner.get('backend', '—')}")
+        ran_on = runner.get("ran_on") or {}
+        self.backend.setText(f"Backend: {runner.get('backend', '—')}"
+                             + (f" · on {ran_on['short']}" if ran_on.get("short") else ""))
+        self.backend.setToolTip(f"ran on {ran_on['label']}" if ran_on.get("label") else "")
         sha = runner.get("model_sha256", "")
         self.model.setText(f"Model: {sha[:12] if sha else '—'}")
         self.model.setToolTip(sha)

@@ -10,7 +10,7 @@ from core.qa.farm import QAReport
 from core.qa.run import SUMMARY_COLUMNS, ClipResult
 
 # The columns each device's group shows, picked from SUMMARY_COLUMNS.
-DEVICE_COLUMNS = ("result", "error rate", "stop", "tokens", "ms/token p50", "RTF")
+DEVICE_COLUMNS = ("result", "error rate", "stop", "tokens", "ms/token p50", "RTF", "ran on")
 
 
 def badge(r: ClipResult) -> str:

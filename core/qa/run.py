@@ -22,8 +22,10 @@ from core.decode.window_feed import HeldMels, decode_source
 from core.errors import WhisperKVError
 from core.model.audio import SAMPLE_RATE, load_audio
 from core.model.mel import content_frames, mel_windows
+from core.model.placement import RanOn
 from core.qa.attention_map import attention_map
 from core.qa.board_cost import clip_cost
+from core.qa.floor import hold_to_floor
 from core.qa.scoring import error_rate
 from core.qa.suite import Clip, Suite
 
@@ -32,7 +34,7 @@ Decode = Callable[[np.ndarray, DecodeOptions, int], Iterable[Event]]
 # One row per clip, as the CLI table, the HTML summary and the GUI QA tab all show it.
 REUSED = "encoder reused"      # a timing cell of a clip whose encoder output came from an earlier run
 SUMMARY_COLUMNS = ("clip", "result", "error rate", "limit", "stop", "tokens", "encoder ms", "ms/token p50",
-                   "p95", "RTF", "why it stopped")
+                   "p95", "RTF", "ran on", "why it stopped")
 
 
 @dataclass
@@ -69,6 +71,8 @@ class ClipResult:
     attention: dict | None = None  # a failing clip's cross-attention heatmap (core/qa/attention_map.py)
     encoder_reused: bool = False  # the runner reused an earlier encoder output: encoder ms and RTF are not this clip's
     board: dict | None = None     # what it cost the board, and whether it ran hot (core/qa/board_cost.py)
+    ran_on: str = ""              # where its graphs ran: NPU, CPU, or a delegate's share (core/qa/floor.py)
+    tokens_per_s: float | None = None   # decoder steps per second of decode time (core/qa/floor.py)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -79,7 +83,8 @@ class ClipResult:
                 f"{self.max_error:.2f}", self.stop_reason, str(self.tokens),
                 REUSED if self.encoder_reused else _fmt(self.encoder_ms, ".0f"),
                 _fmt(self.per_token_ms_p50), _fmt(self.per_token_ms_p95),
-                f"{_fmt(self.rtf, '.2f')} ({REUSED})" if self.encoder_reused else _fmt(self.rtf, ".2f"), self.verdict)
+                f"{_fmt(self.rtf, '.2f')} ({REUSED})" if self.encoder_reused else _fmt(self.rtf, ".2f"),
+                self.ran_on or "-", self.verdict)
 
 
 @dataclass
@@ -190,7 +195,10 @@ def run_clip(clip: Clip, decode: Decode, cache: bool = True, timestamps: bool | 
     t0 = time.perf_counter()
     # Attention: the report shows where a failing clip's decoder looked, and where EOT looked.
     options = clip.options(cache=cache, timestamps=timestamps)
-    options = replace(options, attention=options.cache)   # no attention output from the uncached reference
+    # No attention output from the uncached reference, nor from a decoder that does not serve it (a .dla): the
+    # heatmap is only the report's.
+    takes = getattr(decode, "takes", None)
+    options = replace(options, attention=options.cache and (takes is None or takes("attention")))
     try:
         for ev in decode_source(mels, options, decode):
             transcript.add(ev)
@@ -222,6 +230,8 @@ def run_suite(suite: Suite, decode: Decode, cache: bool = True, timestamps: bool
             r = run_clip(clip, decode, cache, timestamps, forward)
         except ClipFailed as exc:
             r, fatal = exc.result, None if isinstance(exc.cause, clip_errors) else exc.cause
+        else:
+            hold_to_floor(clip, r, RanOn.from_dict(result.meta.get("ran_on")))
         result.results.append(r)
         if on_result is not None:
             on_result(i, r)

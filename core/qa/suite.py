@@ -12,6 +12,11 @@
     reference = "And so my fellow Americans ..."
     max_wer = 0.10                      # max_cer for languages written without spaces (zh, ja, ...)
 
+A clip, or [defaults] for every clip, may also hold the decoder to a speed and to the NPU (core/qa/floor.py):
+
+    min_tokens_per_s = 20.0             # fail a clip whose decoder ran slower
+    require_npu = true                  # fail a clip whose graphs ran, wholly or in part, on the CPU
+
 Every problem is reported as a SuiteError naming the clip, the key and the fix.
 """
 from __future__ import annotations
@@ -30,6 +35,7 @@ SUITE_KEYS = {"name", "references", "defaults", "clip"}
 CLIP_TYPES = {
     "audio": str, "name": str, "language": str, "reference": str, "max_wer": float, "max_cer": float,
     "task": str, "max_tokens": int, "timestamps": bool, "suppress_eot": bool, "expect_stop": (str, list),
+    "min_tokens_per_s": float, "require_npu": bool,
 }
 
 
@@ -50,6 +56,8 @@ class Clip:
     timestamps: bool = False
     suppress_eot: bool = False
     expect_stop: tuple[str, ...] = ()   # allowed stop reasons; empty: any
+    min_tokens_per_s: float | None = None   # the decoder's speed floor; None: none
+    require_npu: bool = False               # fail it when its graphs ran on the CPU
 
     def options(self, cache: bool = True, top_k: int = 5, timestamps: bool | None = None) -> DecodeOptions:
         return DecodeOptions(language=self.language, task=self.task, cache=cache, max_tokens=self.max_tokens,
@@ -157,10 +165,13 @@ def _clip(suite: Path, index: int, entry: dict, references: dict) -> Clip:
         fail(f"task {entry['task']!r} is unknown", "use transcribe or translate")
     if entry.get("max_tokens", 1) < 1:
         fail("max_tokens must be at least 1", f"the default is {MAX_TOKENS}")
+    if entry.get("min_tokens_per_s", 1.0) <= 0:
+        fail("min_tokens_per_s must be above 0", "set a floor such as 20.0, or leave it out for none")
     return Clip(name=entry.get("name") or Path(entry["audio"]).name, audio=audio, language=language,
                 reference=reference, metric=metric, max_error=max_error, task=entry.get("task", "transcribe"),
                 max_tokens=entry.get("max_tokens", MAX_TOKENS), timestamps=entry.get("timestamps", False),
-                suppress_eot=entry.get("suppress_eot", False), expect_stop=expect)
+                suppress_eot=entry.get("suppress_eot", False), expect_stop=expect,
+                min_tokens_per_s=entry.get("min_tokens_per_s"), require_npu=entry.get("require_npu", False))
 
 
 def _type_name(t) -> str:

@@ -11,6 +11,7 @@ streaming into `cat` when the board's sshd has no sftp subsystem.
 `backend="tflite"` ships an exported bundle's TFLite graphs (.tflite, and .dla if compiled), its
 embedding tables (.npy), tokenizer.json and model.json (listing only those files): no ONNX, no weights.
 Without a model directory it exports one from the installed wheels into BUNDLE_CACHE first.
+`backend="dla"` ships a compiled bundle's .dla graphs, its tables, tokenizer.json and model.json: no .tflite.
 """
 from __future__ import annotations
 
@@ -29,9 +30,12 @@ from device.runner.agent import ROOT
 from device.runner.backends import REGISTRY, deploy_modes
 
 DEFAULT_DIR = "~/whisperkv"
-TFLITE_SUFFIXES = (".tflite", ".dla", ".npy")
 TFLITE_EXPORT_FIX = ("export one with `whisperkv export --format tflite --out DIR`, then deploy it with "
                      "--model DIR --backend tflite")
+DLA_COMPILE_FIX = ("run `whisperkv compile DIR` first (DIR: a bundle from `whisperkv export --format tflite "
+                   "--out DIR`), then deploy it with --model DIR --backend dla")
+# What each bundle mode ships besides tokenizer.json and model.json (rewritten to list only what ships).
+BUNDLE_SUFFIXES = {"tflite": (".tflite", ".dla", ".npy"), "dla": (".dla", ".npy")}
 # What ships to the board: the runner, the graphs it builds from weights, and the Qt-free model
 # and decoding core. docs/architecture.md draws the same line.
 RUNNER_FOLDERS = ("device/runner", "device/graphs", "core/model", "core/decode")
@@ -152,26 +156,34 @@ def cached_tflite_bundle() -> Path:
     return out
 
 
-def _needed_by_tflite(name: str) -> bool:
-    return Path(name).suffix in TFLITE_SUFFIXES or name == "tokenizer.json"
+def _shipped_by(mode: str, name: str) -> bool:
+    return Path(name).suffix in BUNDLE_SUFFIXES[mode] or name == "tokenizer.json"
 
 
-def tflite_bundle(model: str | Path | None, tmp: Path) -> list[BundleFile]:
-    """What the tflite backend needs from a bundle; its model.json is rewritten (into tmp) to list only that."""
+def graph_bundle(model: str | Path | None, tmp: Path, mode: str = "tflite") -> list[BundleFile]:
+    """What the tflite or dla backend reads from a bundle; its model.json is rewritten (into tmp) to list only
+    that, and only the graphs that ship."""
+    if mode == "dla" and model is None:
+        raise DeployError("deploy --backend dla ships a compiled bundle, and --model names none", DLA_COMPILE_FIX)
     d = Path(model).expanduser() if model is not None else cached_tflite_bundle()
     if not (d / "model.json").is_file():
-        raise DeployError(f"{d} is not an exported bundle (no model.json)", TFLITE_EXPORT_FIX)
-    shipped = sorted(p for p in d.iterdir() if p.is_file() and _needed_by_tflite(p.name))
-    if not any(p.suffix == ".tflite" for p in shipped):
+        raise DeployError(f"{d} is not an exported bundle (no model.json)",
+                          DLA_COMPILE_FIX if mode == "dla" else TFLITE_EXPORT_FIX)
+    shipped = sorted(p for p in d.iterdir() if p.is_file() and _shipped_by(mode, p.name))
+    graph = ".dla" if mode == "dla" else ".tflite"
+    if not any(p.suffix == graph for p in shipped):
+        if mode == "dla":
+            raise DeployError(f"the bundle at {d} has no compiled .dla graphs", DLA_COMPILE_FIX)
         raise DeployError(f"the bundle at {d} has no .tflite graphs", TFLITE_EXPORT_FIX)
     doc = json.loads((d / "model.json").read_text())
     names = {p.name for p in shipped}
-    lost = sorted(n for n in doc.get("files", {}) if n not in names and _needed_by_tflite(n))
+    lost = sorted(n for n in doc.get("files", {}) if n not in names and _shipped_by(mode, n))
     if lost:
         raise DeployError(f"the bundle at {d} is missing {', '.join(lost)}, which its model.json lists",
                           "export it again (and compile it again if it had .dla files)")
     # The runner checks that every file model.json lists is there: list only what ships.
     doc["files"] = {name: digest for name, digest in doc.get("files", {}).items() if name in names}
+    doc["graphs"] = {role: g for role, g in doc.get("graphs", {}).items() if g.get("file") in names}
     manifest = tmp / "model.json"
     manifest.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
     return [_bundle_file(f"model/{p.name}", [p]) for p in shipped] + [_bundle_file("model/model.json", [manifest])]
@@ -179,14 +191,14 @@ def tflite_bundle(model: str | Path | None, tmp: Path) -> list[BundleFile]:
 
 def bundle(model: str | Path | None = None, backend: str = "auto", tmp: Path | None = None,
            arch: str | None = None) -> list[BundleFile]:
-    """The runner's files for a board of `arch` (runner_modules) and the model's; `tmp` (needed for tflite) holds
-    files written for this deploy."""
+    """The runner's files for a board of `arch` (runner_modules) and the model's; `tmp` (needed for tflite and dla)
+    holds files written for this deploy."""
     if backend not in deploy_modes():
         raise DeployError(f"deploy has no backend {backend!r}", f"use one of: {', '.join(deploy_modes())}")
     runner = [_bundle_file(rel, [ROOT / rel]) for rel in runner_modules(arch)]
-    if backend == "tflite":
-        assert tmp is not None, "a tflite deploy writes its model.json into tmp"
-        return runner + tflite_bundle(model, tmp)
+    if backend in BUNDLE_SUFFIXES:
+        assert tmp is not None, "a bundle deploy writes its model.json into tmp"
+        return runner + graph_bundle(model, tmp, backend)
     return runner + model_bundle(model)
 
 
@@ -217,7 +229,7 @@ def deploy(transport: Transport, dir: str | None = None, model: str | Path | Non
     """Push what is missing or changed, verify it by sha256 on the device, write the manifest.
 
     progress(done_bytes, total_bytes) covers the whole upload; log(line) narrates each file.
-    backend: "auto" ships the whole model, "tflite" only what the tflite backend reads (module docstring).
+    backend: "auto" ships the whole model, "tflite" and "dla" only what that backend reads (module docstring).
     """
     with tempfile.TemporaryDirectory(prefix="whisperkv-deploy-") as tmp:
         return _deploy(transport, dir, model, progress, log or (lambda line: None), backend, Path(tmp))

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from core.model.placement import RanOn, ran_on
+
 
 @dataclass
 class Arrival:
@@ -53,3 +55,8 @@ class RunnerInfo:
         """The cross-state form (kv, absorbed) as the hello gives it, "" when it does not."""
         return str((self.raw.get("model") or {}).get("cross") or (self.raw.get("backend_detail") or {}).get("cross")
                    or "")
+
+    @property
+    def ran_on(self) -> RanOn:
+        """Where its graphs run: the NPU (a .dla), a delegate's share of the ops, or the CPU (core/model/placement.py)."""
+        return ran_on(self.backend, self.raw.get("backend_detail"))

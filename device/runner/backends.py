@@ -93,7 +93,7 @@ REGISTRY: dict[str, BackendSpec] = {spec.name: spec for spec in (
     # `auto` only where a runtime library is installed (a board): never on a PC. Asked for by name it loads the
     # library given with --neuron-lib (?neuron_lib=PATH), and says which paths it looked at when there is none.
     BackendSpec("dla", "a compiled bundle's .dla graphs on MediaTek's Neuron runtime, the NPU (--neuron-lib)",
-                "device.runner.dla_backend:build", deploy="tflite", graphs=("dla",), attention=False,
+                "device.runner.dla_backend:build", deploy="dla", graphs=("dla",), attention=False,
                 ready="device.runner.neuron_runtime:installed", auto_bundle=1),
 )}
 
@@ -164,6 +164,14 @@ def make_backend(name: str | None, source, delegate: str | None = None, cross: s
 def deploy_modes() -> tuple[str, ...]:
     """`whisperkv deploy --backend`: auto ships the whole model; each other mode a row names ships what it reads."""
     return ("auto", *sorted({s.deploy for s in REGISTRY.values()} - {"auto"}))
+
+
+def deploy_help() -> str:
+    """`whisperkv deploy --backend` help, from the table: what each mode ships."""
+    modes = {m: [s.name for s in REGISTRY.values() if s.deploy == m] for m in deploy_modes()[1:]}
+    return "auto (default): the whole model; " + "; ".join(
+        f"{m}: only what the {' and '.join(names)} backend reads from an exported bundle"
+        for m, names in modes.items()) + " (docs/board.md)"
 
 
 def backend_help(extra: str = "") -> str:

@@ -58,6 +58,21 @@ def test_wrong_reference_fails_with_exit_1(tmp_path, capsys, in_process):
     assert json.loads((tmp_path / "r" / "qa.json").read_text())["clips"][0]["passed"] is False
 
 
+def test_a_suite_that_requires_the_npu_fails_a_cpu_run_naming_why(tmp_path, capsys, in_process):
+    """A plain CPU backend against a suite's NPU requirement and a speed floor no CPU reaches."""
+    path = suite(tmp_path, extra="require_npu = true\nmin_tokens_per_s = 100000\n")
+    assert main(["qa", str(path), "--device", "inprocess", "--out", str(tmp_path / "r")]) == 1
+    out = capsys.readouterr().out
+    assert "ran on the CPU where the NPU was required" in out and "0/1 passed" in out
+    speed = next(line for line in out.splitlines() if "tokens/s < floor 100000" in line)
+    (clip,) = json.loads((tmp_path / "r" / "qa.json").read_text())["clips"]
+    assert clip["ran_on"] == "CPU" and f"{clip['tokens_per_s']:.1f} tokens/s" in speed
+    assert "<th>ran on</th>" in (tmp_path / "r" / "qa.html").read_text()
+    # the same clip with neither passes, and its row still says where it ran
+    assert main(["qa", str(suite(tmp_path)), "--device", "inprocess", "--out", str(tmp_path / "r2")]) == 0
+    assert json.loads((tmp_path / "r2" / "qa.json").read_text())["clips"][0]["ran_on"] == "CPU"
+
+
 def test_in_process_qa_takes_an_exported_bundle(tmp_path, capsys):
     """`whisperkv qa SUITE --device inprocess --model BUNDLE_DIR`, as with `transcribe`: the one loader."""
     from tests.device.bundle_helpers import exported_bundle

@@ -208,3 +208,65 @@ def test_tflite_deploy_refuses_a_bundle_missing_a_file_it_lists(tmp_path):
     (src / "decoder_step.tflite").unlink()
     with pytest.raises(DeployError, match="missing decoder_step.tflite, which its model.json lists"):
         deploy(LocalTransport(), dir=str(tmp_path / "board"), model=str(src), backend="tflite")
+
+
+def _compiled(src: Path) -> Path:
+    """A small bundle as `whisperkv compile` leaves it: .dla files beside the .tflite, both in model.json."""
+    from device.runner.bundle import sha256_file
+    from tests.device.toolchain.test_compile import make_bundle
+
+    make_bundle(src)
+    doc = json.loads((src / "model.json").read_text())
+    doc["graphs"] |= {"encoder_tflite": {"file": "encoder.tflite"}, "decoder_step_tflite": {"file": "decoder_step.tflite"}}
+    for role in ("encoder", "decoder_step"):
+        (src / f"{role}.dla").write_bytes(b"compiled " + role.encode())
+        doc["files"][f"{role}.dla"] = sha256_file(src / f"{role}.dla")
+    doc["dla"] = {"graphs": {role: {"file": f"{role}.dla"} for role in ("encoder", "decoder_step")}}
+    (src / "model.json").write_text(json.dumps(doc))
+    return src
+
+
+def test_dla_deploy_ships_only_the_compiled_graphs_tables_tokenizer_and_model_json(tmp_path):
+    from device.runner.bundle import read_bundle
+
+    src = _compiled(tmp_path / "bundle")
+    target = tmp_path / "board"
+    result = deploy(LocalTransport(), dir=str(target), model=str(src), backend="dla")
+    shipped = {rel for rel in result["uploaded"] if rel.startswith("model/")}
+    assert shipped == {f"model/{n}" for n in ("encoder.dla", "decoder_step.dla", "token_embedding.npy",
+                                              "positional_embedding.npy", "tokenizer.json", "model.json")}
+    assert not list((target / "model").glob("*.tflite")) and not list((target / "model").glob("*.onnx"))
+    on_board = read_bundle(target / "model", verify=True)          # the runner's reader accepts the subset
+    assert set(on_board.manifest["files"]) == {rel[len("model/"):] for rel in shipped} - {"model.json"}
+    assert on_board.manifest["graphs"] == {}                       # no graph it names is missing on the board
+    assert on_board.has("encoder", "dla") and on_board.has("decoder_step", "dla")
+    assert not on_board.has("encoder", "tflite") and not on_board.has("encoder", "onnx")
+    assert json.loads((target / "manifest.json").read_text())["backend"] == result["backend"] == "dla"
+    assert deploy(LocalTransport(), dir=str(target), model=str(src), backend="dla")["uploaded"] == []
+
+
+def test_dla_deploy_of_a_bundle_without_compiled_graphs_says_to_compile_first(tmp_path):
+    from tests.device.toolchain.test_compile import make_bundle
+
+    board = str(tmp_path / "board")
+    with pytest.raises(DeployError, match=r"has no compiled \.dla graphs") as err:
+        deploy(LocalTransport(), dir=board, model=str(make_bundle(tmp_path / "b")), backend="dla")
+    assert "run `whisperkv compile DIR` first" in err.value.fix
+    with pytest.raises(DeployError, match="--model names none") as err:
+        deploy(LocalTransport(), dir=board, backend="dla")
+    assert "whisperkv compile DIR" in err.value.fix
+    assert not (tmp_path / "board").exists()        # nothing was copied
+
+
+def test_the_cli_deploys_a_compiled_bundle_for_the_dla_and_names_its_url(tmp_path, capsys):
+    from cli.main import main
+
+    src = _compiled(tmp_path / "bundle")
+    assert main(["deploy", "--device", f"local?dir={tmp_path / 'board'}", "--backend", "dla",
+                 "--model", str(src)]) == 0
+    out = capsys.readouterr().out
+    assert "backend=dla" in out and "neuron_lib=PATH" in out and "delegate" not in out
+    assert main(["deploy", "--device", f"local?dir={tmp_path / 'b2'}", "--backend", "dla",
+                 "--model", str(tmp_path / "nowhere")]) != 0
+    err = capsys.readouterr().err
+    assert "is not an exported bundle" in err and "whisperkv compile DIR" in err and "Traceback" not in err

@@ -53,7 +53,8 @@ def test_the_protocol_doc_names_exactly_the_registry():
 def test_auto_prefers_exact_backends_and_the_deploy_modes_come_from_the_rows():
     ranked = sorted((s for s in REGISTRY.values() if s.auto), key=lambda s: s.auto)
     assert all(s.exact for s in ranked) and ranked[-1].name == "numpy"
-    assert backends.deploy_modes() == ("auto", "tflite")
+    assert backends.deploy_modes() == ("auto", "dla", "tflite")
+    assert "dla: only what the dla backend reads" in backends.deploy_help()
 
 
 ECHO = '''"""A trivial backend for the registry test: the NumPy reference under another name."""

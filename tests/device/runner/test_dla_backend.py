@@ -133,6 +133,7 @@ def test_the_cli_transcribes_on_the_dla_through_the_local_runner(dla_bundle, sta
                        cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr
     assert "ask not what your country can do for you" in r.stdout and "backend dla" in r.stderr
+    assert "ran on the NPU (encoder.dla, decoder_step.dla on the Neuron runtime)]" in r.stderr
     assert calls(dla_bundle, "encoder") == ["create", "run"]
 
 

@@ -1,4 +1,5 @@
-"""Build the STAND-IN Neuron runtime library (neuron_runtime.c) with this machine's C compiler."""
+"""Build the STAND-IN Neuron runtime library (neuron_runtime.c) with a C compiler: this machine's, or a board's
+(the emulated arm64 board builds its own, against its own Python's headers)."""
 from __future__ import annotations
 
 import subprocess
@@ -6,15 +7,25 @@ import sysconfig
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+SOURCES = ("neuron_runtime.c", "neuron_compute.py")     # what a board needs to build and run it
+
+
+def library_name(*defines: str) -> str:
+    return "libneuron_runtime" + "".join("-" + d.lower().replace("=", "") for d in defines) + ".so"
+
+
+def compile_command(lib: str, include: str, compute_dir: str, source: str, *defines: str) -> list[str]:
+    """The compiler's command line: `include` is the Python headers of the interpreter that will load it, and
+    `compute_dir` the folder holding neuron_compute.py there."""
+    return ["cc", "-shared", "-fPIC", "-O1", f"-I{include}", f'-DSTANDIN_DIR="{compute_dir}"',
+            *[f"-D{d}" for d in defines], source, "-o", lib]
 
 
 def build_standin(out_dir: Path, *defines: str, source: Path = HERE / "neuron_runtime.c",
                   compute_dir: Path = HERE) -> Path:
     """libneuron_runtime.so built into `out_dir` (defines such as "FAIL_CREATE" or "FAIL_RUN_AT=3")."""
-    name = "libneuron_runtime" + "".join("-" + d.lower().replace("=", "") for d in defines) + ".so"
-    lib = Path(out_dir) / name
-    cmd = ["cc", "-shared", "-fPIC", "-O1", f"-I{sysconfig.get_paths()['include']}",
-           f'-DSTANDIN_DIR="{compute_dir}"', *[f"-D{d}" for d in defines], str(source), "-o", str(lib)]
+    lib = Path(out_dir) / library_name(*defines)
+    cmd = compile_command(str(lib), sysconfig.get_paths()["include"], str(compute_dir), str(source), *defines)
     subprocess.run(cmd, check=True, capture_output=True, text=True)
     return lib
 

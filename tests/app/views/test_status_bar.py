@@ -1,0 +1,17 @@
+"""The status bar's backend: where the connected runner's graphs run, from its hello (runner_summary)."""
+from app.board.worker import runner_summary
+from app.views.status_bar import StatusBar
+from device.link.runner_info import RunnerInfo
+from tests.core.model.test_placement import DLA_DETAIL
+
+
+def test_the_backend_says_where_its_graphs_run(qtbot):
+    bar = StatusBar()
+    qtbot.addWidget(bar)
+    assert bar.backend.text() == "Backend: —"
+    dla = RunnerInfo.from_hello({"protocol": 1, "backend": "dla", "backend_detail": DLA_DETAIL})
+    bar.show_device("ssh://root@board", "connected", runner_summary(dla))
+    assert bar.backend.text() == "Backend: dla · on NPU"
+    assert bar.backend.toolTip() == "ran on the NPU (encoder.dla, decoder_step.dla on the Neuron runtime)"
+    bar.show_device("local", "connected", runner_summary(RunnerInfo.from_hello({"protocol": 1, "backend": "numpy"})))
+    assert bar.backend.text() == "Backend: numpy · on CPU" and bar.backend.toolTip() == "ran on the CPU"

@@ -1,0 +1,12 @@
+"""RunnerInfo: what the host reads from a runner's hello."""
+from core.model.placement import RanOn, ran_on
+from device.link.runner_info import RunnerInfo
+from tests.core.model.test_placement import DLA_DETAIL
+
+
+def test_runner_info_reads_the_hello_and_the_record_round_trips():
+    info = RunnerInfo.from_hello({"protocol": 1, "backend": "dla", "backend_detail": DLA_DETAIL})
+    assert info.ran_on == ran_on("dla", DLA_DETAIL)
+    assert RanOn.from_dict(info.ran_on.to_dict()) == info.ran_on and info.ran_on.to_dict()["short"] == "NPU"
+    assert RunnerInfo.from_hello({"protocol": 1, "backend": "numpy"}).ran_on.where == "cpu"
+    assert RanOn.from_dict(None) is None and RanOn.from_dict({"where": "gpu"}) is None
