@@ -40,7 +40,7 @@ class DeviceProfile:
         return base + (f"?{query}" if query else "")
 
     @classmethod
-    def from_url(cls, url: str, name: str) -> "DeviceProfile":
+    def from_url(cls, url: str, name: str) -> DeviceProfile:
         """The profile a user would fill in for a device URL (the one the CLI takes); DeviceURLError if bad."""
         u = parse_device_url(url)
         extra = [k for k in ("model", "neuron_lib") if getattr(u, k)]

@@ -33,17 +33,17 @@ def _core(implementer: str, part: str) -> str:
 def cpu_name(cpuinfo: str) -> "str | None":
     """'AMD EPYC 9R14 …' on x86; '2x Cortex-A78 + 6x Cortex-A55' on a big.LITTLE arm64 board (clusters in
     the order the kernel lists them); the `Hardware` line of an older Arm kernel; None when it says nothing."""
-    named = re.findall(r"^(?:model name|cpu model)\s*:\s*(.+)$", cpuinfo, re.M)
+    named = re.findall(r"^(?:model name|cpu model)\s*:\s*(.+)$", cpuinfo, re.MULTILINE)
     if named:
         return named[-1].strip()
     counts: dict[str, int] = {}
     for block in re.split(r"\n\s*\n", cpuinfo):
-        imp = re.search(r"^CPU implementer\s*:\s*(\S+)", block, re.M)
-        part = re.search(r"^CPU part\s*:\s*(\S+)", block, re.M)
+        imp = re.search(r"^CPU implementer\s*:\s*(\S+)", block, re.MULTILINE)
+        part = re.search(r"^CPU part\s*:\s*(\S+)", block, re.MULTILINE)
         if imp and part:
             core = _core(imp.group(1), part.group(1))
             counts[core] = counts.get(core, 0) + 1
     if counts:
         return " + ".join(f"{n}x {core}" for core, n in counts.items())
-    hardware = re.findall(r"^(?:Hardware|Processor)\s*:\s*(.+)$", cpuinfo, re.M)
+    hardware = re.findall(r"^(?:Hardware|Processor)\s*:\s*(.+)$", cpuinfo, re.MULTILINE)
     return hardware[-1].strip() if hardware else None
