@@ -4,6 +4,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from urllib.parse import urlencode
 
+from device.link.target import Target, parse_target
+from device.link.urls import DeviceURLError, parse_device_url
+
 KINDS = ("local", "ssh", "adb")
 
 
@@ -37,12 +40,23 @@ class DeviceProfile:
             base = "local" if not query else "local://"
         return base + (f"?{query}" if query else "")
 
-    def target(self, password: str = "", workload: str = "serve"):
+    def target(self, password: str = "", workload: str = "serve") -> Target:
         """The device target this profile names (device/link/target.py), parsed as the CLI parses --device."""
-        from device.link.target import parse_target
-
         return parse_target(self.url(), workload=workload, trust_host_key=self.trust_host_key or None,
                             password=password or None)
+
+    @classmethod
+    def from_url(cls, url: str, name: str) -> DeviceProfile:
+        """The profile a user would fill in for a device URL (the one the CLI takes); DeviceURLError if bad."""
+        u = parse_device_url(url)
+        extra = [k for k in ("model", "neuron_lib") if getattr(u, k)]
+        if extra:
+            raise DeviceURLError(f"a device profile has no {' or '.join(extra)} setting ({url!r})",
+                                 f"drop ?{'&'.join(extra)}= from the URL; the runner then uses its deployed model")
+        kind = "adb" if u.scheme == "adb" else "ssh" if u.scheme == "ssh" else "local"
+        return cls(name=name, kind=kind, host=u.host if kind == "ssh" else "", user=u.user or "",
+                   port=u.port or 22, key=u.key or "", serial=u.host if kind == "adb" else "",
+                   python=u.python or "", dir=u.dir or "", backend=u.backend or "auto", delegate=u.delegate or "")
 
     def secret_key(self) -> str:
         """Where this profile's password is filed in the system keyring."""

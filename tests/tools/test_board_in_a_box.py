@@ -1,6 +1,6 @@
-"""The board path on an emulated arm64 board: tools/board-in-a-box up, deploy, device-info, a transcript
-whose tokens equal the PC's NumPy reference, a QA suite sampled while the box's thermal zone passes its
-throttle mark, then down.
+"""The board path on an emulated arm64 board: tools/board-in-a-box up, device-info, deploy, test_en.wav's JFK
+sentence with the PC's NumPy reference's tokens (docs/board.md's done-when, through the CLI), a QA suite on
+hello-world sampled while the box's thermal zone passes its throttle mark, then down.
 
 The box is a STAND-IN for an MT8371 board, named as one here: qemu emulates a Neoverse N1 (so nothing here
 is timed), there is no NPU, and its SoC and thermal zones are files tools/board_box/identity.py writes.
@@ -18,9 +18,16 @@ from pathlib import Path
 
 import pytest
 
+from device.runner.backends import REGISTRY
+
 ROOT = Path(__file__).resolve().parents[2]
 BOX = ROOT / "tools" / "board-in-a-box"
 HELLO = ROOT / "resources" / "audio" / "en_asterisk_hello-world.wav"
+TEST_EN = ROOT / "resources" / "audio" / "test_en.wav"
+JFK = "And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country."
+# All device-info may call absent on the box, because the box lacks it: a runner and model before deploy,
+# ONNX Runtime (the `runner` extra has none), the NPU's /dev/apusys*.
+ABSENT_ON_THE_BOX = {"onnxruntime", "runner_version", "model", "model_sha256", "npu"}
 
 
 def box(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
@@ -60,6 +67,12 @@ def test_the_box_says_what_it_is(board):
     assert d["soc"]["name"] == "MT8371" and d["soc"]["npu"] == "MDLA 5.3"
     assert d["soc"]["read_from"] == "/sys/firmware/devicetree/base/compatible"
     assert d["tflite"]["ai_edge_litert"] and not d["tflite"]["ai_edge_litert"].startswith("import failed")
+    # arm64's /proc/cpuinfo has no "model name": the cores are named from their implementer and part
+    assert d["cpu"] == f"{d['cpu_count']}x Neoverse-N1"
+    text = whisperkv("device-info", "--device", board["url"])
+    assert text.returncode == 0, text.stderr
+    absent = {line.split()[0] for line in text.stdout.splitlines() if line.split()[1:] == ["absent"]}
+    assert "cpu" not in absent and absent <= ABSENT_ON_THE_BOX
 
 
 @pytest.fixture(scope="module")
@@ -76,14 +89,18 @@ def test_deploy_ships_no_c_source(deployed):
     assert not [p for p in shipped if p.suffix in (".c", ".h") or "native" in p.parts]
 
 
-def test_transcript_on_the_box_equals_the_pc_reference(deployed):
-    pc = whisperkv("transcribe", str(HELLO), "--backend", "numpy", "--json")
+def test_jfk_on_the_box_with_the_pc_references_tokens(deployed):
+    """docs/board.md's done-when: up, deploy --backend tflite, then `transcribe test_en.wav --device URL`."""
+    pc = whisperkv("transcribe", str(TEST_EN), "--backend", "numpy", "--json")
     assert pc.returncode == 0, pc.stderr
-    arm = whisperkv("transcribe", str(HELLO), "--device", deployed["url"], "--json")
+    arm = whisperkv("transcribe", str(TEST_EN), "--device", deployed["url"], "--json")
     assert arm.returncode == 0, arm.stderr
     pc_doc, arm_doc = json.loads(pc.stdout), json.loads(arm.stdout)
-    assert arm_doc["tokens"] == pc_doc["tokens"] and "hello" in arm_doc["text"].lower()
-    assert arm_doc["backend"] == "tflite"
+    assert arm_doc["text"] == JFK and arm_doc["tokens"] == pc_doc["tokens"]
+    # the URL names no backend: the runner's `auto` chose one that runs on an Arm CPU (the registry's arches),
+    # never the x86-64 AVX-512 C step
+    assert "backend=" not in deployed["url"]
+    assert arm_doc["backend"] == "tflite" and REGISTRY[arm_doc["backend"]].runs_on("aarch64")
     assert arm_doc["soc"] == {"name": "MT8371", "npu": "MDLA 5.3"}
     assert arm_doc["samples"] and all(s["rss_mb"] > 10 for s in arm_doc["samples"])
 
@@ -113,6 +130,8 @@ def test_qa_flags_the_clip_that_ran_past_the_throttle_mark(deployed, tmp_path, m
     finally:
         zone.write_text("45000\n")
     doc = json.loads((out / "qa.json").read_text())
+    pc = whisperkv("transcribe", str(HELLO), "--backend", "numpy")
+    assert [c["text"] for c in doc["clips"]] == [pc.stdout.strip()] * 2 == ["Hello world."] * 2
     assert doc["meta"]["soc"] == {"name": "MT8371", "npu": "MDLA 5.3"}
     assert doc["devices"][0]["board"]["peak_temp_c"] == 91.5
     assert doc["devices"][0]["board"]["flagged"] == ["hot"]

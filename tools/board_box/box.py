@@ -91,7 +91,8 @@ def up() -> dict:
         state = json.loads(p["state"].read_text())
         if _alive(state["pid"]):
             return state
-        down()
+    if p["up"].exists():
+        down()      # what an interrupted up or down left: a dead sshd, mounts, a half-removed tree
     times = {}
     t = time.monotonic()
     tar, built = rootfs.ensure()
