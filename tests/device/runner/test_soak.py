@@ -99,12 +99,13 @@ def gone_within(pids: set[int], seconds: float) -> bool:
 
 
 def decoding(mel: np.ndarray) -> RawRunner:
-    """A local runner streaming the tokens of a long decode (4 windows)."""
+    """A local runner streaming the tokens of a long decode (EOT suppressed: on to the cache's 448 positions)."""
     r = RawRunner()
     r.request({"op": "hello", "protocol": P.PROTOCOL})
     r.until(lambda ev: ev["type"] == "hello")
-    desc, payload = P.mel_to_payload(np.concatenate([mel] * 4))
-    r.request({"op": "transcribe", "id": "v1", "mel": desc, "language": "en"}, payload)
+    desc, payload = P.mel_to_payload(mel)
+    r.request({"op": "transcribe", "id": "v1", "mel": desc, "language": "en", "suppress_eot": True,
+               "max_tokens": 440}, payload)
     r.until(lambda ev: ev["type"] == "token")
     return r
 
@@ -143,7 +144,7 @@ def test_an_ssh_client_that_vanishes_mid_stream_ends_its_runner_and_a_reconnect_
     mine = runner_pids(sshd.proc.pid) - before
     assert len(mine) == 1
     with pytest.raises(LinkLost):
-        for arrival in client.transcribe(np.concatenate([en_mel] * 4), DecodeOptions(language="en")):
+        for arrival in client.transcribe(en_mel, {"language": "en", "suppress_eot": True, "max_tokens": 440}):
             if isinstance(arrival.event, TokenEvent):
                 t.close()             # the whole SSH connection drops, with no bye or cancel
     assert gone_within(mine, 30), "the runner decodes on for a client that is gone"
