@@ -36,6 +36,7 @@ class RunController(QObject):
             return None
         run = self.session.new_run(clip.name, options, profile.url(), device_info, clip.duration_s)
         run.clip, run.audio_path, run.audio_sha256 = clip, clip.path, clip.sha256
+        run.qa_floor = profile.qa_floor()
         self.active = run
         run.runner_loading = not self.worker.is_connected(profile)
         self.worker.request_transcribe(run.id, clip.mels, options, profile, password, n_frames=clip.n_frames)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
+    QDoubleSpinBox,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
@@ -64,6 +66,15 @@ class DevicePanel(QGroupBox):
         self.backend.setToolTip(backend_help())
         self.delegate = QLineEdit()
         self.delegate.setPlaceholderText("/usr/lib/libneuron_stable_delegate.so (tflite only)")
+        self.floor = QDoubleSpinBox()
+        self.floor.setRange(0.0, 100000.0)
+        self.floor.setDecimals(1)
+        self.floor.setSuffix(" tokens/s")
+        self.floor.setSpecialValueText("none")      # 0: no floor
+        self.floor.setToolTip("QA on this device fails a clip whose decoder runs slower than this (a suite's own "
+                              "floor applies too: the stricter one holds)")
+        self.require_npu = QCheckBox("fail a QA clip that ran on the CPU")
+        self.require_npu.setToolTip("QA on this device fails a clip whose graphs ran, wholly or in part, on the CPU")
         self.connect_button = QPushButton("Connect")
         self.test_button = QPushButton("Test connection")
         self.deploy_button = QPushButton("Deploy")
@@ -91,6 +102,8 @@ class DevicePanel(QGroupBox):
         self.form.addRow("Runner dir", self.dir)
         self.form.addRow("Backend", self.backend)
         self.form.addRow("Delegate", self.delegate)
+        self.form.addRow("QA floor", self.floor)
+        self.form.addRow("Require NPU", self.require_npu)
         buttons = QHBoxLayout()
         buttons.addWidget(self.connect_button)
         buttons.addWidget(self.test_button)
@@ -142,6 +155,8 @@ class DevicePanel(QGroupBox):
         self.dir.setText(p.dir)
         self.backend.setCurrentText(p.backend if p.backend in REGISTRY else "auto")
         self.delegate.setText(p.delegate)
+        self.floor.setValue(p.min_tokens_per_s or 0.0)
+        self.require_npu.setChecked(p.require_npu)
         self.password.setText(passwords.load(p.secret_key()) if p.kind == "ssh" else "")
         self._show_fields()
 
@@ -151,7 +166,8 @@ class DevicePanel(QGroupBox):
                              key=self.key.text().strip(), serial=self.serial.text().strip(),
                              python=self.python.text().strip(), dir=self.dir.text().strip(),
                              trust_host_key=self.trust.text().strip(), backend=self.backend.currentText(),
-                             delegate=self.delegate.text().strip())
+                             delegate=self.delegate.text().strip(), min_tokens_per_s=self.floor.value(),
+                             require_npu=self.require_npu.isChecked())
 
     def current_name(self) -> str:
         return self.profile_combo.currentText()
@@ -181,7 +197,7 @@ class DevicePanel(QGroupBox):
         kind = self.kind_combo.currentData()
         visible = {"local": {"Python", "Runner dir"},
                    "ssh": {"Host", "User", "Port", "Key file", "Password", "Trust key", "Python", "Runner dir"},
-                   "adb": {"Serial", "Python", "Runner dir"}}[kind] | {"Backend", "Delegate"}
+                   "adb": {"Serial", "Python", "Runner dir"}}[kind] | {"Backend", "Delegate", "QA floor", "Require NPU"}
         for row in range(1, self.form.rowCount()):
             label = self.form.itemAt(row, QFormLayout.ItemRole.LabelRole).widget()
             field: QWidget = self.form.itemAt(row, QFormLayout.ItemRole.FieldRole).widget()

@@ -22,8 +22,10 @@ class DeviceProfile:
     python: str = ""             # remote interpreter, e.g. /usr/bin/python3 (empty: the transport's default)
     dir: str = ""                # runner directory on the device (empty: the transport's default)
     trust_host_key: str = ""     # SHA256:… fingerprint the user chose to trust
-    backend: str = "auto"        # the runner's backend: auto, numpy, onnx, native-int8b, onnx-int8b, onnx-int8, onnx-fp16, tflite
+    backend: str = "auto"        # the runner's backend: auto, or a name in device/runner/backends.py
     delegate: str = ""           # tflite: a delegate library on the device (the Neuron delegate on a MediaTek board)
+    min_tokens_per_s: float = 0.0   # QA on this device: the decoder's speed floor (0: none; core/qa/floor.py)
+    require_npu: bool = False       # QA on this device: fail a clip whose graphs ran, wholly or in part, on the CPU
 
     def url(self) -> str:
         """The device URL the CLI would take for this profile (without secrets)."""
@@ -58,6 +60,10 @@ class DeviceProfile:
                    port=u.port or 22, key=u.key or "", serial=u.host if kind == "adb" else "",
                    python=u.python or "", dir=u.dir or "", backend=u.backend or "auto", delegate=u.delegate or "")
 
+    def qa_floor(self) -> dict:
+        """What QA holds a clip to on this device, beside its suite's own floor (core/qa/floor.py::device_floor)."""
+        return {"min_tokens_per_s": float(self.min_tokens_per_s or 0.0), "require_npu": bool(self.require_npu)}
+
     def secret_key(self) -> str:
         """Where this profile's password is filed in the system keyring."""
         return f"{self.kind}:{self.user}@{self.host}:{self.port}"
@@ -71,4 +77,6 @@ class DeviceProfile:
         kw = {k: v for k, v in d.items() if k in names}
         if "port" in kw:
             kw["port"] = int(kw["port"] or 22)
+        if "min_tokens_per_s" in kw:
+            kw["min_tokens_per_s"] = float(kw["min_tokens_per_s"] or 0.0)
         return cls(**kw)

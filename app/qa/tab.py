@@ -36,7 +36,7 @@ from app.runs.focus import run_energy
 from app.runs.record import RunRecord
 from core.errors import WhisperKVError
 from core.model.placement import RanOn
-from core.qa.floor import hold_to_floor
+from core.qa.floor import device_floor, hold_to_floor
 from core.qa.run import SUMMARY_COLUMNS, ClipResult, SuiteResult, failed, score
 from core.qa.suite import Clip, Suite, load_suite
 
@@ -205,7 +205,8 @@ class QaTab(QWidget):
                             run.transcript)    # the text decoded before the failure stays in the row
         else:
             wall_ms = run.arrivals_ms[-1] if run.arrivals_ms else 0.0
-            result = hold_to_floor(clip, score(clip, run.transcript, wall_ms, run.duration_s, run_energy(run)),
+            held = device_floor(clip, **run.qa_floor)      # the device profile's floor beside the suite's
+            result = hold_to_floor(held, score(held, run.transcript, wall_ms, run.duration_s, run_energy(run)),
                                    RanOn.from_dict(run.device_info.get("ran_on")))
         self.results[self.index] = result
         self._fill(self.index, result.summary_cells(), PASS if result.passed else FAIL)

@@ -49,6 +49,7 @@ def run_to_dict(run: RunRecord) -> dict:
         "text": run.text(),
         "error": run.error,
         "live": run.live,
+        "qa_floor": run.qa_floor,
         "events": [dict(event_to_dict(ev), host_arrival_ms=round(t, 3)) for ev, t in zip(run.events, run.arrivals_ms)],
     }
 
@@ -59,6 +60,7 @@ def run_from_dict(d: dict) -> RunRecord:
     for ev in d.get("events", []):
         run.add(event_from_dict(ev), float(ev.get("host_arrival_ms", 0.0)))
     run.error = d.get("error")
+    run.qa_floor = d.get("qa_floor") or {}
     run.audio_path, run.audio_sha256 = d.get("audio_path", ""), d.get("audio_sha256", "")
     run.live = d.get("live")
     return run

@@ -1,4 +1,5 @@
-"""A suite's speed floor and its NPU requirement, held against each decoded clip.
+"""A suite's speed floor and its NPU requirement, held against each decoded clip (and a studio device profile's,
+the stricter of the two: device_floor).
 
 A clip (or a suite's [defaults]) may set `min_tokens_per_s`, a floor on the decoder's speed (its steps over the
 runner's decode time), and `require_npu`, which fails a clip whose graphs ran, wholly or in part, on the CPU.
@@ -6,6 +7,8 @@ WhisperKit's regression tests fail a run below a speed floor for the same reason
 still gives the right text. Where the graphs ran comes from the device's hello (core/model/placement.py).
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 from core.model.placement import RanOn
 from core.qa.suite import Clip
@@ -16,6 +19,13 @@ UNSAID = "the device did not say where its graphs ran, and the NPU was required"
 def tokens_per_s(r) -> float | None:
     """Decoder steps per second of a ClipResult's decode time (None when nothing was decoded)."""
     return round(r.steps * 1e3 / r.decode_ms, 2) if r.steps and r.decode_ms else None
+
+
+def device_floor(clip: Clip, min_tokens_per_s: float = 0.0, require_npu: bool = False) -> Clip:
+    """The clip as held on a device whose profile sets its own floor (0: none) and NPU requirement: the stricter
+    floor of the two, and the NPU required if either requires it."""
+    floors = [f for f in (clip.min_tokens_per_s, min_tokens_per_s) if f]
+    return replace(clip, min_tokens_per_s=max(floors) if floors else None, require_npu=clip.require_npu or require_npu)
 
 
 def hold_to_floor(clip: Clip, r, ran_on: RanOn | None):

@@ -16,7 +16,17 @@ def test_the_device_panel_round_trips_backend_and_delegate(qtbot):
 
     panel = DevicePanel()
     qtbot.addWidget(panel)
-    p = DeviceProfile(name="board", kind="adb", serial="X1", backend="tflite", delegate="/vendor/lib64/libneuron.so")
+    p = DeviceProfile(name="board", kind="adb", serial="X1", backend="tflite", delegate="/vendor/lib64/libneuron.so",
+                      min_tokens_per_s=20.0, require_npu=True)
     panel.show_profile(p)
     got = panel.profile()
     assert (got.backend, got.delegate) == ("tflite", "/vendor/lib64/libneuron.so")
+    assert got.qa_floor() == {"min_tokens_per_s": 20.0, "require_npu": True}
+    panel.show_profile(DeviceProfile())
+    assert panel.profile().qa_floor() == {"min_tokens_per_s": 0.0, "require_npu": False}
+
+
+def test_a_profile_saved_before_the_qa_floor_loads_with_none():
+    old = {"name": "board", "kind": "ssh", "host": "b", "backend": "tflite"}
+    assert DeviceProfile.from_dict(old).qa_floor() == {"min_tokens_per_s": 0.0, "require_npu": False}
+    assert DeviceProfile.from_dict(DeviceProfile(min_tokens_per_s=12.5).to_dict()).min_tokens_per_s == 12.5

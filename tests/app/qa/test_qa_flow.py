@@ -48,3 +48,25 @@ def test_suite_row_opens_in_the_main_view(qapp, tmp_path):
         assert RecordingClient.n_frames == [content_frames(load_audio(HELLO))]   # timestamps never seek into padding
     finally:
         window.close()
+
+
+def test_the_device_profile_s_floor_fails_a_clip_the_suite_alone_passes(qapp, tmp_path):
+    """The device panel's QA floor and NPU requirement (DeviceProfile.qa_floor) hold beside the suite's: the local
+    runner's CPU decode of a clip with the right text fails on both, each reason named in its row."""
+    (tmp_path / "s.toml").write_text(f'[[clip]]\naudio = "{HELLO}"\nlanguage = "en"\nreference = "Hello world."\n'
+                                     'max_wer = 0.5\n', encoding="utf-8")
+    window = make_window(settings_file(tmp_path / "app.ini"))
+    try:
+        window.device.floor.setValue(100000.0)
+        window.device.require_npu.setChecked(True)
+        finished = []
+        window.qa.suiteFinished.connect(finished.append)
+        assert window.qa.start(str(tmp_path / "s.toml"))
+        wait_for(lambda: finished, "the suite to finish")
+        (result,) = finished[0].results
+        assert not result.passed and result.ran_on == "CPU"
+        assert result.failures == [f"{result.tokens_per_s:.1f} tokens/s < floor 100000",
+                                   "ran on the CPU where the NPU was required"]
+        assert window.run.qa_floor == {"min_tokens_per_s": 100000.0, "require_npu": True}
+    finally:
+        window.close()

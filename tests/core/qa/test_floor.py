@@ -49,3 +49,19 @@ def test_a_clip_that_already_failed_keeps_its_reasons(tmp_path):
     c = clip(tmp_path, "require_npu = true\nmin_tokens_per_s = 1000\n")
     wrong = hold_to_floor(c, result(c, text="goodbye cruel moon here"), CPU)
     assert not wrong.passed and len(wrong.failures) == 3 and wrong.failures[0].startswith("WER")
+
+
+def test_a_device_profile_s_floor_beside_the_suite_s_the_stricter_holds(tmp_path):
+    """The studio's device profile may set a floor and require the NPU (DeviceProfile.qa_floor) on top of the suite."""
+    from core.qa.floor import device_floor
+
+    suite_20 = clip(tmp_path, "min_tokens_per_s = 20\n")
+    assert device_floor(suite_20, 50.0).min_tokens_per_s == 50.0          # the device asks more
+    assert device_floor(suite_20, 5.0).min_tokens_per_s == 20.0           # the suite asks more
+    assert device_floor(suite_20, 0.0) == suite_20                       # 0: the device sets none
+    plain = clip(tmp_path, "")
+    held = device_floor(plain, 1000.0, require_npu=True)
+    assert (held.min_tokens_per_s, held.require_npu) == (1000.0, True)
+    failed = hold_to_floor(held, result(held), CPU)
+    assert failed.failures == [f"{failed.tokens_per_s:.1f} tokens/s < floor 1000",
+                               "ran on the CPU where the NPU was required"]
