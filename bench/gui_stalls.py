@@ -63,7 +63,7 @@ class ReplayDecoder(Decoder):
 
         def arrival(ev):
             time.sleep(self.gap_s)
-            self.last_t = time.monotonic()
+            self._arrived(time.monotonic())
             return ev
 
         with_attention = options is not None and options.attention

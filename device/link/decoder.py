@@ -37,7 +37,6 @@ class Decoder:
     def __init__(self):
         self.samples: list[dict] = []     # what the board reported while requests ran (`sample` events), in order
         self.on_sample: Callable[[dict], None] | None = None
-        self.last_t = 0.0                 # time.monotonic() when the last event arrived
         self.upload_ms = 0.0              # handing the requests' frames to the link, summed
         self.arrivals: list[float] = []   # time.monotonic() of every event, in order
         self.t_start: float | None = None  # time.monotonic() when the first window's request went out
@@ -91,8 +90,12 @@ class Decoder:
         return {"device": self.label, "upload_ms": round(self.upload_ms, 3),
                 "host_ms": [round((t - (self.t_start or t)) * 1e3, 3) for t in self.arrivals]}
 
+    @property
+    def last_t(self) -> float:
+        """time.monotonic() when the last event arrived (0.0 before any)."""
+        return self.arrivals[-1] if self.arrivals else 0.0
+
     def _arrived(self, t: float) -> None:
-        self.last_t = t
         self.arrivals.append(t)
 
     def _sampled(self, sample: dict) -> None:
@@ -190,7 +193,8 @@ class InProcessDecoder(Decoder):
         return self.info
 
     def _load_tokenizer(self):
-        return self.connect() and self.model.tokenizer
+        self.connect()
+        return self.model.tokenizer
 
     @property
     def languages(self) -> dict:

@@ -2,7 +2,7 @@
 device profile, and read whole by device/link/decoder.py::open_decoder."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from core.errors import WhisperKVError
 from device.link.urls import DeviceURL, parse_device_url
@@ -48,9 +48,6 @@ class Target:
         args = [arg for name in PASSED if (value := getattr(self, name)) not in (None, "", "auto")
                 for arg in (f"--{name.replace('_', '-')}", value)]
         return args + (["--workload", self.workload] if self.url is not None and self.url.scheme == "local" else [])
-
-    def with_workload(self, workload: str) -> "Target":
-        return replace(self, workload=workload)
 
 
 def parse_target(device: str | None = "local", *, model: str | None = None, backend: str | None = "auto",
