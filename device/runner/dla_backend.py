@@ -79,7 +79,9 @@ class DlaBackend:
 
     def describe(self) -> dict:
         """What `hello` reports: the runtime library and each graph's .dla, all of it on the NPU."""
-        return {"runtime": "neuron", "library": self.lib.path, "soc": self.soc, "weights": self.dtype,
+        version = self.lib.version()
+        return {"runtime": "neuron", "library": self.lib.path, **({"library_version": version} if version else {}),
+                "soc": self.soc, "weights": self.dtype,
                 "graphs": [{"graph": g, "file": s.file.name, "sha256": s.sha256, "runs_on": "dla"}
                            for g, s in (("encoder", self._encoder), ("decoder_step", self._step))]}
 

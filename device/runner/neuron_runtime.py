@@ -7,6 +7,7 @@ The C API (NeuroPilot's public RuntimeV2.h, docs/board.md):
     int  NeuronRuntimeV2_getInputSize / getOutputSize(void* runtime, uint64_t handle, size_t* bytes);
     int  NeuronRuntimeV2_getInputPaddedSize / getOutputPaddedSize(void* runtime, uint64_t handle, size_t* bytes);
     void NeuronRuntimeV2_release(void* runtime);
+    int  NeuronRuntime_getVersion(NeuronVersion* version);     (optional: {uint8 major, minor, patch})
 Every int is a RuntimeAPI error code, 0 on success. Inputs and outputs are slots in the order the compiler
 gave them (the TFLite graph's), each an IOBuffer over memory the caller owns.
 """
@@ -37,6 +38,10 @@ class IOBuffer(ctypes.Structure):
     _fields_ = [("buffer", ctypes.c_void_p), ("length", ctypes.c_size_t), ("fd", ctypes.c_int),
                 ("offset", ctypes.c_int), ("reserved2_should_be_init_zero", ctypes.c_uint64),
                 ("reserved3_should_be_init_zero", ctypes.c_uint64)]
+
+
+class NeuronVersion(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint8), ("minor", ctypes.c_uint8), ("patch", ctypes.c_uint8)]
 
 
 class SyncInferenceRequest(ctypes.Structure):
@@ -83,6 +88,16 @@ class NeuronLibrary:
             if hasattr(lib, f"NeuronRuntimeV2_{name}"):
                 self._fn(name, [vp, ctypes.c_uint64, ctypes.POINTER(sz)])
         self._fn("release", [vp], restype=None)
+
+    def version(self) -> str | None:
+        """The library's version, "major.minor.patch", where it reports one (a .dla loads only on a runtime of
+        its compiler's major version)."""
+        get = getattr(self.lib, "NeuronRuntime_getVersion", None)
+        if get is None:
+            return None
+        get.argtypes, get.restype = [ctypes.POINTER(NeuronVersion)], ctypes.c_int
+        v = NeuronVersion()
+        return f"{v.major}.{v.minor}.{v.patch}" if get(ctypes.byref(v)) == 0 else None
 
     def _fn(self, name: str, argtypes: list, restype=ctypes.c_int) -> None:
         f = getattr(self.lib, f"NeuronRuntimeV2_{name}")

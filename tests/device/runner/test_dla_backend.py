@@ -91,6 +91,15 @@ def test_the_dla_gives_the_reference_tokens_and_each_graph_runs_on_the_runtime(d
                                                                  "sha256": "", "runs_on": "dla"}
 
 
+def test_hello_names_the_runtime_library_and_its_version_where_it_reports_one(dla_bundle, standin, tmp_path):
+    """The stand-in reports 0.0.1 (no real runtime is that old); one built without NeuronRuntime_getVersion
+    reports none, and the runner still serves."""
+    detail = DlaBackend.from_bundle(dla_bundle, str(standin)).describe()
+    assert (detail["library"], detail["library_version"]) == (str(standin), "0.0.1")
+    quiet = build_standin(tmp_path, "NO_VERSION")
+    assert "library_version" not in DlaBackend.from_bundle(dla_bundle, str(quiet)).describe()
+
+
 def test_a_wrong_slot_size_is_refused_naming_the_file_the_slot_and_both_sizes(dla_bundle, standin, tmp_path):
     bad = tmp_path / "bad"
     shutil.copytree(dla_bundle, bad)

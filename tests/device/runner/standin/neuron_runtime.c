@@ -6,6 +6,8 @@
  * stand-in ncc-tflite stored inside the .dla in LiteRT. Built by the tests with
  *   cc -shared -fPIC -I<python include> -DSTANDIN_DIR='"<this folder>"' [-DFAIL_CREATE] [-DFAIL_RUN_AT=N]
  * FAIL_CREATE makes every create fail with code 4; FAIL_RUN_AT makes the Nth run (1-based) fail with code 5.
+ * NeuronRuntime_getVersion reports 0.0.1 (no real runtime is that old); NO_VERSION leaves the symbol out, as a
+ * library that reports none.
  */
 #include <Python.h>
 #include <stdint.h>
@@ -116,6 +118,21 @@ int NeuronRuntimeV2_getOutputPaddedSize(void* runtime, uint64_t h, size_t* n) {
     return get(runtime, "outputs", (long)h, n);
 }
 int NeuronRuntimeV2_setQoSOption(void* runtime, const void* qos) { (void)runtime; (void)qos; return 0; }
+
+#ifndef NO_VERSION
+typedef struct {
+    uint8_t major;
+    uint8_t minor;
+    uint8_t patch;
+} NeuronVersion;
+
+int NeuronRuntime_getVersion(NeuronVersion* version) {
+    version->major = 0;
+    version->minor = 0;
+    version->patch = 1;
+    return 0;
+}
+#endif
 
 void NeuronRuntimeV2_release(void* runtime) {
     PyGILState_STATE g = PyGILState_Ensure();
