@@ -37,6 +37,7 @@ from app.views.error_dialog import show_failure
 from app.views.export_menu import ExportMenu
 from app.views.live_panel import LivePanel
 from app.views.menus import build_menus
+from app.views.npu_profile_view import NpuProfileView
 from app.views.quality_strip import QualityStrip
 from app.views.run_controls import RunControls
 from app.views.segments import SegmentsView
@@ -83,6 +84,7 @@ class MainWindow(QMainWindow):
         self.segments = SegmentsView()
         self.qa = QaTab()
         self.live_panel = LivePanel()
+        self.npu_view = NpuProfileView()
         self.run_picker = QComboBox()
         self.run_picker.setMinimumWidth(300)
         self.status = StatusBar()
@@ -91,7 +93,7 @@ class MainWindow(QMainWindow):
             self, [(self.audio, 3), (self.controls, 0), (self.device, 0)], self.run_picker,
             [self.banner, self.quality], self.transcript, [self.heatmap, self.plots],
             {"Tokens": self.table, "Segments": self.segments, "Compare runs": self.compare, "QA suite": self.qa,
-             "Live": self.live_panel})
+             "Live": self.live_panel, "NPU profile": self.npu_view})
         self.exports = ExportMenu(self)
         build_menus(self, self.audio.open_dialog, self.exports, self.transcribe, self.stop)
 
@@ -121,7 +123,7 @@ class MainWindow(QMainWindow):
         self.runs.updated.connect(self._on_run_updated)
         self.runs.ended.connect(self._on_run_ended)
         self.runs.failed.connect(self.show_failure)
-        self.qa.transcribeRequested.connect(self._transcribe_for_qa)
+        self.qa.transcribeRequested.connect(lambda clip, opts: self.qa.run_started(self.transcribe_clip(clip, opts)))
         self.qa.stopRequested.connect(self.stop)
         self.qa.openRunRequested.connect(self.open_run)
         self.qa.failed.connect(self.show_failure)
@@ -194,9 +196,6 @@ class MainWindow(QMainWindow):
         self.status.showMessage(f"Transcribing {clip.name} on {profile.url()}…")
         return run
 
-    def _transcribe_for_qa(self, clip: AudioClip, options: DecodeOptions) -> None:
-        self.qa.run_started(self.transcribe_clip(clip, options))
-
     def open_run(self, run: RunRecord) -> None:
         """Show a run of the session in the main view (transcript, graphs, table, segments)."""
         index = self.run_picker.findData(run.id)
@@ -256,6 +255,7 @@ class MainWindow(QMainWindow):
         self.banner.show_run(self.run)
         self.quality.show_run(self.run)
         self.segments.set_run(self.run)
+        self.npu_view.set_run(self.run)
 
     # --- live mode -------------------------------------------------------------------------------
 

@@ -28,6 +28,7 @@ class RunController(QObject):
         worker.finished.connect(self._on_finished)
         worker.failed.connect(self._on_failed)
         worker.loading.connect(self._on_loading)
+        worker.npu_profile.connect(self._on_npu_profile)
 
     def start(self, clip: AudioClip, options: DecodeOptions, profile: DeviceProfile, password: str,
               device_info: dict) -> RunRecord | None:
@@ -57,6 +58,11 @@ class RunController(QObject):
         if run is not None:
             run.runner_loading = True
             self.updated.emit(run)
+
+    def _on_npu_profile(self, run_id: int, found: list) -> None:
+        run = self.session.by_id(run_id)
+        if run is not None:
+            run.npu_profile = found
 
     def _on_events(self, run_id: int, batch: list) -> None:
         run = self.session.by_id(run_id)

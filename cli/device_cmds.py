@@ -46,7 +46,7 @@ def target_from_args(args, workload: str = "lean", device: str | None = None, ru
     password = os.environ.get("WHISPERKV_SSH_PASSWORD") if str(device).startswith("ssh://") else None
     settings = {name: getattr(args, name, None) for name in ("model", "backend", "delegate")} if runner else {}
     return parse_target(device, **settings, workload=workload, trust_host_key=getattr(args, "trust_host_key", None),
-                        password=password)
+                        password=password, npu_profile=bool(runner and getattr(args, "npu_profile", None)))
 
 
 def open_device(target):

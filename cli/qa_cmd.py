@@ -49,6 +49,8 @@ def register(subs) -> None:
     p.add_argument("--fail-on", type=_marks, default=("regressed",), metavar="MARKS",
                    help="baseline marks that exit 1, comma-separated from regressed, slower, changed "
                         "(default: regressed; 'none' for none)")
+    p.add_argument("--npu-profile", action="store_true", help="run each runner with the Neuron runtime's profiler "
+                   "on: every clip's report shows each graph's slowest ops (dla, or tflite with the Neuron delegate)")
     add_device_args(p, repeatable=True)
     p.set_defaults(run=run)
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from core.decode.window_feed import decode_source
 from core.errors import WhisperKVError
 from core.model.mel import FRAMES_PER_SECOND
 from core.model.mel_file import MelSource
+from core.model.npu_profile import profile_text, profiles, to_json, write_reports
 from device.link.decoder import Decoder
 from device.runner.backends import backend_help
 
@@ -42,6 +44,9 @@ def register(subs) -> None:
                    "whose compression ratio is over 2.4 or avg logprob under -1.0 at T=0.2, 0.4 … 1.0, sampling")
     p.add_argument("--seed", type=int, default=0, help="the fallback's sampling seed (default 0): same seed, "
                    "same transcript")
+    p.add_argument("--npu-profile", default=None, metavar="DIR", help="run the runner with the Neuron runtime's "
+                   "profiler on, save its CSV reports in DIR and print each graph's slowest ops (dla, or tflite "
+                   "with the Neuron delegate)")
     p.add_argument("--srt", default=None, metavar="PATH", help="also write SRT subtitles (per word with "
                    "--word-timestamps)")
     p.add_argument("--vtt", default=None, metavar="PATH", help="also write WebVTT subtitles (per word with "
@@ -88,6 +93,8 @@ def run(args) -> int:
     # this process beside the runner while it encodes (docs/benchmarks-history.md, "Whole process").
     steady_heap()
     options = options_from_args(args)
+    if args.npu_profile:
+        make_folder(args.npu_profile)       # an unwritable folder fails now, not after the decode
     with open_cli_decoder(args, "one-shot") as decoder:   # a bad URL or backend fails here, before anything slow
         # A runner starts, and loads its model, while the audio is read; in this process the audio is read first.
         connecting = None if decoder.target.in_process else in_background(decoder.connect)
@@ -101,7 +108,10 @@ def run(args) -> int:
         levels: dict = {}     # window → per-frame loudness of the host's mel, for the EOT focus in the verdict
         t0 = time.perf_counter() - audio_s       # total_ms: reading the audio plus decoding, not the start-up
         events = decode_source(source, options, decoder.window, levels=levels)
-        return report(events, args, t0, Ran(decoder, levels, source.n_frames / FRAMES_PER_SECOND))
+        code = report(events, args, t0, Ran(decoder, levels, source.n_frames / FRAMES_PER_SECOND))
+        if args.npu_profile:
+            show_npu_profile(decoder, args.npu_profile)
+        return code
 
 
 @dataclass
@@ -115,7 +125,9 @@ class Ran:
 
     def meta(self) -> dict:
         d = self.decoder
+        found = profiles(d.npu_files())
         return {**d.meta(), **({"link": link} if (link := d.link()) else {}),
+                **({"npu_profile": to_json(found)} if found else {}),
                 # filled as the windows run: --json prints it after the last one
                 **({"samples": d.samples} if d.info is not None and d.info.soc else {})}
 
@@ -180,6 +192,27 @@ def report_failure(result: Transcript, args, failure: WhisperKVError, total_ms: 
     print(f"whisperkv: error: {failure} (the text decoded before it was printed: {len(result.windows)} "
           f"window(s), {len(result.steps)} steps)", file=sys.stderr)
     return 2
+
+
+def show_npu_profile(decoder: Decoder, folder: str) -> None:
+    """--npu-profile: the runner's Neuron profiler reports saved into `folder`, and each graph's slowest ops on
+    stderr (also after a failed decode: the windows that ran keep theirs)."""
+    written = write_reports(decoder.npu_reports, folder)
+    found = profiles(decoder.npu_files())
+    if found:
+        print(profile_text(found), file=sys.stderr)
+        print(f"[npu profile: {len(written)} report(s) in {folder}]", file=sys.stderr)
+    else:
+        backend = decoder.info.backend if decoder.info else "?"
+        print(f"[npu profile: the runner's Neuron runtime wrote no report (backend {backend}); the profile comes "
+              "from the dla backend, or tflite with the Neuron delegate]", file=sys.stderr)
+
+
+def make_folder(folder: str) -> None:
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as exc:
+        raise WhisperKVError(f"cannot make the folder {folder}: {exc.strerror}", "pass a writable folder") from exc
 
 
 def print_words(words: list[dict]) -> None:

@@ -75,6 +75,9 @@ class DevicePanel(QGroupBox):
                               "floor applies too: the stricter one holds)")
         self.require_npu = QCheckBox("fail a QA clip that ran on the CPU")
         self.require_npu.setToolTip("QA on this device fails a clip whose graphs ran, wholly or in part, on the CPU")
+        self.npu_profile = QCheckBox("profile the NPU (dla, or tflite with the Neuron delegate)")
+        self.npu_profile.setToolTip("The runner starts with the Neuron runtime's profiler on; each run's per-op "
+                                    "times show in the NPU profile tab")
         self.connect_button = QPushButton("Connect")
         self.test_button = QPushButton("Test connection")
         self.deploy_button = QPushButton("Deploy")
@@ -104,6 +107,7 @@ class DevicePanel(QGroupBox):
         self.form.addRow("Delegate", self.delegate)
         self.form.addRow("QA floor", self.floor)
         self.form.addRow("Require NPU", self.require_npu)
+        self.form.addRow("NPU profile", self.npu_profile)
         buttons = QHBoxLayout()
         buttons.addWidget(self.connect_button)
         buttons.addWidget(self.test_button)
@@ -157,6 +161,7 @@ class DevicePanel(QGroupBox):
         self.delegate.setText(p.delegate)
         self.floor.setValue(p.min_tokens_per_s or 0.0)
         self.require_npu.setChecked(p.require_npu)
+        self.npu_profile.setChecked(p.npu_profile)
         self.password.setText(passwords.load(p.secret_key()) if p.kind == "ssh" else "")
         self._show_fields()
 
@@ -167,7 +172,7 @@ class DevicePanel(QGroupBox):
                              python=self.python.text().strip(), dir=self.dir.text().strip(),
                              trust_host_key=self.trust.text().strip(), backend=self.backend.currentText(),
                              delegate=self.delegate.text().strip(), min_tokens_per_s=self.floor.value(),
-                             require_npu=self.require_npu.isChecked())
+                             require_npu=self.require_npu.isChecked(), npu_profile=self.npu_profile.isChecked())
 
     def current_name(self) -> str:
         return self.profile_combo.currentText()

@@ -26,6 +26,7 @@ class DeviceProfile:
     delegate: str = ""           # tflite: a delegate library on the device (the Neuron delegate on a MediaTek board)
     min_tokens_per_s: float = 0.0   # QA on this device: the decoder's speed floor (0: none; core/qa/floor.py)
     require_npu: bool = False       # QA on this device: fail a clip whose graphs ran, wholly or in part, on the CPU
+    npu_profile: bool = False       # the runner runs the Neuron runtime's profiler; each run keeps its per-op times
 
     def url(self) -> str:
         """The device URL the CLI would take for this profile (without secrets)."""
@@ -45,7 +46,7 @@ class DeviceProfile:
     def target(self, password: str = "", workload: str = "serve") -> Target:
         """The device target this profile names (device/link/target.py), parsed as the CLI parses --device."""
         return parse_target(self.url(), workload=workload, trust_host_key=self.trust_host_key or None,
-                            password=password or None)
+                            password=password or None, npu_profile=self.npu_profile)
 
     @classmethod
     def from_url(cls, url: str, name: str) -> DeviceProfile:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from typing import Callable
 
 import numpy as np
@@ -21,6 +22,7 @@ from app.errors import RESTARTABLE, Failure, failure_of
 from core.decode.events import TokenEvent
 from core.decode.options import DecodeOptions
 from core.decode.window_feed import HeldMels, decode_source
+from core.model.npu_profile import profiles, to_json
 
 BATCH_S = 0.02
 
@@ -61,6 +63,8 @@ class TranscribeWorker(QObject):
     finished = Signal(int)                 # run id; the run ended with a done event
     failed = Signal(int, object)           # run id (0 when connecting), Failure
     samples = Signal(int, dict)            # run id, a `sample` event: what the board pays (docs/protocol.md)
+    npu_profile = Signal(int, list)        # run id, its per-op times a graph (core/model/npu_profile.py), before
+                                           # its finished/failed, from a runner started with the profiler on
 
     # Requests from the UI thread arrive through these queued signals.
     _connect_requested = Signal(object, str)
@@ -123,7 +127,8 @@ class TranscribeWorker(QObject):
         mislabels the first moment of a run)."""
         decoder, current = self.decoder, self.profile
         return (decoder is not None and decoder.info is not None and current is not None
-                and (current.url(), current.trust_host_key) == (profile.url(), profile.trust_host_key))
+                and (current.url(), current.trust_host_key, current.npu_profile)
+                == (profile.url(), profile.trust_host_key, profile.npu_profile))
 
     def _ensure_decoder(self, profile: DeviceProfile, password: str = "", run_id: int = 0):
         if self.is_connected(profile):
@@ -163,9 +168,14 @@ class TranscribeWorker(QObject):
     def _transcribe(self, run_id: int, mels: np.ndarray, options: DecodeOptions, profile: DeviceProfile,
                     password: str, n_frames: int | None) -> None:
         batch = Batcher(lambda items: self.events.emit(run_id, items))
+        decoder, since = None, 0
         try:
             decoder = self._ensure_decoder(profile, password, run_id)
             decoder.on_sample = lambda sample: self.samples.emit(run_id, sample)
+            since = len(decoder.npu_reports)
+            if options.wants_attention and not decoder.takes("attention"):
+                # a .dla step has no attention output: the run goes without, rather than the runner refusing it
+                options = replace(options, attention=False, word_timestamps=False)
             t0, cancel_sent = time.monotonic(), False
             for ev in decode_source(HeldMels(mels, n_frames or 0), options, decoder, self._cancel.is_set):
                 # ms since the run's first request went out, as the event arrived
@@ -175,11 +185,19 @@ class TranscribeWorker(QObject):
                     cancel_sent = True
         except Exception as exc:
             batch.flush()
+            if decoder is not None:
+                self._profiled(run_id, decoder, since)    # the windows that ran keep theirs
             failure = self.request_failure(exc)
             self.failed.emit(run_id, failure)
             return
         batch.flush()
+        self._profiled(run_id, decoder, since)
         self.finished.emit(run_id)
+
+    def _profiled(self, run_id: int, decoder, since: int) -> None:
+        target = getattr(decoder, "target", None)
+        if target is not None and target.npu_profile:
+            self.npu_profile.emit(run_id, to_json(profiles(decoder.npu_files(since))))
 
     @Slot()
     def close(self) -> None:

@@ -208,6 +208,7 @@ class QaTab(QWidget):
             held = device_floor(clip, **run.qa_floor)      # the device profile's floor beside the suite's
             result = hold_to_floor(held, score(held, run.transcript, wall_ms, run.duration_s, run_energy(run)),
                                    RanOn.from_dict(run.device_info.get("ran_on")))
+        result.npu_profile = run.npu_profile or None
         self.results[self.index] = result
         self._fill(self.index, result.summary_cells(), PASS if result.passed else FAIL)
         self.clipScored.emit(self.index, result)

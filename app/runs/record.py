@@ -50,6 +50,7 @@ class RunRecord:
     runner_loading: bool = False                     # the runner was starting for this run (until its first event)
     live: dict | None = None                         # a live stream's summary (app/runs/live.py); None offline
     qa_floor: dict = field(default_factory=dict)     # its device profile's QA floor (DeviceProfile.qa_floor)
+    npu_profile: list | None = None                  # the Neuron profiler's per-op times a graph; None: not profiled
     clip: object = None                              # the AudioClip decoded (not in the session file): plays spans
     audio_path: str = ""                             # the clip's file and its sha256 (in the session file): the
     audio_sha256: str = ""                           # audio is found again, or said to be gone, when the run is shown

@@ -50,6 +50,7 @@ def run_to_dict(run: RunRecord) -> dict:
         "error": run.error,
         "live": run.live,
         "qa_floor": run.qa_floor,
+        "npu_profile": run.npu_profile,
         "events": [dict(event_to_dict(ev), host_arrival_ms=round(t, 3)) for ev, t in zip(run.events, run.arrivals_ms)],
     }
 
@@ -61,6 +62,7 @@ def run_from_dict(d: dict) -> RunRecord:
         run.add(event_from_dict(ev), float(ev.get("host_arrival_ms", 0.0)))
     run.error = d.get("error")
     run.qa_floor = d.get("qa_floor") or {}
+    run.npu_profile = d.get("npu_profile")
     run.audio_path, run.audio_sha256 = d.get("audio_path", ""), d.get("audio_sha256", "")
     run.live = d.get("live")
     return run

@@ -8,6 +8,7 @@ from __future__ import annotations
 from html import escape
 
 from core.model.dims import ModelDims
+from core.model.npu_profile import label
 from core.qa import html_tables as tables
 from core.qa.baseline import describe
 from core.qa.chart import Chart, heatmap_svg
@@ -87,11 +88,24 @@ def clip_section(anchor: str, r: ClipResult, title: str, against: list[str] | No
             + (f"<ul class='fail'>{failures}</ul>" if failures else "")
             + (f"<p class='{'fail' if r.board['flag'] else 'muted'}'>Board: {escape(_board_line(r.board))}</p>"
                if r.board else "")
+            + (npu_profile_html(r.npu_profile) if r.npu_profile else "")
             + f"<p><b>Transcript</b>: {escape(r.text)}</p>"
             f"<p><b>Against the reference</b> (normalised, by {'character' if r.metric == 'cer' else 'word'}) "
             f"{LEGEND}:<br>{diff_html(r.reference, r.text, r.metric == 'cer')}</p>"
             + (f"<table><tr><th>start s</th><th>end s</th><th>text</th></tr>{segments}</table>" if segments else "")
             + f'<div class="charts">{"".join(charts(r))}</div></section>')
+
+
+def npu_profile_html(found: list[dict], top: int = 10) -> str:
+    """The Neuron profiler's slowest ops a graph (core/model/npu_profile.py), per inference."""
+    out = []
+    for p in found:
+        rows = "".join(f"<tr><td>{o['ms']:.3f}</td><td>{o['share']:.1%}</td><td>{escape(o['name'])}</td></tr>"
+                       for o in p["ops"][:top])
+        out.append(f"<p><b>NPU profile, {escape(label(p['graph']))}</b>: {p['ms_per_inference']:.2f} ms an "
+                   f"inference over {p['inferences']} <span class='muted'>({escape(p['table'])})</span></p>"
+                   f"<table><tr><th>ms</th><th>share</th><th>op</th></tr>{rows}</table>")
+    return "".join(out)
 
 
 def _board_line(b: dict) -> str:

@@ -22,6 +22,7 @@ from core.decode.window_feed import HeldMels, decode_source
 from core.errors import WhisperKVError
 from core.model.audio import SAMPLE_RATE, load_audio
 from core.model.mel import content_frames, mel_windows
+from core.model.npu_profile import profiles, to_json
 from core.model.placement import RanOn
 from core.qa.attention_map import attention_map
 from core.qa.board_cost import clip_cost
@@ -73,6 +74,7 @@ class ClipResult:
     board: dict | None = None     # what it cost the board, and whether it ran hot (core/qa/board_cost.py)
     ran_on: str = ""              # where its graphs ran: NPU, CPU, or a delegate's share (core/qa/floor.py)
     tokens_per_s: float | None = None   # decoder steps per second of decode time (core/qa/floor.py)
+    npu_profile: list[dict] | None = None   # the Neuron profiler's per-op times a graph (core/model/npu_profile.py)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -192,6 +194,8 @@ def run_clip(clip: Clip, decode: Decode, cache: bool = True, timestamps: bool | 
     transcript = Transcript()
     samples = getattr(decode, "samples", None)     # what the board reports, for all of a decoder's requests
     seen = len(samples) if samples is not None else 0
+    reports = getattr(decode, "npu_reports", None)  # the Neuron profiler's, from a runner started with it on
+    seen_reports = len(reports) if reports is not None else 0
     t0 = time.perf_counter()
     # Attention: the report shows where a failing clip's decoder looked, and where EOT looked.
     options = clip.options(cache=cache, timestamps=timestamps)
@@ -209,6 +213,8 @@ def run_clip(clip: Clip, decode: Decode, cache: bool = True, timestamps: bool | 
     result = score(clip, transcript, (time.perf_counter() - t0) * 1e3, len(audio) / SAMPLE_RATE,
                    frame_energy(mels.mels, mels.n_frames))
     result.board = clip_cost(samples[seen:]) if samples else None
+    if reports:
+        result.npu_profile = to_json(profiles(decode.npu_files(seen_reports))) or None
     return result
 
 

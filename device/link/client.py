@@ -61,6 +61,8 @@ class BoardClient:
         self.sample_s: float | None = 1.0
         self.samples: list[dict] = []            # the current/last request's
         self.on_sample: Callable[[dict], None] | None = None
+        # A runner started with --npu-profile sends its Neuron profiler's reports after each request.
+        self.on_npu_profile: Callable[[dict], None] | None = None
         self._stream: Stream | None = None
         self._parser = P.FrameParser(max_payload=0)
         self._frames: list[tuple[float, P.Frame | P.BadFrame]] = []
@@ -158,6 +160,10 @@ class BoardClient:
                     self.samples.append(h)
                     if self.on_sample is not None:
                         self.on_sample(h)
+                    continue
+                if h.get("type") == "npu_profile":
+                    if self.on_npu_profile is not None:
+                        self.on_npu_profile(h)
                     continue
                 finished = bool(h.get("final")) and h.get("type") == "done"
                 arrival = Arrival(self._event(h), rid, t, (t - t0) * 1000, finished, h.get("sent_t"))

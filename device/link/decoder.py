@@ -37,6 +37,10 @@ class Decoder:
     def __init__(self):
         self.samples: list[dict] = []     # what the board reported while requests ran (`sample` events), in order
         self.on_sample: Callable[[dict], None] | None = None
+        # the Neuron profiler's reports (a runner started with --npu-profile): one entry a window, in order,
+        # {"window": i, "backend": name, "files": [{"name": "encoder.csv", "text": ...}, ...]}
+        self.npu_reports: list[dict] = []
+        self.windows = 0                  # windows decoded (requests sent)
         self.upload_ms = 0.0              # handing the requests' frames to the link, summed
         self.arrivals: list[float] = []   # time.monotonic() of every event, in order
         self.t_start: float | None = None  # time.monotonic() when the first window's request went out
@@ -103,6 +107,10 @@ class Decoder:
         if self.on_sample is not None:
             self.on_sample(sample)
 
+    def npu_files(self, since: int = 0) -> list[tuple[str, str]]:
+        """The reports from window `since` on, as (file name, CSV text): what core/model/npu_profile.py reads."""
+        return [(f["name"], f["text"]) for r in self.npu_reports[since:] for f in r["files"]]
+
     def connect(self) -> RunnerInfo:
         raise NotImplementedError
 
@@ -124,6 +132,8 @@ class RunnerDecoder(Decoder):
         self.client, self.target = client, target
         self.label = client.transport.label
         client.on_sample = self._sampled
+        client.on_npu_profile = lambda h: self.npu_reports.append(
+            {"window": self.windows - 1, "backend": h.get("backend", "?"), "files": list(h.get("files") or [])})
 
     @property
     def info(self) -> RunnerInfo | None:
@@ -136,10 +146,15 @@ class RunnerDecoder(Decoder):
             # a runner that ignores --backend (older than the flag) serves its own choice
             raise WhisperKVError(f"the runner on {self.label} serves backend {info.backend!r}, not {asked!r}",
                                  "deploy this version of the runner with `whisperkv deploy --device URL`")
+        if self.target is not None and self.target.npu_profile and not info.raw.get("npu_profile"):
+            raise WhisperKVError(f"the runner on {self.label} does not run the Neuron profiler (it predates "
+                                 "--npu-profile)", "deploy this version of the runner with `whisperkv deploy "
+                                 "--device URL`")
         return info
 
     def window(self, mel: np.ndarray, options: DecodeOptions, n_frames: int) -> Iterator[Event]:
         self.t_start = self.t_start or time.monotonic()
+        self.windows += 1
         stream = self.client.transcribe(mel, options, n_frames=n_frames)
         try:
             for i, arrival in enumerate(stream):

@@ -27,6 +27,7 @@ class Target:
     neuron_lib: str | None = None
     workload: str = "lean"         # what the caller will ask: one-shot (transcribe), serve (stream, studio), lean
     trust_host_key: str | None = None
+    npu_profile: bool = False      # the runner runs the Neuron runtime's profiler and sends its reports
     password: str | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -47,12 +48,13 @@ class Target:
         board's may predate the flag (an unknown flag would stop it)."""
         args = [arg for name in PASSED if (value := getattr(self, name)) not in (None, "", "auto")
                 for arg in (f"--{name.replace('_', '-')}", value)]
-        return args + (["--workload", self.workload] if self.url is not None and self.url.scheme == "local" else [])
+        return (args + (["--npu-profile"] if self.npu_profile else [])
+                + (["--workload", self.workload] if self.url is not None and self.url.scheme == "local" else []))
 
 
 def parse_target(device: str | None = "local", *, model: str | None = None, backend: str | None = "auto",
                  delegate: str | None = None, workload: str = "lean", trust_host_key: str | None = None,
-                 password: str | None = None) -> Target:
+                 password: str | None = None, npu_profile: bool = False) -> Target:
     """The target for a --device URL (or `inprocess`) and the flags beside it. A setting given both as a flag and
     in the URL must agree. A backend for this PC is checked against this PC's registry now, before anything
     slow; a board's runner checks its own (its hello, device/link/decoder.py)."""
@@ -60,6 +62,9 @@ def parse_target(device: str | None = "local", *, model: str | None = None, back
         raise TargetError(f"unknown workload {workload!r}", "use one of: " + ", ".join(WORKLOADS))
     text = (device or "local").strip()
     url = None if text == IN_PROCESS else parse_device_url(text)
+    if npu_profile and url is None:
+        raise TargetError("--npu-profile needs a runner: the reports come from the runner's Neuron runtime",
+                          "use --device local or a board's URL")
     flags = {"model": model, "backend": None if backend in (None, "", "auto") else backend, "delegate": delegate}
     merged = {}
     for name in PASSED:
@@ -70,7 +75,7 @@ def parse_target(device: str | None = "local", *, model: str | None = None, back
                               f"give {name} once: as {option} or in the URL")
         merged[name] = flag or setting
     target = Target(url, merged["model"], merged["backend"] or "auto", merged["delegate"], merged["neuron_lib"],
-                    workload, trust_host_key, password)
+                    workload, trust_host_key, npu_profile, password)
     if target.on_this_pc and target.backend != "auto":
         from device.runner.backends import resolve  # this PC's registry: the local runner is this checkout
 

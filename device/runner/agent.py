@@ -24,7 +24,9 @@ from device import ROOT
 from device import protocol as P
 from device.runner.backends import REGISTRY, backend_help
 from device.runner.heap import steady_heap
+from device.runner.cache_paths import cache_home
 from device.runner.neuron_runtime import KNOWN_PATHS as NEURON_PATHS
+from device.runner.npu_profile import switch_on
 from device.runner.runtime_config import WORKLOADS, for_process
 from device.runner.served_model import ServedModel
 from device.runner.writer import Writer
@@ -178,6 +180,7 @@ class Agent:
                     self.out.send(d)
             if job.sampler:
                 job.sampler.close()     # no sample after the request's last event
+            self._send_npu_profile(job)
             # cancelled before the window began, the decoder had nothing to report
             self.out.send({**(done or {"type": "done", "id": job.id, "window": 0, "reason": "cancelled",
                                        "tokens": [], "text": "", "ms_total": 0.0}), "final": True})
@@ -185,7 +188,19 @@ class Agent:
             log.exception("request %s failed", job.id)
             if job.sampler:
                 job.sampler.close()
+            self._send_npu_profile(job)      # what ran before the failure was profiled too
             self.out.send(P.error_event(P.INTERNAL, f"{type(exc).__name__}: {exc}", job.id))
+
+    def _send_npu_profile(self, job: Job) -> None:
+        """With the profiler on: the request's reports, before the event that ends it."""
+        try:
+            files = self.served.npu_report()
+        except Exception as exc:          # a runtime that cannot be created again: the next request says so
+            log.warning("the NPU profile of request %s was lost: %s", job.id, exc)
+            return
+        if files is not None:
+            self.out.send({"type": "npu_profile", "id": job.id, "backend": self.served.model.backend.name,
+                           "files": files})
 
 
 def default_model() -> str | None:
@@ -206,6 +221,8 @@ def parser() -> argparse.ArgumentParser:
                     "/usr/lib/libneuron_stable_delegate.so (a missing one is an error, never a CPU fallback)")
     ap.add_argument("--neuron-lib", default=None, metavar="PATH", help="dla: MediaTek's Neuron runtime library "
                     "(default: the first of " + ", ".join(NEURON_PATHS) + " that exists)")
+    ap.add_argument("--npu-profile", action="store_true", help="run with the Neuron runtime's profiler on and "
+                    "send its CSV reports after each request (an `npu_profile` event; device/runner/npu_profile.py)")
     ap.add_argument("--encoder-cache-mb", type=int, default=128, help="cross K/V kept for reruns (0: off)")
     ap.add_argument("--workload", choices=WORKLOADS, default="lean", help="one-shot (`whisperkv transcribe`): "
                     "worker threads spin between a step's nodes, faster on an idle machine, slower beside busy "
@@ -223,7 +240,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
                         format="agent %(levelname)s %(message)s")
 
-    config = replace(for_process(args.workload), neuron_lib=args.neuron_lib)  # before any backend loads
+    profile_dir = str(switch_on(cache_home() / f"npu-profile-{os.getpid()}")) if args.npu_profile else None
+    # before any backend loads
+    config = replace(for_process(args.workload), neuron_lib=args.neuron_lib, npu_profile=profile_dir)
     steady_heap()
     out_fd = os.dup(1)
     os.dup2(2, 1)          # stray prints, from us or a library, now land in the log

@@ -17,6 +17,7 @@ from core.model.backend import check_cross
 from core.model.kv_cache import uncached_by_steps
 from core.model.weights import ModelDims
 from device.runner.neuron_runtime import NeuronGraph, NeuronLibrary
+from device.runner.npu_profile import point_at
 
 COMPILE_FIX = "compile the bundle with `whisperkv compile DIR` and deploy it with `whisperkv deploy --backend dla`"
 _NP = {"FLOAT32": np.float32, "FLOAT16": np.float16, "INT8": np.int8, "INT16": np.int16, "UINT8": np.uint8,
@@ -27,6 +28,7 @@ class _Slots:
     """A graph's recorded slots (model.json) and the runtime that serves them, checked against each other."""
 
     def __init__(self, lib: NeuronLibrary, folder: Path, entry: dict, threads: int):
+        self.lib, self.threads = lib, threads
         self.file = folder / entry["file"]
         self.sha256 = entry.get("sha256", "")
         self.inputs, self.outputs = entry.get("inputs"), entry.get("outputs")
@@ -47,6 +49,11 @@ class _Slots:
                                      f"{slot['bytes']}", COMPILE_FIX)
         self.out = [np.empty(s["shape"], _NP[s["dtype"]]) for s in self.outputs]
 
+    def recreate(self) -> None:
+        """A fresh runtime for the same file (its slots were checked at load)."""
+        self.graph.release()
+        self.graph = NeuronGraph(self.lib, self.file, self.threads)
+
     def run(self, named: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         ins = [np.ascontiguousarray(named[s["name"]], _NP[s["dtype"]]).reshape(s["shape"]) for s in self.inputs]
         self.graph.run(ins, self.out)
@@ -58,7 +65,7 @@ class DlaBackend:
 
     name = "dla"
 
-    def __init__(self, bundle, neuron_lib: str | None = None, threads: int = 1):
+    def __init__(self, bundle, neuron_lib: str | None = None, threads: int = 1, npu_profile: str | None = None):
         dla = bundle.manifest.get("dla")
         if not dla or not {"encoder", "decoder_step"} <= set(dla.get("graphs", {})):
             raise ModelError(f"the bundle at {bundle.path} has no compiled .dla graphs", COMPILE_FIX)
@@ -67,15 +74,25 @@ class DlaBackend:
         self.soc, self.dtype = dla.get("soc", ""), bundle.dtype
         self._cross_names = ("F",) if self.cross == "absorbed" else ("cross_k", "cross_v")
         self.token_embedding, self.positional_embedding = bundle.token_embedding, bundle.positional_embedding
-        self.lib = NeuronLibrary(neuron_lib)
+        self.lib, self.npu_profile = NeuronLibrary(neuron_lib), npu_profile
+        point_at(npu_profile, "encoder")
         self._encoder = _Slots(self.lib, bundle.path, dla["graphs"]["encoder"], threads)
+        point_at(npu_profile, "decoder_step")
         self._step = _Slots(self.lib, bundle.path, dla["graphs"]["decoder_step"], threads)
 
     @classmethod
-    def from_bundle(cls, path: str | Path, neuron_lib: str | None = None) -> "DlaBackend":
+    def from_bundle(cls, path: str | Path, neuron_lib: str | None = None,
+                    npu_profile: str | None = None) -> "DlaBackend":
         from device.runner.bundle import read_bundle
 
-        return cls(read_bundle(path), neuron_lib)
+        return cls(read_bundle(path), neuron_lib, npu_profile=npu_profile)
+
+    def flush_profile(self) -> None:
+        """With the profiler on: release each runtime, so that it writes its report, and create it again
+        (device/runner/npu_profile.py says why, and what a board must confirm)."""
+        for graph, slots in (("encoder", self._encoder), ("decoder_step", self._step)):
+            point_at(self.npu_profile, graph)
+            slots.recreate()
 
     def describe(self) -> dict:
         """What `hello` reports: the runtime library and each graph's .dla, all of it on the NPU."""
@@ -112,4 +129,4 @@ def build(source, *, config, **_) -> DlaBackend:
         raise ModelError("the dla backend runs a compiled bundle, not weights",
                          "export and compile one (`whisperkv export --format tflite --out DIR`, `whisperkv compile "
                          "DIR`), deploy it with `whisperkv deploy --backend tflite --model DIR`, and pass ?model=DIR")
-    return DlaBackend.from_bundle(source, config.neuron_lib)
+    return DlaBackend.from_bundle(source, config.neuron_lib, config.npu_profile)

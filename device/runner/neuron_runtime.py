@@ -155,6 +155,9 @@ class NeuronGraph:
 
     def run(self, inputs: list[np.ndarray], outputs: list[np.ndarray]) -> None:
         """One synchronous inference: every array C-contiguous, in slot order."""
+        if not self.handle:
+            raise NeuronError(f"the runtime of {self.file.name} was released and could not be created again",
+                              "restart the runner; if it persists check the APU driver's log (dmesg) on the board")
         ins = (IOBuffer * len(inputs))(*[_buffer(a) for a in inputs])
         outs = (IOBuffer * len(outputs))(*[_buffer(a) for a in outputs])
         rc = self.lib.call("run", self.handle, SyncInferenceRequest(ins, outs))

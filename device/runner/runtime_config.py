@@ -54,6 +54,8 @@ class RuntimeConfig:
     arena: bool = False
     profile: str | None = None      # a file prefix: ONNX Runtime profiles the step session (bench/step_profile.py)
     neuron_lib: str | None = None   # dla: the Neuron runtime library; None: the first of its known paths
+    npu_profile: str | None = None  # a folder: the Neuron runtime's profiler writes its reports there
+                                    # (device/runner/npu_profile.py)
 
     @classmethod
     def for_workload(cls, workload: str = "lean", **overrides) -> RuntimeConfig:

@@ -22,6 +22,7 @@ class ServedModel:
         self.error: str | None = None
         self.model = None           # device.runner.load.LoadedModel
         self.encoder_cache = None
+        self.npu_profile = config.npu_profile if config is not None else None   # the profiler's folder
         from device.runner.soc import board_soc
 
         self.soc = board_soc()        # read once: hello names it (docs/protocol.md)
@@ -42,7 +43,19 @@ class ServedModel:
             log.error("model not loaded: %s", exc)
 
     def hello(self, limits: dict) -> dict:
-        return hello_of(self.model, self.soc, limits)
+        return {**hello_of(self.model, self.soc, limits), **({"npu_profile": True} if self.npu_profile else {})}
+
+    def npu_report(self) -> list[dict] | None:
+        """With the profiler on, the reports the Neuron runtime wrote during the request just served (none when
+        the backend never reached the runtime); None when it is off."""
+        if not self.npu_profile:
+            return None
+        from device.runner.npu_profile import gather
+
+        flush = getattr(self.model.backend, "flush_profile", None)
+        if flush is not None:
+            flush()
+        return gather(self.npu_profile)
 
     def options(self, header: dict, rid: str) -> DecodeOptions:
         """The transcribe header's decode options, checked; ProtocolError(bad_request) names a bad field."""

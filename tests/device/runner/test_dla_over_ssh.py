@@ -73,7 +73,11 @@ def test_the_dla_over_ssh_gives_the_reference_tokens_and_says_it_ran_on_the_npu(
     calls = {g: (target / "model" / f"{g}.dla.calls").read_text().split() for g in ("encoder", "decoder_step")}
     assert calls["encoder"] == ["create", "run"]
     assert calls["decoder_step"].count("create") == 1 and calls["decoder_step"].count("run") == 4 + len(got["steps"]) - 1
-    text = whisperkv(home, "transcribe", wav, "--device", device, "--language", "en")
+    # the NPU's own profile, from the (stand-in) runtime on the board to this PC over SSH
+    text = whisperkv(home, "transcribe", wav, "--device", device, "--language", "en", "--npu-profile",
+                     str(home / "prof"))
     assert text.returncode == 0, text.stderr
     assert "ask not what your country can do for you" in text.stdout
     assert "backend dla | ran on the NPU (encoder.dla, decoder_step.dla on the Neuron runtime)]" in text.stderr
+    assert sorted(p.name for p in (home / "prof").iterdir()) == ["w00-decoder_step.csv", "w00-encoder.csv"]
+    assert "decoder step (one token):" in text.stderr

@@ -4,10 +4,20 @@ A stand-in `.dla` (the tests' stand-in ncc-tflite writes them) is b"STAND-IN DLA
 was compiled from: each runtime runs that graph in LiteRT, with its slots in the graph's input and output order.
 Every create and run is appended to `<dla>.calls` ("create", "run"), so a test can check that the encoder ran
 once per window and the step once per decoded position.
+
+The profiler, as MediaTek's runtime documents it: with MTKNN_ENABLE_PROFILER=1 at create, the report goes to the
+MTKNN_PROFILER_LOG_PATH named then, written when the runtime is released. Its tables have the documented columns
+(Time, Ratio, ExeTimes, Time/Inf., Description, GraphIdx, ExeIdx), but titles of its own, and LiteRT cannot time
+single ops: its per-op table splits each run's measured time over the ops by their multiply-accumulates. So it
+tests the path (board → PC → view), never the NPU's figures.
 """
 from __future__ import annotations
 
+import csv
 import ctypes
+import io
+import os
+import time
 
 import numpy as np
 
@@ -24,8 +34,9 @@ def create(path: str, threads: int) -> int:
     interp = Interpreter(model_content=data[len(MAGIC):], num_threads=max(1, threads))
     interp.allocate_tensors()
     handle = len(_runtimes) + 1 + max(_runtimes, default=0)
+    report = os.environ.get("MTKNN_PROFILER_LOG_PATH") if os.environ.get("MTKNN_ENABLE_PROFILER") == "1" else None
     _runtimes[handle] = {"interp": interp, "path": path, "inputs": interp.get_input_details(),
-                         "outputs": interp.get_output_details()}
+                         "outputs": interp.get_output_details(), "report": report, "run_ms": []}
     _log(path, "create")
     return handle
 
@@ -58,7 +69,9 @@ def run(handle: int, inputs: list, outputs: list) -> int:
         if length != size(handle, "inputs", rt["inputs"].index(d)):
             return 3                   # a buffer of the wrong size: the real runtime refuses it too
         interp.set_tensor(d["index"], _view(address, length, d))
+    t0 = time.perf_counter()
     interp.invoke()
+    rt["run_ms"].append((time.perf_counter() - t0) * 1000)
     for (address, length), d in zip(outputs, rt["outputs"]):
         out = np.ascontiguousarray(interp.get_tensor(d["index"]))
         if length != out.nbytes:
@@ -69,5 +82,40 @@ def run(handle: int, inputs: list, outputs: list) -> int:
 
 
 def release(handle: int) -> int:
-    _runtimes.pop(handle, None)
+    rt = _runtimes.pop(handle, None)
+    if rt and rt["report"] and rt["run_ms"]:
+        with open(rt["report"], "w") as f:
+            f.write(_report(rt["interp"], rt["run_ms"]))
     return 0
+
+
+def _macs(interp, op: dict) -> int:
+    """An op's multiply-accumulates (matrix products, convolutions), else its output's elements."""
+    shape = lambda i: interp._get_tensor_details(int(i), 0)["shape"]  # noqa: E731
+    out = int(np.prod(shape(op["outputs"][0]), dtype=np.int64))
+    if op["op_name"] in ("FULLY_CONNECTED", "BATCH_MATMUL"):
+        return out * int(shape(op["inputs"][0])[-1])
+    if op["op_name"] == "CONV_2D":
+        return out * int(np.prod(shape(op["inputs"][1])[1:], dtype=np.int64))
+    return out
+
+
+def _table(title: str, total: float, runs: int, rows: list[tuple[str, float, int]]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    buf.write(f"{title}\nTotal Execution Time: {total} ms over {runs} times inference.\n")
+    w.writerow(["Time", "Ratio", "ExeTimes", "Time/Inf.", "Description", "GraphIdx", "ExeIdx"])
+    for name, ms, n in rows:
+        w.writerow([round(ms, 4), round(ms / total, 6) if total else 0, n, round(ms / runs, 4) if runs > 1 else "",
+                    name, 0, ""])
+    return buf.getvalue() + "\n"
+
+
+def _report(interp, run_ms: list[float]) -> str:
+    total, runs = sum(run_ms), len(run_ms)
+    ops = interp._get_ops_details()
+    macs = [_macs(interp, op) for op in ops]
+    share = total / max(1, sum(macs))
+    return (_table("STAND-IN Inference (LEVEL 1) - Summary", total, runs, [("Inference", total, runs)])
+            + _table("STAND-IN Operations (LEVEL 2) - Breakdown, split by multiply-accumulates", total, runs,
+                     [(f"#{op['index']} {op['op_name']}", m * share, runs) for op, m in zip(ops, macs)]))
