@@ -37,7 +37,7 @@ ERROR_CODES = (BAD_FRAME, FRAME_TOO_LARGE, UNKNOWN_OP, BAD_REQUEST, BAD_MEL, BAD
                BUSY, MODEL_MISSING, INTERNAL)
 
 REQUEST_OPS = ("hello", "transcribe", "cancel", "bye")
-EVENT_TYPES = ("hello", "encoded", "token", "done", "error")
+EVENT_TYPES = ("hello", "encoded", "token", "done", "sample", "npu_profile", "error")
 
 _LEN = struct.Struct(">I")
 

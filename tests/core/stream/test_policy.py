@@ -51,8 +51,9 @@ def of(events, kind):
     return [e for e in events if isinstance(e, kind)]
 
 
-def test_a_file_streamed_commits_its_text_piece_by_piece(client, tokenizer, references):
-    policy, events = stream(client, tokenizer, padded("test_en.wav"))
+@pytest.mark.parametrize("rule", list(POLICIES))
+def test_a_file_streamed_commits_its_text_piece_by_piece(client, tokenizer, references, rule):
+    policy, events = stream(client, tokenizer, padded("test_en.wav"), policy=rule)
     commits = of(events, Committed)
     assert error_rate(references["test_en.wav"]["reference"], policy.text) <= 0.1, policy.text
     assert len(commits) >= 3                                # confirmed as it went, not all at the end
