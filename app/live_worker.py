@@ -95,6 +95,7 @@ class LiveWorker(QObject):
 
         try:
             decoder = self.transcriber._ensure_decoder(profile, password)   # the worker's runner, on its thread
+            decoder.new_run()
             backend = decoder.info.backend
             # The studio's tokenizer, read once at start-up: reading it holds the GIL for 80-300 ms, and done here at
             # every stream's start it froze the window that long.

@@ -168,11 +168,11 @@ class TranscribeWorker(QObject):
     def _transcribe(self, run_id: int, mels: np.ndarray, options: DecodeOptions, profile: DeviceProfile,
                     password: str, n_frames: int | None) -> None:
         batch = Batcher(lambda items: self.events.emit(run_id, items))
-        decoder, since = None, 0
+        decoder = None
         try:
             decoder = self._ensure_decoder(profile, password, run_id)
             decoder.on_sample = lambda sample: self.samples.emit(run_id, sample)
-            since = len(decoder.npu_reports)
+            decoder.new_run()
             if options.wants_attention and not decoder.takes("attention"):
                 # a .dla step has no attention output: the run goes without, rather than the runner refusing it
                 options = replace(options, attention=False, word_timestamps=False)
@@ -186,18 +186,18 @@ class TranscribeWorker(QObject):
         except Exception as exc:
             batch.flush()
             if decoder is not None:
-                self._profiled(run_id, decoder, since)    # the windows that ran keep theirs
+                self._profiled(run_id, decoder)    # the windows that ran keep theirs
             failure = self.request_failure(exc)
             self.failed.emit(run_id, failure)
             return
         batch.flush()
-        self._profiled(run_id, decoder, since)
+        self._profiled(run_id, decoder)
         self.finished.emit(run_id)
 
-    def _profiled(self, run_id: int, decoder, since: int) -> None:
+    def _profiled(self, run_id: int, decoder) -> None:
         target = getattr(decoder, "target", None)
         if target is not None and target.npu_profile:
-            self.npu_profile.emit(run_id, to_json(profiles(decoder.npu_files(since))))
+            self.npu_profile.emit(run_id, to_json(profiles(decoder.npu_files())))
 
     @Slot()
     def close(self) -> None:

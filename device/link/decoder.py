@@ -107,6 +107,12 @@ class Decoder:
         if self.on_sample is not None:
             self.on_sample(sample)
 
+    def new_run(self) -> None:
+        """Forget the figures of earlier runs: a decoder kept open for a session (the studio's) would otherwise
+        hold every event's arrival, sample and profile of the session."""
+        self.samples, self.npu_reports, self.arrivals = [], [], []
+        self.upload_ms, self.t_start, self.windows = 0.0, None, 0
+
     def npu_files(self, since: int = 0) -> list[tuple[str, str]]:
         """The reports from window `since` on, as (file name, CSV text): what core/model/npu_profile.py reads."""
         return [(f["name"], f["text"]) for r in self.npu_reports[since:] for f in r["files"]]

@@ -51,11 +51,15 @@ def test_two_windows_are_two_requests_each_ending_with_its_final_done(client, en
     from device.link.decoder import RunnerDecoder
 
     two = HeldMels(np.concatenate([en_mel, en_mel]))     # the second window hits the runner's encoder cache
-    events = list(decode_source(two, DecodeOptions(language="en", max_tokens=2), RunnerDecoder(client)))
+    decoder = RunnerDecoder(client)
+    events = list(decode_source(two, DecodeOptions(language="en", max_tokens=2), decoder))
     dones = [ev for ev in events if isinstance(ev, DoneEvent)]
     assert [d.window for d in dones] == [0, 1] and [d.offset_s for d in dones] == [0.0, 30.0]
     assert client.received[-1].final and client.received[-1].event.window == 0    # the runner saw window 0 only
     assert events[-1] is dones[-1]
+    assert decoder.windows == 2 and len(decoder.arrivals) == len(events) and decoder.t_start is not None
+    decoder.new_run()      # a decoder kept for a session forgets the last run's figures
+    assert (decoder.windows, decoder.arrivals, decoder.samples, decoder.t_start) == (0, [], [], None)
 
 
 def test_abandoned_iteration_cancels_and_keeps_the_link(client, en_mel):
