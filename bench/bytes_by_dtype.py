@@ -3,14 +3,14 @@
 `dtype_report` scales the fp32 step graph's counts to each dtype's bytes an element (DTYPE_BYTES in
 bench/absorbed.py). `graph_report` counts integer step graphs as written (absorbed.step_bytes on the graph
 itself: int8 weights with their int32/int64 biases, int16 or int8 inputs, and whatever a recipe left in float),
-so a mixed recipe's cost is read from its graph, not assumed. FLOAT32 constants count 2 B each there: a board
-computes them in fp16 (`ncc-tflite --relax-fp32`); the file stores 4. Per-tensor scales are a few kB.
+so a mixed recipe's cost is read from its graph, not assumed. FLOAT32 constants and inputs count 2 B an element
+there: a board computes them in fp16 (`ncc-tflite --relax-fp32`); the file stores 4. Per-tensor scales are a few kB.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from bench.absorbed import DTYPE_BYTES, STEPS, step_bytes
+from bench.absorbed import CROSS_INPUTS, DTYPE_BYTES, SELF_INPUTS, STEPS, step_bytes
 from core.model.dims import ModelDims
 
 
@@ -46,6 +46,7 @@ def dtype_report(counted: dict, bandwidths: list[float]) -> dict:
 
 def graph_report(bundles: list[Path], counted: dict, bandwidths: list[float]) -> dict:
     """Integer bundles' step graphs counted as written; each total at step 32 against the fp16 step's."""
+    from device.graphs.tflite_read import tensors
     from device.runner.bundle import read_bundle
 
     d, bw = ModelDims(), bandwidths[len(bandwidths) // 2]
@@ -56,8 +57,12 @@ def graph_report(bundles: list[Path], counted: dict, bandwidths: list[float]) ->
         graph = b.graph_path("decoder_step", "tflite").read_bytes()
         g = step_bytes(graph)
         weights = g.weights - g.float_weights / 2
-        name = f"{b.manifest['dtype']} ({Path(path).name})"
-        rows = _rows(name[:13], b.cross, weights, g.cross_once, g.self_once, g.logits, bw, d.n_text_ctx)
+        # Inputs a recipe left in float are fp32 in the file, fp16 on the board (relaxed), like its constants.
+        relaxed = {name: 0.5 if t.dtype == "FLOAT32" else 1.0 for name, t in
+                   ((t.name, t) for t in tensors(graph)) if name in (*SELF_INPUTS, *CROSS_INPUTS)}
+        cross = g.cross_once * min(relaxed.get(n, 1.0) for n in CROSS_INPUTS)
+        self_all = g.self_once * relaxed.get("self_k", 1.0)
+        rows = _rows(f"{b.manifest['dtype']} (graph)", b.cross, weights, cross, self_all, g.logits, bw, d.n_text_ctx)
         fp16 = counted[b.cross].total("once") - counted[b.cross].self_once / 2 * (1 - 32 / d.n_text_ctx) \
             + d.n_vocab * 2
         out[str(path)] = {"dtype": b.manifest["dtype"], "cross": b.cross, "file_mb": len(graph) / 1e6,
