@@ -29,12 +29,12 @@ from core.errors import ModelError
 INT_DTYPES = ("a16w8", "a8w8", "mixed")
 LOGITS_HEADROOM = 3.0
 EXTRA_FIX = "pip install 'whisperkv-studio[export]' (ai-edge-quantizer, for the integer TFLite graphs)"
+PRESETS = {"a16w8": "a16w8", "a8w8": "a8w8"}     # the recipe specs (Recipe.parse) the dtypes name
 # What mixed quantizes each graph to (None: the graph is not quantized; export writes it with fp16 weights).
 # The step's recipe was chosen on held-out speech (bench/int_sensitivity.py, docs/benchmarks.md): decoder blocks
 # 0-1 and the head (final layer norm, LM head: half the step's weights) in a16w8, blocks 2-5 in float, every
 # calibrated range 4x wide. Quantized alone, block 2 drove the mean KL to 0.09 and blocks 3-5 to ~1.7; 0, 1 and
 # the head to under 1e-3.
-PRESETS = {"a16w8": "a16w8", "a8w8": "a8w8"}
 MIXED = {"encoder": None, "decoder_step": "float,block0=16,block1=16,head=16,headroom=4"}
 _LN = re.compile(r"^layer_norm_(\d+)/")
 # The encoder's layer norms stay in float (fp16 on the MDLA, under --relax-fp32). From its fourth block on,
