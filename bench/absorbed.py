@@ -1,7 +1,7 @@
 """Absorbed against kv cross-attention: what each form keeps, moves and costs per decode step.
 
     python3 bench/absorbed.py [--work DIR] [--backends onnx,tflite] [--clip test_en.wav] [--steps 100]
-                              [--rounds 2] [--bandwidths 10,17,34] [--only-bytes]
+                              [--rounds 2] [--bandwidths 10,17,34] [--only-bytes] [--int-bundles A,B]
 
 1. Exports two fp32 bundles (ONNX + TFLite) into --work: `whisperkv export --cross kv` and `--cross absorbed`
    (kept and reused when --work already holds them).
@@ -13,7 +13,8 @@
    ops — transposes, splits — folded into their consumers) and "op by op" (every read by a non-view op, and
    every layout copy written, goes to DRAM). Then the same counts by dtype (DTYPE_BYTES) at steps 1, 32, 100
    and 200, split into weights, cross state, self cache (the slots filled) and logits, with the floor at the
-   middle --bandwidths figure.
+   middle --bandwidths figure; and with --int-bundles, the same split counted from integer step graphs as
+   written (bench/bytes_by_dtype.py), e.g. a mixed recipe's, whose float parts a board computes in fp16.
 3. On this host, per backend and form: a real runner process (`python -m device.runner --model BUNDLE
    --backend B --encoder-cache-mb 0`) over the local link decodes --clip's first window with EOT suppressed
    to --steps + 6 tokens; reported are the cross bytes it holds (its `encoded` event), its RSS at step
@@ -36,7 +37,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from core.model.dims import ModelDims  # noqa: E402
+from core.model.dims import ModelDims
 
 AUDIO = ROOT / "resources" / "audio"
 FORMS = ("kv", "absorbed")
@@ -44,9 +45,9 @@ VIEWS = {"RESHAPE", "SQUEEZE", "EXPAND_DIMS"}                  # no data moved
 LAYOUT = {"TRANSPOSE", "SPLIT", "SPLIT_V", "SLICE", "CONCATENATION"}   # copies of the data they read
 SELF_INPUTS, CROSS_INPUTS = ("self_k", "self_v"), ("cross_k", "cross_v", "F")
 # Bytes an element of (weights, cross state and self cache, logits). fp32 relaxed: weights as the .tflite stores
-# them, computed in fp16 (a board confirms what ncc-tflite stores); a16w8/a8w8/mixed as int_quantize.py writes
-# them (mixed: the step a16w8, the cross state from the fp16 encoder); quantized biases and scales left out.
-DTYPE_BYTES = {"fp32-relaxed": (4, 2, 2), "fp16": (2, 2, 2), "a16w8": (1, 2, 2), "a8w8": (1, 1, 1), "mixed": (1, 2, 2)}
+# them, computed in fp16 (a board confirms what ncc-tflite stores); a16w8/a8w8 as int_quantize.py writes them;
+# quantized biases and scales left out. mixed is part float: --int-bundles counts its graph as written.
+DTYPE_BYTES = {"fp32-relaxed": (4, 2, 2), "fp16": (2, 2, 2), "a16w8": (1, 2, 2), "a8w8": (1, 1, 1)}
 STEPS = (1, 32, 100, 200)
 
 
@@ -82,6 +83,8 @@ class StepBytes:
     cross_folded: int
     self_op: int          # every non-view op's reads of cache data, plus the layout copies it writes
     cross_op: int
+    float_weights: int = 0    # the constants stored as FLOAT32 (all of them in the fp32 graph)
+    logits: int = 0           # the logits output
 
     def total(self, count: str, itemsize: int = 2) -> float:
         """Bytes per step at `itemsize` bytes an element, the caches counted `count` (once, folded, op)."""
@@ -89,7 +92,8 @@ class StepBytes:
 
 
 def step_bytes(step_tflite: bytes) -> StepBytes:
-    """Counted from the fp32 TFLite step graph: its constants, its inputs, and its ops' reads of them."""
+    """Counted from a TFLite step graph (fp32, or an integer one as written: each tensor at its own dtype):
+    its constants, its inputs, and its ops' reads of them."""
     from device.graphs.tflite_read import io, operators, tensors
 
     ts = tensors(step_tflite)
@@ -117,10 +121,11 @@ def step_bytes(step_tflite: bytes) -> StepBytes:
     once = {kind: sum(by_name[n].nbytes for n in inputs if n in names)
             for kind, names in (("self", SELF_INPUTS), ("cross", CROSS_INPUTS))}
     return StepBytes(weights, once["self"], once["cross"], folded["self"], folded["cross"], op_by_op["self"],
-                     op_by_op["cross"])
+                     op_by_op["cross"], sum(t.nbytes or 0 for t in ts if t.const and t.dtype == "FLOAT32"),
+                     by_name["logits"].nbytes or 0)
 
 
-def bytes_report(paths: dict[str, Path], bandwidths: list[float]) -> dict:
+def bytes_report(paths: dict[str, Path], bandwidths: list[float], int_bundles: list[Path] = ()) -> dict:
     from device.runner.bundle import read_bundle
 
     counted = {form: step_bytes(read_bundle(p).graph_path("decoder_step", "tflite").read_bytes())
@@ -141,27 +146,11 @@ def bytes_report(paths: dict[str, Path], bandwidths: list[float]) -> dict:
     for bw in bandwidths:
         print(f"{bw:7.0f} " + " ".join(f"{counted[f].total(c) / (bw * 1e9) * 1e3:16.2f}"
                                        for f in counted for c in counts))
+    from bench.bytes_by_dtype import dtype_report, graph_report
+
     dtype_report(counted, bandwidths)
-    return {form: vars(b) for form, b in counted.items()}
-
-
-def dtype_report(counted: dict[str, StepBytes], bandwidths: list[float]) -> None:
-    """The same counts at each dtype's bytes an element (DTYPE_BYTES), the self cache as filled at each step."""
-    d, bw = ModelDims(), bandwidths[len(bandwidths) // 2]
-    print(f"\n## by dtype, MB a step (caches counted once); floor ms/token at {bw:g} GB/s; 'static' = the 448-slot "
-          "graph, which reads every slot at every step")
-    print(f"{'dtype':<13} {'form':<9} {'step':>4} {'weights':>8} {'cross':>6} {'self':>6} {'logits':>6} {'total':>7} "
-          f"{'ms/tok':>7} {'static':>7} {'ms':>6}")
-    for dtype, (wb, ab, lb) in DTYPE_BYTES.items():
-        for form, b in counted.items():
-            weights, cross, logits = b.weights / 4 * wb, b.cross_once / 4 * ab, d.n_vocab * lb
-            static = weights + cross + b.self_once / 4 * ab + logits
-            for s in STEPS:
-                self_ = 2 * d.n_text_layer * s * d.n_text_state * ab
-                total = weights + cross + self_ + logits
-                print(f"{dtype:<13} {form:<9} {s:4d} {weights / 1e6:8.1f} {cross / 1e6:6.2f} {self_ / 1e6:6.2f} "
-                      f"{logits / 1e6:6.2f} {total / 1e6:7.1f} {total / bw / 1e6:7.2f} {static / 1e6:7.1f} "
-                      f"{static / bw / 1e6:6.2f}")
+    measured = graph_report(int_bundles, counted, bandwidths) if int_bundles else {}
+    return {form: vars(b) for form, b in counted.items()} | {"integer_graphs": measured}
 
 
 def _vm(pid: int, key: str) -> float:
@@ -259,6 +248,8 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--bandwidths", default="10,17,34", help="GB/s, for the floor on ms per token")
     ap.add_argument("--only-bytes", action="store_true", help="skip the runner measurements")
+    ap.add_argument("--int-bundles", default="", help="integer TFLite bundles (whisperkv export --dtype a16w8|a8w8|"
+                    "mixed), ',' separated: their step graphs counted as written")
     ap.add_argument("--step-reps", type=int, default=0, help="also time the step graphs alone in this process, "
                     "this many alternating calls each (0: skip)")
     ap.add_argument("--json", default=None, help="also write every figure to this file")
@@ -266,7 +257,8 @@ def main(argv=None) -> int:
 
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="whisperkv-absorbed-"))
     paths = bundles(work)
-    result = {"bytes": bytes_report(paths, [float(b) for b in args.bandwidths.split(",")])}
+    result = {"bytes": bytes_report(paths, [float(b) for b in args.bandwidths.split(",")],
+                                    [Path(b) for b in args.int_bundles.split(",") if b])}
     if not args.only_bytes:
         from core.model.audio import load_audio
         from core.model.mel import mel_windows

@@ -1,7 +1,7 @@
 """What the integer TFLite graphs do to the tokens: every bundled clip, against the fp32 TFLite graphs.
 
     python3 bench/int_agreement.py [--work DIR] [--dtypes a16w8,a8w8,mixed] [--forms kv,absorbed]
-                                   [--clips a.wav,b.wav] [--groups FORM:DTYPE]
+                                   [--clips a.wav,b.wav]
 
 Exports (or reuses, from --work) `whisperkv export --format tflite --dtype D --cross F` bundles, calibrated
 on espeak-ng speech (device/toolchain/calibration.py), never on these clips. Per clip and bundle, decoded
@@ -10,8 +10,8 @@ nothing about the NPU): tokens equal to fp32 or the first differing step (0-base
 WER/CER against the clip's reference transcript, and the logits' agreement over the steps both decodes
 share (mean cosine, and the worst step's). Then sizes on disk and the ops each graph keeps in float.
 
---groups FORM:DTYPE quantizes the step graph one layer group at a time (block0…block5, head), the
-rest fp32, and reports per group the clips whose tokens change: where a form's token changes come from.
+Where token changes come from, and which recipe keeps them away, is measured on held-out speech by
+bench/int_sensitivity.py, never on these clips.
 """
 from __future__ import annotations
 
@@ -82,35 +82,12 @@ def bundle(work: Path, weights, dtype: str, form: str) -> Path:
     return path
 
 
-def groups(work: Path, weights, spec: str, clips: list[str], ref: dict, tokenizer) -> None:
-    """One layer group of the step graph quantized at a time; the encoder and the rest stay fp32."""
-    from device.graphs.tflite_graphs import build_decoder_step_tflite, build_encoder_tflite
-    from device.runner.tflite_backend import TfliteBackend
-    from device.toolchain.calibration import samples
-    from device.toolchain.int_quantize import Recipe, group_ops, quantize_graph
-
-    form, dtype = spec.split(":")
-    bits = Recipe.named(dtype).act_bits
-    p, d = weights.params, weights.dims
-    step = build_decoder_step_tflite(p, d, cross=form)
-    enc = build_encoder_tflite(p, d, cross=form)
-    cal = samples(weights, form)
-    print(f"\n## {form} step graph, one group at a time at {bits}-bit activations, int8 weights (the rest fp32)")
-    for g in group_ops(step, "decoder_step"):
-        q = quantize_graph(step, "decoder_step", Recipe(None, {g: bits}), cal.step)
-        b = TfliteBackend(d, weights.sha256, enc, q, p["decoder.token_embedding.weight"],
-                          p["decoder.positional_embedding"], dtype=dtype, cross=form)
-        changed = [c for c in clips if run(b, tokenizer, ref[c]["audio"])[0] != ref[c]["tokens"]]
-        print(f"{g:<8} tokens change on {len(changed)}/{len(clips)}: {', '.join(changed) or '-'}", flush=True)
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--work", default=str(ROOT / ".bench-int"), help="where the bundles are exported and reused")
     ap.add_argument("--dtypes", default="a16w8,a8w8,mixed")
     ap.add_argument("--forms", default="kv,absorbed")
     ap.add_argument("--clips", default=",".join(CLIPS))
-    ap.add_argument("--groups", default=None, help="FORM:DTYPE, e.g. kv:a8w8: the per-group sensitivity run")
     args = ap.parse_args(argv)
 
     from core.model.audio import load_audio
@@ -132,11 +109,6 @@ def main(argv=None) -> int:
             audio = load_audio(AUDIO / c)
             toks, logits, sec = run(fp32, tok, audio)
             ref[(form, c)] = {"tokens": toks, "logits": logits, "audio": audio, "seconds": sec}
-    if args.groups:
-        form = args.groups.split(":")[0]
-        groups(work, w, args.groups, clips, {c: ref[(form, c)] for c in clips}, tok)
-        return 0
-
     def err(c, toks):
         t = truth[c]
         return error_rate(t["reference"], tok.decode(toks), t["language"])

@@ -65,11 +65,12 @@ def _say(text: str, voice: str, wav: Path) -> None:
         raise ModelError(f"{ESPEAK} -v {voice} failed: {(p.stderr or p.stdout).strip()[:200]}", ESPEAK_FIX)
 
 
-def speech(limit: int | None = None) -> list[Utterance]:
-    """Every sentence in every voice of its language (the first `limit` of them, languages interleaved)."""
+def speech(limit: int | None = None, sentences: dict = SENTENCES, voices: dict = VOICES) -> list[Utterance]:
+    """Every sentence in every voice of its language (the first `limit` of them, languages interleaved).
+    Other `sentences` and `voices` speak held-out speech the same way (bench/int_sensitivity.py)."""
     from core.model.audio import load_audio
 
-    plan = [(lang, voice, text) for lang in SENTENCES for text in SENTENCES[lang] for voice in VOICES[lang]]
+    plan = [(lang, voice, text) for lang in sentences for text in sentences[lang] for voice in voices[lang]]
     en, zh = [u for u in plan if u[0] == "en"], [u for u in plan if u[0] == "zh"]
     mixed = [u for pair in zip(en, zh) for u in pair] + en[len(zh):] + zh[len(en):]
     out = []

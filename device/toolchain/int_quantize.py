@@ -3,13 +3,13 @@
 Recipes (`ai_edge_quantizer.recipe`, static range quantization, calibrated on device/toolchain/calibration.py):
 - a16w8: int16 activations, int8 channelwise weights (`static_wi8_ai16`), every op the quantizer takes;
 - a8w8: int8 activations, int8 channelwise weights (`static_wi8_ai8`);
-- mixed: the decoder step a16w8, the encoder not quantized (fp16 weights, computed in fp16 under
-  --relax-fp32): the encoder is where a16w8 changed the tokens (docs/benchmarks.md), and it runs once a
-  30 s window, while the step, whose bytes a board pays every token, keeps its int8 weights.
-A recipe may also leave the graph in float and quantize one group only (bench/int_agreement.py --groups).
+- mixed: the encoder not quantized (fp16 weights, computed in fp16 under --relax-fp32; it runs once a 30 s
+  window), the decoder step by MIXED: its first two blocks and its head (the LM head, half the step's weights)
+  a16w8, blocks 2-5 in float, chosen on held-out speech by bench/int_sensitivity.py.
+A recipe may also leave the graph in float and quantize some groups only (`Recipe.parse`).
 The encoder's layer norms stay in float (ENCODER_FLOAT; fp32, which `ncc-tflite --relax-fp32` computes in
 fp16) behind QUANTIZE/DEQUANTIZE, as would any op the quantizer has no integer form for: `float_ops()`
-lists them. The step graph is integer throughout (its layer norm squares with MUL, as
+lists them. The a16w8/a8w8 step graph is integer throughout (its layer norm squares with MUL, as
 device/graphs/tflite_graphs.py writes it, not SQUARED_DIFFERENCE, which the quantizer has no integer form for).
 
 Layer groups name the step graph's ops by where they sit: `block0`…`block5` (a decoder block, from its
@@ -29,8 +29,13 @@ from core.errors import ModelError
 INT_DTYPES = ("a16w8", "a8w8", "mixed")
 LOGITS_HEADROOM = 3.0
 EXTRA_FIX = "pip install 'whisperkv-studio[export]' (ai-edge-quantizer, for the integer TFLite graphs)"
+PRESETS = {"a16w8": "a16w8", "a8w8": "a8w8"}     # the recipe specs (Recipe.parse) the dtypes name
 # What mixed quantizes each graph to (None: the graph is not quantized; export writes it with fp16 weights).
-MIXED = {"encoder": None, "decoder_step": "a16w8"}
+# The step's recipe was chosen on held-out speech (bench/int_sensitivity.py, docs/benchmarks.md): decoder blocks
+# 0-1 and the head (final layer norm, LM head: half the step's weights) in a16w8, blocks 2-5 in float, every
+# calibrated range 4x wide. Quantized alone, block 2 drove the mean KL to 0.09 and blocks 3-5 to ~1.7; 0, 1 and
+# the head to under 1e-3.
+MIXED = {"encoder": None, "decoder_step": "float,block0=16,block1=16,head=16,headroom=4"}
 _LN = re.compile(r"^layer_norm_(\d+)/")
 # The encoder's layer norms stay in float (fp16 on the MDLA, under --relax-fp32). From its fourth block on,
 # the residual stream's variance reaches the thousands on some frames and stays near 1 on others: on one
@@ -38,6 +43,8 @@ _LN = re.compile(r"^layer_norm_(\d+)/")
 # the cross K/V with it (ai-edge-quantizer's validate() against the fp32 graph, test_en). The decoder
 # step's layer norms quantize without harm. (The quantizer names an op by its outputs, each followed by ";".)
 ENCODER_FLOAT = r"^layer_norm_\d+(/[a-z_]+)?;"
+# Parts of a recipe named by what they are rather than where: every layer norm's ops.
+SCOPES = {"layer_norm": ENCODER_FLOAT}
 
 
 def _aeq():
@@ -90,32 +97,80 @@ def _regex(names: list[str]) -> str:
 
 @dataclass
 class Recipe:
-    """Activation bits for the whole graph (None: left in float), and groups given other bits."""
+    """Activation bits for the whole graph (None: left in float), and parts given other bits (None: float).
+    A part is a layer group (`group_ops`) or an op kind, named in capitals as TFLite names it (SOFTMAX);
+    op kinds are applied after groups, so `SOFTMAX=float` holds in every group."""
 
     act_bits: int | None
-    overrides: dict[str, int]
+    overrides: dict[str, int | None]
+    headroom: float = 1.0      # every calibrated activation range widened this many times (quantize_graph)
 
     @classmethod
-    def named(cls, dtype: str) -> "Recipe":
-        if dtype == "a16w8":
-            return cls(16, {})
-        if dtype == "a8w8":
-            return cls(8, {})
-        raise ModelError(f"no integer recipe {dtype!r}", f"use one of: {', '.join(INT_DTYPES)}")
+    def named(cls, dtype: str) -> Recipe:
+        """a16w8, a8w8 (PRESETS), or a recipe spec (`parse`), such as MIXED's."""
+        if dtype == "mixed":
+            raise ModelError("mixed names one recipe a graph", "quantize each graph with MIXED[role]")
+        return cls.parse(PRESETS.get(dtype, dtype))
+
+    @classmethod
+    def parse(cls, spec: str) -> Recipe:
+        """`a16w8`, `a8w8` or `float`, then `,PART=BITS` overrides (BITS: 8, 16 or float) and
+        `,headroom=K`, e.g. `a16w8,headroom=4`, `a16w8,SOFTMAX=float` or `float,block3=16`."""
+        base, *parts = spec.split(",")
+        act = {"a16w8": 16, "a8w8": 8, "float": None}
+        fix = "write BASE[,PART=8|16|float...][,headroom=K], BASE one of a16w8, a8w8, float"
+        if base not in act:
+            raise ModelError(f"no recipe base {base!r}", fix)
+        overrides: dict[str, int | None] = {}
+        headroom = 1.0
+        for part in parts:
+            name, _, bits = part.partition("=")
+            if name == "headroom":
+                try:
+                    headroom = float(bits)
+                except ValueError:
+                    headroom = 0.0
+                if headroom < 1:
+                    raise ModelError(f"recipe part {part!r}: headroom must be a number, 1 or more", fix)
+                continue
+            if bits not in ("8", "16", "float"):
+                raise ModelError(f"recipe part {part!r}: bits must be 8, 16 or float", fix)
+            overrides[name] = None if bits == "float" else int(bits)
+        return cls(act[base], overrides, headroom)
 
     def build(self, model: bytes, role: str):
         _, recipe_manager, qtyping = _aeq()
         rm = recipe_manager.RecipeManager()
-        op = qtyping.TFLOperationName.ALL_SUPPORTED
+        every = qtyping.TFLOperationName.ALL_SUPPORTED
         if self.act_bits is not None:
-            rm.add_static_config(".*", op, activation_num_bits=self.act_bits, weight_num_bits=8)
+            rm.add_static_config(".*", every, activation_num_bits=self.act_bits, weight_num_bits=8)
         groups = group_ops(model, role)
-        for g, bits in self.overrides.items():
-            if g in groups:
-                rm.add_static_config(_regex(groups[g]), op, activation_num_bits=bits, weight_num_bits=8)
+        kinds = {k: v for k, v in self.overrides.items() if k.isupper()}
+        unknown = set(self.overrides) - set(kinds) - set(groups) - set(SCOPES)
+        if unknown:
+            raise ModelError(f"no layer group {', '.join(sorted(unknown))} in the {role} graph",
+                             f"use one of: {', '.join(groups)}, or an op kind in capitals (SOFTMAX)")
+        for part, bits in sorted(self.overrides.items(), key=lambda kv: kv[0] in SCOPES):
+            if part in kinds:
+                continue
+            _configure(rm, SCOPES[part] if part in SCOPES else _regex(groups[part]), every, bits)
+        for kind, bits in kinds.items():
+            try:
+                op = qtyping.TFLOperationName(kind)
+            except ValueError:
+                raise ModelError(f"the quantizer has no op kind {kind!r}", "name a TFLite op, e.g. SOFTMAX") from None
+            # Another scope than the base's ".*": the quantizer orders its configs by scope, and the last match wins.
+            _configure(rm, "^.*", op, bits)
         if role == "encoder":
-            rm.add_quantization_config(ENCODER_FLOAT, op, algorithm_key="no_quantize")
+            rm.add_quantization_config(ENCODER_FLOAT, every, algorithm_key="no_quantize")
         return rm.get_quantization_recipe()
+
+
+def _configure(rm, regex: str, op, bits: int | None) -> None:
+    if bits is None:
+        rm.add_quantization_config(regex, op, algorithm_key="no_quantize")
+    else:
+        rm.add_static_config(regex, op, activation_num_bits=bits, weight_num_bits=8)
 
 
 def quantize_graph(model: bytes, role: str, recipe: Recipe, samples: list[dict], threads: int = 1,
@@ -134,6 +189,12 @@ def quantize_graph(model: bytes, role: str, recipe: Recipe, samples: list[dict],
     calib = calibrator.Calibrator(bytearray(model), num_threads=threads, qsv_update_func=qsv_utils.min_max_update)
     calib.calibrate({"serving_default": samples}, q._recipe_manager)
     qsvs = calib.get_model_qsvs()
+    # Held-out speech (bench/int_sensitivity.py) drove activations up to ~3x past a few utterances' min/max,
+    # the self cache's too; int16 has the bits to spare for a wider range, and clipping changed the tokens.
+    for name in qsvs:
+        if name not in (bounds or {}) and name != "mask" and recipe.headroom != 1.0:
+            qsvs[name] = qsvs[name] | {"min": qsvs[name]["min"] * recipe.headroom,
+                                       "max": qsvs[name]["max"] * recipe.headroom}
     for name, bound in (bounds or {}).items():
         if name in qsvs:
             qsvs[name] = qsvs[name] | {"min": np.full_like(qsvs[name]["min"], -bound),

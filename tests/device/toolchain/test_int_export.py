@@ -1,7 +1,7 @@
-"""The integer TFLite bundle (`--dtype mixed`: the decoder step a16w8, quantized by ai-edge-quantizer on
-espeak-ng speech; the encoder with fp16 weights): it passes the MDLA check with the step integer
-throughout, LiteRT's integer kernels transcribe two bundled clips (test_en word for word), and `whisperkv compile`
-relaxes fp32 only when a graph holds float ops (with the STAND-IN ncc-tflite of test_compile.py)."""
+"""The integer TFLite bundle (`--dtype mixed`: the decoder step's blocks 0-1 and head a16w8, quantized by
+ai-edge-quantizer on espeak-ng speech, blocks 2-5 in float; the encoder with fp16 weights): it passes the MDLA
+check, LiteRT's integer kernels give fp32's tokens on two bundled clips, and `whisperkv compile` relaxes fp32
+only when a graph holds float ops (with the STAND-IN ncc-tflite of test_compile.py)."""
 import json
 import sys
 
@@ -24,17 +24,18 @@ def bundle():
     return integer_bundle("mixed", "kv")
 
 
-def test_the_mixed_bundle_passes_the_mdla_check_with_an_integer_step(bundle):
+def test_the_mixed_bundle_passes_the_mdla_check_with_the_heads_weights_in_int8(bundle):
     doc = json.loads((bundle / "model.json").read_text())
     assert doc["dtype"] == "mixed" and doc["formats"] == ["tflite"] and doc["cross"] == "kv"
     reports = check(bundle)
     assert [r.graph for r in reports] == ["encoder_tflite", "decoder_step_tflite"]
     assert all(r.ok for r in reports), [v for r in reports for v in r.violations][:3]
     step = (bundle / "decoder_step.tflite").read_bytes()
-    assert float_ops(step) == {}
+    assert float_ops(step)["FULLY_CONNECTED"] == 4 * 8          # blocks 2-5: 8 linear layers each
     by_name = {t.name: t for t in tensors(step)}
-    assert {by_name[n].dtype for n in [*io(step)["inputs"], *io(step)["outputs"]]} == {"INT16"}
-    assert any(t.dtype == "INT8" and t.const for t in by_name.values())     # int8 weights
+    assert {by_name[n].dtype for n in io(step)["outputs"]} == {"INT16"}
+    int8 = [t for t in by_name.values() if t.dtype == "INT8" and t.const]
+    assert len(int8) == 2 * 8 + 1 and max(t.nbytes for t in int8) == 51865 * 512     # blocks 0-1, the LM head
     encoder = (bundle / "encoder.tflite").read_bytes()
     assert float_ops(encoder) and any(t.dtype == "FLOAT16" and t.const for t in tensors(encoder))
 
@@ -49,15 +50,14 @@ def _tokens(backend, tokenizer, clip):
     return [e.token for e in events if e.type == "token"]
 
 
-def test_integer_kernels_give_fp32_words_on_test_en(bundle, model, references):
-    # The words, not the tokens: the integer step's tokens still part from fp32's (docs/benchmarks.md).
-    from core.qa.scoring import error_rate
+@pytest.mark.parametrize("clip", ["test_en.wav", "test_zh.wav"])
+def test_integer_kernels_give_fp32s_tokens(bundle, model, clip):
     from device.runner.tflite_backend import TfliteBackend
 
     q = TfliteBackend.from_bundle(bundle)
-    assert q.describe()["quantized"] and q.describe()["weights"] == "mixed"
-    text = model.tokenizer.decode(_tokens(q, model.tokenizer, "test_en.wav"))
-    assert error_rate(references["test_en.wav"]["reference"], text, "en") == 0.0
+    assert q.describe()["weights"] == "mixed"
+    fp32 = TfliteBackend.from_weights(model.weights)
+    assert _tokens(q, model.tokenizer, clip) == _tokens(fp32, model.tokenizer, clip)
 
 
 def test_cli_transcribes_test_zh_through_the_integer_bundle(bundle, capsys):
@@ -114,7 +114,7 @@ def test_the_check_names_each_quantized_form_and_refuses_one_off_the_table(bundl
     from device.toolchain import mdla_ops
 
     step = check(bundle / "decoder_step.tflite")[0]
-    assert {"tflite": "FULLY_CONNECTED", "mdla": "FULLY_CONNECTED int16xint8", "count": 49} in step.ops
+    assert {"tflite": "FULLY_CONNECTED", "mdla": "FULLY_CONNECTED int16xint8", "count": 17} in step.ops
     monkeypatch.setattr(mdla_ops, "QUANTIZED_FORMS", {("INT8", "INT8"): "np8-types"})
     bad = check(bundle / "decoder_step.tflite")[0]
     assert not bad.ok and {v.kind for v in bad.violations} == {"quantized_form"}
