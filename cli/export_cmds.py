@@ -21,7 +21,8 @@ def register(subs) -> None:
                    "which ncc-tflite --relax-fp32 computes in fp16); int8 (ONNX only: dynamic quantisation); "
                    "a16w8, a8w8 (TFLite only: integer graphs for the MDLA, int16 or int8 activations and "
                    "int8 weights, calibrated on espeak-ng speech), mixed (the step's first two blocks "
-                   "and its head a16w8, its blocks 2-5 and the encoder in float with fp16 weights); these need the `export` extra and espeak-ng")
+                   "and its head a16w8, its blocks 2-5 and the encoder in float with fp16 weights); these need "
+                   "the `export` extra and espeak-ng")
     p.add_argument("--cross", choices=("kv", "absorbed"), default="kv",
                    help="cross-attention form: kv (default; the encoder outputs every layer's cross K/V, "
                    "6x2x1500x512) or absorbed (the encoder outputs F, 1500x512, 12x smaller; the step folds "

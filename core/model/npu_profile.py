@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 _WINDOW = re.compile(r"^w\d+-")
-_LEVEL = re.compile(r"LEVEL\s*(\d+)", re.I)
-_TOTAL = re.compile(r"Total Execution Time:\s*([0-9.eE+-]+)\s*ms over\s*([0-9]+)", re.I)
+_LEVEL = re.compile(r"LEVEL\s*(\d+)", re.IGNORECASE)
+_TOTAL = re.compile(r"Total Execution Time:\s*([0-9.eE+-]+)\s*ms over\s*([0-9]+)", re.IGNORECASE)
 
 
 @dataclass

@@ -12,6 +12,7 @@ import argparse
 import logging
 import os
 import queue
+import shutil
 import sys
 import threading
 from dataclasses import dataclass, replace
@@ -23,8 +24,8 @@ from core.decode.options import DecodeOptions
 from device import ROOT
 from device import protocol as P
 from device.runner.backends import REGISTRY, backend_help
-from device.runner.heap import steady_heap
 from device.runner.cache_paths import cache_home
+from device.runner.heap import steady_heap
 from device.runner.neuron_runtime import KNOWN_PATHS as NEURON_PATHS
 from device.runner.npu_profile import switch_on
 from device.runner.runtime_config import WORKLOADS, for_process
@@ -251,6 +252,8 @@ def main(argv: list[str] | None = None) -> int:
     agent = Agent(served, out_fd, args.max_header, args.max_payload)
     threading.Thread(target=agent.read_loop, args=(0,), name="reader", daemon=True).start()
     agent.serve()
+    if profile_dir:
+        shutil.rmtree(profile_dir, ignore_errors=True)    # its reports went to the host after each request
     log.info("bye")
     return 0
 

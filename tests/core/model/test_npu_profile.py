@@ -11,7 +11,7 @@ COLUMNS = "Time,Ratio,ExeTimes,Time/Inf.,Description,GraphIdx,ExeIdx"
 
 def report(ops: dict[str, float], runs: int = 2, history: bool = False) -> str:
     total = sum(ops.values())
-    out = [f"Runtime Status (LEVEL 1) - Summary", f"Total Execution Time: {total} ms over {runs} times inference.",
+    out = ["Runtime Status (LEVEL 1) - Summary", f"Total Execution Time: {total} ms over {runs} times inference.",
            COLUMNS, f"{total},1.0,{runs},{total / runs},Inference,0,", "",
            "Operations (LEVEL 2) - Breakdown", f"Total Execution Time: {total} ms over {runs} times inference.",
            COLUMNS]

@@ -7,6 +7,7 @@ The real runtime's tables must be read on a board (docs/board.md)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import replace
@@ -21,15 +22,19 @@ def test_transcribe_brings_the_profile_back_and_shows_each_graphs_slowest_ops(dl
     calls(dla_bundle, "encoder"), calls(dla_bundle, "decoder_step")
     url = f"local?backend=dla&model={dla_bundle}&neuron_lib={standin}"
     folder = tmp_path / "profile"
+    runner_cache = tmp_path / "cache"      # where the runner's profiler writes (device/runner/cache_paths.py)
     r = subprocess.run([sys.executable, "-m", "cli", "transcribe", str(AUDIO / "test_en.wav"), "--device", url,
-                        "--npu-profile", str(folder)], cwd=ROOT, capture_output=True, text=True, timeout=900)
+                        "--npu-profile", str(folder)], cwd=ROOT, capture_output=True, text=True, timeout=900,
+                       env=dict(os.environ, WHISPERKV_CACHE=str(runner_cache)))
     assert r.returncode == 0, r.stderr
     assert "ask not what your country can do for you" in r.stdout
+    assert not list(runner_cache.glob("npu-profile-*"))      # the runner's own folder went with it
     assert sorted(p.name for p in folder.iterdir()) == ["w00-decoder_step.csv", "w00-encoder.csv"]
     steps = calls(dla_bundle, "decoder_step").count("run")
     encoder, step = profiles([(p.name, p.read_text()) for p in sorted(folder.iterdir())])
     # the report of each graph counts what that graph's runtime ran: the encoder once, the step once a position
-    assert (encoder.graph, encoder.inferences) == ("encoder", 1) and (step.graph, step.inferences) == ("decoder_step", steps)
+    assert (encoder.graph, encoder.inferences) == ("encoder", 1)
+    assert (step.graph, step.inferences) == ("decoder_step", steps)
     assert any("FULLY_CONNECTED" in o.name for o in step.ops) and any("CONV_2D" in o.name for o in encoder.ops)
     assert "encoder (one window):" in r.stderr and "decoder step (one token):" in r.stderr
     assert f"[npu profile: 2 report(s) in {folder}]" in r.stderr
