@@ -93,16 +93,25 @@ def io(buf: bytes, subgraph: int = 0) -> dict:
 
 def slots(buf: bytes, subgraph: int = 0) -> dict[str, list[dict]]:
     """The graph's input and output slots in order, as a compiled `.dla` keeps them:
-    {"inputs": [{name, shape, dtype, bytes}], "outputs": [...]}, dtype the TensorType name."""
+    {"inputs": [{name, shape, dtype, bytes}], "outputs": [...]}, dtype the TensorType name; an integer slot
+    also has its one scale and zero_point (real = (q - zero_point) * scale)."""
     m = _model(buf)
     sg, ts = m.Subgraphs(subgraph), tensors(buf, subgraph)
 
     def describe(indices) -> list[dict]:
-        return [{"name": ts[i].name, "shape": ts[i].shape, "dtype": ts[i].dtype, "bytes": ts[i].nbytes}
-                for i in indices]
+        return [{"name": ts[i].name, "shape": ts[i].shape, "dtype": ts[i].dtype, "bytes": ts[i].nbytes,
+                 **_scale(sg.Tensors(i))} for i in indices]
 
     return {"inputs": describe(sg.InputsAsNumpy().tolist() if sg.InputsLength() else []),
             "outputs": describe(sg.OutputsAsNumpy().tolist() if sg.OutputsLength() else [])}
+
+
+def _scale(t) -> dict:
+    q = t.Quantization()
+    if q is None or q.ScaleLength() != 1:
+        return {}
+    return {"scale": float(q.ScaleAsNumpy()[0]),
+            "zero_point": int(q.ZeroPointAsNumpy()[0]) if q.ZeroPointLength() else 0}
 
 
 def params_from_tflite(buf: bytes) -> dict[str, np.ndarray]:

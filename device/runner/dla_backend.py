@@ -4,7 +4,8 @@ One runtime per graph (encoder, decoder step), created once at load (device/runn
 every graph's slots are checked against what `whisperkv compile` recorded in model.json (their count, order and
 byte sizes, from the TFLite graph it compiled): a mismatch names the file, the slot and both sizes. Each step's
 inputs are handed to the runtime as the arrays the decoder keeps (the KV cache, the window's cross state, the
-mask) without a copy; the outputs land in buffers this backend owns.
+mask) without a copy; the outputs land in buffers this backend owns. An integer bundle's (a16w8, a8w8, mixed)
+int8/int16 slots are quantized in and dequantized out with the scale and zero point model.json records.
 """
 from __future__ import annotations
 
@@ -16,12 +17,14 @@ from core.errors import ModelError
 from core.model.backend import check_cross
 from core.model.kv_cache import uncached_by_steps
 from core.model.weights import ModelDims
+from device.runner.int_slots import from_slot, to_slot
 from device.runner.neuron_runtime import NeuronGraph, NeuronLibrary
 from device.runner.npu_profile import point_at
 
 COMPILE_FIX = "compile the bundle with `whisperkv compile DIR` and deploy it with `whisperkv deploy --backend dla`"
 _NP = {"FLOAT32": np.float32, "FLOAT16": np.float16, "INT8": np.int8, "INT16": np.int16, "UINT8": np.uint8,
        "INT32": np.int32}
+_INT = ("INT8", "INT16", "UINT8")     # an integer graph's quantized slots (device/runner/int_slots.py)
 
 
 class _Slots:
@@ -47,6 +50,10 @@ class _Slots:
                     raise ModelError(f"{self.file.name} {kind} slot {i} ({slot['name']}) is {size} bytes in the "
                                      f"runtime (padded {padded[i] if padded else '?'}) but model.json records "
                                      f"{slot['bytes']}", COMPILE_FIX)
+            for slot in recorded:
+                if slot["dtype"] in _INT and "scale" not in slot:
+                    raise ModelError(f"model.json records no scale for the integer {kind} {slot['name']} of "
+                                     f"{self.file.name} (compiled by an older whisperkv)", COMPILE_FIX)
         self.out = [np.empty(s["shape"], _NP[s["dtype"]]) for s in self.outputs]
 
     def recreate(self) -> None:
@@ -55,9 +62,13 @@ class _Slots:
         self.graph = NeuronGraph(self.lib, self.file, self.threads)
 
     def run(self, named: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        ins = [np.ascontiguousarray(named[s["name"]], _NP[s["dtype"]]).reshape(s["shape"]) for s in self.inputs]
+        """Float arrays in, float arrays out: an integer slot's values go through its recorded scale."""
+        ins = [(to_slot(named[s["name"]], _NP[s["dtype"]], s["scale"], s["zero_point"]) if s["dtype"] in _INT
+                else np.ascontiguousarray(named[s["name"]], _NP[s["dtype"]])).reshape(s["shape"])
+               for s in self.inputs]
         self.graph.run(ins, self.out)
-        return {s["name"]: a for s, a in zip(self.outputs, self.out)}
+        return {s["name"]: from_slot(a, s["scale"], s["zero_point"]) if s["dtype"] in _INT else a
+                for s, a in zip(self.outputs, self.out)}
 
 
 class DlaBackend:
@@ -98,7 +109,7 @@ class DlaBackend:
         """What `hello` reports: the runtime library and each graph's .dla, all of it on the NPU."""
         version = self.lib.version()
         return {"runtime": "neuron", "library": self.lib.path, **({"library_version": version} if version else {}),
-                "soc": self.soc, "weights": self.dtype,
+                "soc": self.soc, "weights": self.dtype, "cross": self.cross,
                 "graphs": [{"graph": g, "file": s.file.name, "sha256": s.sha256, "runs_on": "dla"}
                            for g, s in (("encoder", self._encoder), ("decoder_step", self._step))]}
 

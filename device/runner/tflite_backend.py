@@ -20,6 +20,7 @@ from core.model.dims import ModelDims
 from core.model.kv_cache import uncached_by_steps
 from core.model.weights import WhisperWeights
 from device.runner.bundle import read_bundle
+from device.runner.int_slots import from_slot, to_slot
 
 
 class DelegateError(WhisperKVError):
@@ -111,21 +112,12 @@ class _Graph:
 
 
 def _quantized(value, d: dict) -> np.ndarray:
-    """float32 as the input wants it: an integer graph's (device/toolchain/int_quantize.py) inputs are
-    int8/int16 with one scale, and what lies outside its range saturates (the mask's -1e9 too)."""
     value = np.ascontiguousarray(value, np.float32)
-    if not np.issubdtype(d["dtype"], np.integer):
-        return value
-    scale, zero = d["quantization"]
-    info = np.iinfo(d["dtype"])
-    return np.clip(np.rint(value / scale) + zero, info.min, info.max).astype(d["dtype"])
+    return to_slot(value, d["dtype"], *d["quantization"]) if np.issubdtype(d["dtype"], np.integer) else value
 
 
 def _dequantized(value: np.ndarray, d: dict) -> np.ndarray:
-    if not np.issubdtype(d["dtype"], np.integer):
-        return value
-    scale, zero = d["quantization"]
-    return (value.astype(np.float32) - zero) * np.float32(scale)
+    return from_slot(value, *d["quantization"]) if np.issubdtype(d["dtype"], np.integer) else value
 
 
 class TfliteBackend:

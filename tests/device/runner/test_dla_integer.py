@@ -1,0 +1,60 @@
+"""An integer bundle on the `dla` backend: a16w8, whose every input and output slot is int16 with one scale and
+zero point, compiled by the STAND-IN ncc-tflite and run by the STAND-IN Neuron runtime (both described in
+test_dla_backend.py; the runtime runs the stored graph in LiteRT, integer kernels included). The backend hands
+the runtime raw int16 buffers, so it must quantize the decoder's float arrays with the scales compile recorded
+and dequantize what comes back: then it gives the tflite backend's tokens on the same bundle."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from core.errors import ModelError
+from device.runner.dla_backend import DlaBackend
+from device.runner.tflite_backend import TfliteBackend
+from device.toolchain.compile import compile_bundle
+from tests.device.bundle_helpers import integer_bundle
+from tests.device.runner.test_dla_backend import calls, decode, standin  # noqa: F401  (the stand-in runtime)
+from tests.device.toolchain.ncc_standin import write_ncc
+
+
+@pytest.fixture(scope="module")
+def int_dla(tmp_path_factory):
+    pytest.importorskip("ai_edge_quantizer")
+    root = tmp_path_factory.mktemp("int-dla")
+    bundle = root / "a16w8"
+    shutil.copytree(integer_bundle("a16w8", "kv"), bundle)
+    compile_bundle(bundle, ncc=write_ncc(root, root / "ncc.log"))
+    return bundle
+
+
+def test_compile_records_each_integer_slots_scale_and_zero_point(int_dla):
+    dla = json.loads((int_dla / "model.json").read_text())["dla"]
+    step = dla["graphs"]["decoder_step"]
+    slots = step["inputs"] + step["outputs"]
+    assert {s["name"] for s in step["inputs"]} >= {"x", "self_k", "self_v", "cross_k", "cross_v", "mask"}
+    assert all(s["dtype"] == "INT16" and s["scale"] > 0 and isinstance(s["zero_point"], int) for s in slots)
+    assert dla["graphs"]["encoder"]["inputs"][0]["dtype"] == "INT16"
+
+
+def test_the_dla_gives_the_tflite_backends_tokens_on_the_integer_bundle(int_dla, standin, clip_mels):
+    calls(int_dla, "encoder"), calls(int_dla, "decoder_step")
+    mels = clip_mels("test_en.wav")
+    backend = DlaBackend.from_bundle(int_dla, str(standin))
+    got = decode(backend, int_dla, mels, language="en")
+    want = decode(TfliteBackend.from_bundle(int_dla), int_dla, mels, language="en")
+    assert len(got.tokens) > 5 and got.tokens == want.tokens
+    assert calls(int_dla, "encoder") == ["create", "run"] and "run" in calls(int_dla, "decoder_step")
+    assert backend.describe()["weights"] == "a16w8" and backend.describe()["cross"] == "kv"
+
+
+def test_an_integer_slot_without_its_scale_is_refused_naming_it(int_dla, standin, tmp_path):
+    old = tmp_path / "old"
+    shutil.copytree(int_dla, old)
+    doc = json.loads((old / "model.json").read_text())
+    del doc["dla"]["graphs"]["decoder_step"]["inputs"][0]["scale"]
+    (old / "model.json").write_text(json.dumps(doc))
+    with pytest.raises(ModelError, match=r"no scale for the integer input \w+ of decoder_step.dla") as err:
+        DlaBackend.from_bundle(old, str(standin))
+    assert "whisperkv compile" in err.value.fix
