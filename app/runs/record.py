@@ -156,4 +156,10 @@ class RunRecord:
                     f"{passes} pass{'es' if passes != 1 else ''} · {self.stop_reason or 'streaming'}")
         reason = self.stop_reason or "running"
         return f"#{self.id} {self.audio_name} · {self.options.label(self.transcript.language)} · " \
-               f"{self.token_count()} tok · {reason}"
+               f"{self.token_count()} tok · {reason}{self.model_form()}"
+
+    def model_form(self) -> str:
+        """The weights' dtype and cross form the runner named in its hello, as " · a16w8 kv" ("" before it did)."""
+        info = self.device_info
+        form = " ".join(filter(None, (info.get("dtype"), info.get("cross"))))
+        return f" · {form}" if form else ""

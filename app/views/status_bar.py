@@ -1,5 +1,5 @@
-"""Status bar: the connected device, the runner's backend and where its graphs run, and the model hash, always
-visible."""
+"""Status bar: the connected device, the runner's backend and where its graphs run, and the model (its dtype,
+its cross-attention form and its hash), always visible."""
 from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel, QStatusBar
@@ -24,5 +24,7 @@ class StatusBar(QStatusBar):
                              + (f" · on {ran_on['short']}" if ran_on.get("short") else ""))
         self.backend.setToolTip(f"ran on {ran_on['label']}" if ran_on.get("label") else "")
         sha = runner.get("model_sha256", "")
-        self.model.setText(f"Model: {sha[:12] if sha else '—'}")
-        self.model.setToolTip(sha)
+        form = " · ".join(filter(None, (runner.get("dtype"), runner.get("cross") and f"{runner['cross']} cross")))
+        self.model.setText(f"Model: {form + ' · ' if form else ''}{sha[:12] if sha else '—'}")
+        self.model.setToolTip(f"{sha}\n{form}: the weights' dtype and the cross-attention state's form" if form
+                              else sha)

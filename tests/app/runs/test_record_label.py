@@ -32,3 +32,10 @@ def test_the_picker_counts_tokens_as_the_qa_table_does():
     assert len(run.rows) == 3 and "· 2 tok ·" in run.label()
     clip = Clip(name="c", audio="c.wav", language="en", reference="Hello world", metric="wer", max_error=0.5)
     assert score(clip, run.transcript, 1000.0, 2.0).tokens == 2 == run.token_count()
+
+
+def test_a_run_names_the_dtype_and_cross_form_its_runner_served():
+    run = make_run(Session(), [EncodedEvent(0, 900.0, "en")])
+    assert not run.label().endswith("kv")
+    run.device_info = {"backend": "dla", "dtype": "mixed", "cross": "kv"}
+    assert run.label().endswith(" · mixed kv")

@@ -15,3 +15,14 @@ def test_the_backend_says_where_its_graphs_run(qtbot):
     assert bar.backend.toolTip() == "ran on the NPU (encoder.dla, decoder_step.dla on the Neuron runtime)"
     bar.show_device("local", "connected", runner_summary(RunnerInfo.from_hello({"protocol": 1, "backend": "numpy"})))
     assert bar.backend.text() == "Backend: numpy · on CPU" and bar.backend.toolTip() == "ran on the CPU"
+
+
+def test_the_model_names_its_dtype_and_cross_form_from_the_hello(qtbot):
+    bar = StatusBar()
+    qtbot.addWidget(bar)
+    hello = {"protocol": 1, "backend": "tflite", "model": {"sha256": "ab" * 32},
+             "backend_detail": {"weights": "a16w8", "cross": "absorbed"}}
+    bar.show_device("local", "connected", runner_summary(RunnerInfo.from_hello(hello)))
+    assert bar.model.text() == "Model: a16w8 · absorbed cross · " + "ab" * 6
+    bar.show_device("local", "connected", runner_summary(RunnerInfo.from_hello({"protocol": 1, "backend": "numpy"})))
+    assert bar.model.text() == "Model: —"
