@@ -3,8 +3,10 @@
 `speech()` speaks a few sentences in English and Mandarin, each in several espeak-ng voices (the set
 below: 2 English and 2 Mandarin sentences, 3 voices each, 12 utterances of 4–9 s, about 80 s). `samples()` runs
 them through the fp32 TFLite graphs and records what each graph is fed: the encoder's mel, and the
-decoder step's inputs at up to `steps_per_clip` steps of a greedy decode (the SOT prefix included),
-so the step is calibrated on the cross state and cache contents it will really see.
+decoder step's inputs at every step of the SOT prefix and at `text_steps` steps of the text of a greedy
+decode, so the step is calibrated on the cross state and cache contents it will really see. Every prefix step
+counts: the language and task tokens drive activations no text token reaches (left out, a16w8's step clipped its
+MLP at the language token and its logits there came out 70 % off).
 
 The additive mask's −1e9 would stretch an integer range over nothing but the mask: the step's
 samples carry it clipped to MASK_FLOOR, and the runner's −1e9 saturates to the same value when it is
@@ -33,7 +35,11 @@ SENTENCES = {
     "zh": ("今天下午图书馆会提前关门，请大家注意时间。",
            "这家工厂去年生产了三百万台洗衣机。"),
 }
-VOICES = {"en": ("en-us", "en-gb+f3", "en-gb-scotland+m3"), "zh": ("cmn", "cmn+f3", "cmn+m7")}
+# espeak-ng's plain `cmn` voice reads Chinese characters as digits and Latin letters (whisper hears
+# "1.1.4.5..."); `cmn-latn-pinyin` speaks them as Mandarin syllables.
+VOICES = {"en": ("en-us", "en-gb+f3", "en-gb-scotland+m3"),
+          "zh": ("cmn-latn-pinyin", "cmn-latn-pinyin+f3", "cmn-latn-pinyin+m7")}
+PREFIX_STEPS = 4        # <|startoftranscript|><|lang|><|transcribe|><|notimestamps|>
 
 
 @dataclass
@@ -114,7 +120,7 @@ def input_bounds(weights) -> dict[str, float]:
     return {"x": float(np.abs(p["decoder.token_embedding.weight"]).max() + np.abs(p["decoder.positional_embedding"]).max())}
 
 
-def samples(weights, cross: str = "kv", steps_per_clip: int = 4, limit: int | None = None,
+def samples(weights, cross: str = "kv", text_steps: int = 2, limit: int | None = None,
             log=lambda line: None) -> Samples:
     """Calibration inputs for both graphs of the `cross` form, from `speech(limit)` through the fp32 graphs."""
     from core.decode.decoding import decode_window
@@ -130,8 +136,7 @@ def samples(weights, cross: str = "kv", steps_per_clip: int = 4, limit: int | No
     for u in speech(limit):
         mel = mel_windows(u.audio)[0]
         out.encoder.append({"mel": mel[None].astype(np.float32)})
-        # Steps spread over the SOT prefix and the text: 0 and 3 are in the prefix, the rest in the text.
-        keep = {0, 3, *range(5, 5 + 6 * (steps_per_clip - 2), 6)}
+        keep = {*range(PREFIX_STEPS), *range(PREFIX_STEPS + 1, PREFIX_STEPS + 1 + 6 * text_steps, 6)}
         rec = _Recorder(fp32, names, keep)
         opts = DecodeOptions(language=u.language, max_tokens=48, top_k=1)
         for _ in decode_window(rec, tok, mel, opts):

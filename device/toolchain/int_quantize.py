@@ -1,16 +1,17 @@
 """Integer TFLite graphs for the MDLA: fp32 graphs quantized by Google's ai-edge-quantizer.
 
 Recipes (`ai_edge_quantizer.recipe`, static range quantization, calibrated on device/toolchain/calibration.py):
-- a16w8: int16 activations, int8 channelwise weights (`static_wi8_ai16`), every op the quantizer takes;
-- a8w8: int8 activations, int8 channelwise weights (`static_wi8_ai8`);
+- a16w8: int16 activations, int8 channelwise weights (`static_wi8_ai16`), every op the quantizer takes but
+  the layer norms (PRESETS);
+- a8w8: int8 activations, int8 channelwise weights (`static_wi8_ai8`), the layer norms likewise in float;
 - mixed: the encoder not quantized (fp16 weights, computed in fp16 under --relax-fp32; it runs once a 30 s
   window), the decoder step by MIXED: its first two blocks and its head (the LM head, half the step's weights)
-  a16w8, blocks 2-5 in float, chosen on held-out speech by bench/int_sensitivity.py.
+  a16w8, blocks 2-5 and the layer norms in float, chosen on held-out speech by bench/int_sensitivity.py.
 A recipe may also leave the graph in float and quantize some groups only (`Recipe.parse`).
-The encoder's layer norms stay in float (ENCODER_FLOAT; fp32, which `ncc-tflite --relax-fp32` computes in
-fp16) behind QUANTIZE/DEQUANTIZE, as would any op the quantizer has no integer form for: `float_ops()`
-lists them. The a16w8/a8w8 step graph is integer throughout (its layer norm squares with MUL, as
-device/graphs/tflite_graphs.py writes it, not SQUARED_DIFFERENCE, which the quantizer has no integer form for).
+Every layer norm stays in float (LAYER_NORMS; fp32, which `ncc-tflite --relax-fp32` computes in fp16) behind
+QUANTIZE/DEQUANTIZE, as would any op the quantizer has no integer form for: `float_ops()` lists them. (Its
+square is a MUL, as device/graphs/tflite_graphs.py writes it, not SQUARED_DIFFERENCE, which the quantizer has no
+integer form for, so a recipe can still quantize them: `a16w8,layer_norm=16`.)
 
 Layer groups name the step graph's ops by where they sit: `block0`…`block5` (a decoder block, from its
 first layer norm to the next block's), `head` (the final layer norm and the LM head); the encoder's
@@ -29,22 +30,24 @@ from core.errors import ModelError
 INT_DTYPES = ("a16w8", "a8w8", "mixed")
 LOGITS_HEADROOM = 3.0
 EXTRA_FIX = "pip install 'whisperkv-studio[export]' (ai-edge-quantizer, for the integer TFLite graphs)"
-PRESETS = {"a16w8": "a16w8", "a8w8": "a8w8"}     # the recipe specs (Recipe.parse) the dtypes name
-# What mixed quantizes each graph to (None: the graph is not quantized; export writes it with fp16 weights).
-# The step's recipe was chosen on held-out speech (bench/int_sensitivity.py, docs/benchmarks.md): decoder blocks
-# 0-1 and the head (final layer norm, LM head: half the step's weights) in a16w8, blocks 2-5 in float, every
-# calibrated range 4x wide. Quantized alone, block 2 drove the mean KL to 0.09 and blocks 3-5 to ~1.7; 0, 1 and
-# the head to under 1e-3.
-MIXED = {"encoder": None, "decoder_step": "float,block0=16,block1=16,head=16,headroom=4"}
+# The recipe specs (Recipe.parse) the dtypes name, chosen on held-out speech (bench/int_sensitivity.py,
+# docs/benchmarks.md). The layer norms stay in float: a norm's variance is one number a token, ~1e-4 at most
+# steps and orders of magnitude more at the SOT prefix's, so on one int16 scale the small ones round away and
+# RSQRT's error reached 4 % (a16w8 on held-out speech: mean KL 0.094 with them quantized, 0.012 in float).
+PRESETS = {"a16w8": "a16w8,layer_norm=float", "a8w8": "a8w8,layer_norm=float"}
+# What mixed quantizes each graph to (None: the graph is not quantized; export writes it with fp16 weights):
+# decoder blocks 0-1 and the head (final layer norm, LM head: half the step's weights) in a16w8, blocks 2-5 and
+# the layer norms in float, every calibrated range 4x wide (held-out: 9 of 9 clips keep fp32's tokens, mean KL
+# 1.1e-3; without the 4x, 7 of 9).
+MIXED = {"encoder": None, "decoder_step": "float,block0=16,block1=16,head=16,layer_norm=float,headroom=4"}
 _LN = re.compile(r"^layer_norm_(\d+)/")
-# The encoder's layer norms stay in float (fp16 on the MDLA, under --relax-fp32). From its fourth block on,
-# the residual stream's variance reaches the thousands on some frames and stays near 1 on others: on one
-# int16 scale the small ones round away, and quantized the variance was off by a mean square of ~500 and
-# the cross K/V with it (ai-edge-quantizer's validate() against the fp32 graph, test_en). The decoder
-# step's layer norms quantize without harm. (The quantizer names an op by its outputs, each followed by ";".)
-ENCODER_FLOAT = r"^layer_norm_\d+(/[a-z_]+)?;"
+# In the encoder too, from its fourth block on, the residual stream's variance reaches the thousands on some
+# frames and stays near 1 on others; quantized, the variance was off by a mean square of ~500 and the cross
+# K/V with it (ai-edge-quantizer's validate() against the fp32 graph, test_en). So the encoder's layer norms
+# stay in float whatever the recipe. (The quantizer names an op by its outputs, each followed by ";".)
+LAYER_NORMS = r"^layer_norm_\d+(/[a-z_]+)?;"
 # Parts of a recipe named by what they are rather than where: every layer norm's ops.
-SCOPES = {"layer_norm": ENCODER_FLOAT}
+SCOPES = {"layer_norm": LAYER_NORMS}
 
 
 def _aeq():
@@ -162,7 +165,7 @@ class Recipe:
             # Another scope than the base's ".*": the quantizer orders its configs by scope, and the last match wins.
             _configure(rm, "^.*", op, bits)
         if role == "encoder":
-            rm.add_quantization_config(ENCODER_FLOAT, every, algorithm_key="no_quantize")
+            rm.add_quantization_config(LAYER_NORMS, every, algorithm_key="no_quantize")
         return rm.get_quantization_recipe()
 
 

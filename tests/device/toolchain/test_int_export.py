@@ -40,6 +40,12 @@ def test_the_mixed_bundle_passes_the_mdla_check_with_the_heads_weights_in_int8(b
     assert float_ops(encoder) and any(t.dtype == "FLOAT16" and t.const for t in tensors(encoder))
 
 
+def test_a16w8_keeps_only_the_layer_norms_in_float():
+    """The step's 19 layer norms (6 blocks × 3, and the head's) in float, everything else int16 × int8."""
+    step = (integer_bundle("a16w8", "kv") / "decoder_step.tflite").read_bytes()
+    assert float_ops(step) == {"MEAN": 2 * 19, "SUB": 19, "MUL": 3 * 19, "ADD": 2 * 19, "RSQRT": 19}
+
+
 def _tokens(backend, tokenizer, clip):
     from core.decode.decoding import decode_windows
     from core.decode.options import DecodeOptions

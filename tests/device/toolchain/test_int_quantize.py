@@ -10,7 +10,7 @@ def test_a_spec_names_the_base_and_its_parts():
     assert Recipe.parse("a16w8") == Recipe(16, {})
     assert Recipe.parse("a8w8,SOFTMAX=float,block3=16") == Recipe(8, {"SOFTMAX": None, "block3": 16})
     assert Recipe.parse("float,head=16,headroom=4") == Recipe(None, {"head": 16}, 4.0)
-    assert Recipe.named("a16w8") == Recipe.parse("a16w8")
+    assert Recipe.named("a16w8") == Recipe.parse("a16w8,layer_norm=float") == Recipe(16, {"layer_norm": None})
 
 
 @pytest.mark.parametrize("spec", ["a4w8", "a16w8,SOFTMAX", "a16w8,block1=4", "a16w8,headroom=0.5", "mixed"])
@@ -42,5 +42,6 @@ def test_the_built_recipe_keeps_the_named_op_kind_in_float_after_every_group(ste
 
 def test_mixed_quantizes_the_steps_first_blocks_and_head_and_leaves_the_rest_in_float():
     r = Recipe.named(MIXED["decoder_step"])
-    assert r.act_bits is None and r.overrides == {"block0": 16, "block1": 16, "head": 16} and r.headroom == 4
+    assert r.act_bits is None and r.headroom == 4
+    assert r.overrides == {"block0": 16, "block1": 16, "head": 16, "layer_norm": None}
     assert MIXED["encoder"] is None
