@@ -20,8 +20,9 @@ def register(subs) -> None:
                    help="fp32 (default); fp16 (ONNX: fp16 throughout; TFLite: fp16 weights dequantised to fp32, "
                    "which ncc-tflite --relax-fp32 computes in fp16); int8 (ONNX only: dynamic quantisation); "
                    "a16w8, a8w8 (TFLite only: integer graphs for the MDLA, int16 or int8 activations and "
-                   "int8 weights, calibrated on espeak-ng speech), mixed (the step's first two blocks "
-                   "and its head a16w8, its blocks 2-5 and the encoder in float with fp16 weights); these need "
+                   "int8 weights, calibrated on espeak-ng speech), mixed (the step's head a16w8, "
+                   "with --cross kv also its first two blocks; the rest and the encoder in float with fp16 "
+                   "weights); these need "
                    "the `export` extra and espeak-ng")
     p.add_argument("--cross", choices=("kv", "absorbed"), default="kv",
                    help="cross-attention form: kv (default; the encoder outputs every layer's cross K/V, "

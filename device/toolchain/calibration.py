@@ -1,7 +1,7 @@
 """Calibration data for the integer TFLite graphs: speech synthesized with espeak-ng, never a bundled clip.
 
 `speech()` speaks a few sentences in English and Mandarin, each in several espeak-ng voices (the set
-below: 2 English and 2 Mandarin sentences, 3 voices each, 12 utterances of 4–9 s, about 80 s). `samples()` runs
+below: 2 English and 2 Mandarin sentences, 3 voices each, 12 utterances of 4–7 s, about 65 s). `samples()` runs
 them through the fp32 TFLite graphs and records what each graph is fed: the encoder's mel, and the
 decoder step's inputs at every step of the SOT prefix and at `text_steps` steps of the text of a greedy
 decode, so the step is calibrated on the cross state and cache contents it will really see. Every prefix step

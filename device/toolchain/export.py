@@ -138,7 +138,7 @@ def _write_tflite(weights: WhisperWeights, dtype: str, out: Path, cross: str, lo
     graphs = {}
     for key, build in (("encoder_tflite", build_encoder_tflite), ("decoder_step_tflite", build_decoder_step_tflite)):
         role, io_dtype = _ROLES[key], "float32"
-        recipe = _int_recipe(dtype, role) if integer else None
+        recipe = _int_recipe(dtype, role, cross) if integer else None
         data = build(p, dims, "fp32" if recipe else "fp16" if integer else dtype, cross=cross)
         if recipe:
             from device.toolchain.int_quantize import Recipe, quantize_graph
@@ -156,11 +156,11 @@ def _write_tflite(weights: WhisperWeights, dtype: str, out: Path, cross: str, lo
     return graphs
 
 
-def _int_recipe(dtype: str, role: str) -> str | None:
+def _int_recipe(dtype: str, role: str, cross: str) -> str | None:
     """The recipe a graph of an integer bundle is quantized with; None: fp16 weights, not quantized."""
     from device.toolchain.int_quantize import MIXED
 
-    return MIXED[role] if dtype == "mixed" else dtype
+    return MIXED[cross][role] if dtype == "mixed" else dtype
 
 
 def _remove_stale_graphs(out: Path, graphs: dict) -> None:

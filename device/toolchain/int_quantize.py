@@ -5,8 +5,8 @@ Recipes (`ai_edge_quantizer.recipe`, static range quantization, calibrated on de
   the layer norms (PRESETS);
 - a8w8: int8 activations, int8 channelwise weights (`static_wi8_ai8`), the layer norms likewise in float;
 - mixed: the encoder not quantized (fp16 weights, computed in fp16 under --relax-fp32; it runs once a 30 s
-  window), the decoder step by MIXED: its first two blocks and its head (the LM head, half the step's weights)
-  a16w8, blocks 2-5 and the layer norms in float, chosen on held-out speech by bench/int_sensitivity.py.
+  window), the decoder step by MIXED, chosen on held-out speech by bench/int_sensitivity.py for each cross form:
+  its head (the LM head, half the step's weights) a16w8, with `kv` also its first two blocks; the rest in float.
 A recipe may also leave the graph in float and quantize some groups only (`Recipe.parse`).
 Every layer norm stays in float (LAYER_NORMS; fp32, which `ncc-tflite --relax-fp32` computes in fp16) behind
 QUANTIZE/DEQUANTIZE, as would any op the quantizer has no integer form for: `float_ops()` lists them. (Its
@@ -35,11 +35,13 @@ EXTRA_FIX = "pip install 'whisperkv-studio[export]' (ai-edge-quantizer, for the 
 # steps and orders of magnitude more at the SOT prefix's, so on one int16 scale the small ones round away and
 # RSQRT's error reached 4 % (a16w8 on held-out speech: mean KL 0.094 with them quantized, 0.012 in float).
 PRESETS = {"a16w8": "a16w8,layer_norm=float", "a8w8": "a8w8,layer_norm=float"}
-# What mixed quantizes each graph to (None: the graph is not quantized; export writes it with fp16 weights):
-# decoder blocks 0-1 and the head (final layer norm, LM head: half the step's weights) in a16w8, blocks 2-5 and
-# the layer norms in float, every calibrated range 4x wide (held-out: 9 of 9 clips keep fp32's tokens, mean KL
-# 1.1e-3; without the 4x, 7 of 9).
-MIXED = {"encoder": None, "decoder_step": "float,block0=16,block1=16,head=16,layer_norm=float,headroom=4"}
+# What mixed quantizes each graph to, by cross form (None: the graph is not quantized; export writes it with fp16
+# weights). kv: decoder blocks 0-1 and the head (final layer norm, LM head: half the step's weights) in a16w8,
+# blocks 2-5 and the layer norms in float, every calibrated range 4x wide (held-out: 9 of 9 clips keep fp32's
+# tokens, mean KL 1.1e-3; without the 4x, 7 of 9). absorbed: the head only; each of its blocks quantized alone
+# changed 7 to 9 of the 9 clips (its cross-attention reads the encoder's output F through folded weights).
+MIXED = {"kv": {"encoder": None, "decoder_step": "float,block0=16,block1=16,head=16,layer_norm=float,headroom=4"},
+         "absorbed": {"encoder": None, "decoder_step": "float,head=16,layer_norm=float,headroom=4"}}
 _LN = re.compile(r"^layer_norm_(\d+)/")
 # In the encoder too, from its fourth block on, the residual stream's variance reaches the thousands on some
 # frames and stays near 1 on others; quantized, the variance was off by a mean square of ~500 and the cross
@@ -112,7 +114,7 @@ class Recipe:
     def named(cls, dtype: str) -> Recipe:
         """a16w8, a8w8 (PRESETS), or a recipe spec (`parse`), such as MIXED's."""
         if dtype == "mixed":
-            raise ModelError("mixed names one recipe a graph", "quantize each graph with MIXED[role]")
+            raise ModelError("mixed names one recipe a graph", "quantize each graph with MIXED[cross][role]")
         return cls.parse(PRESETS.get(dtype, dtype))
 
     @classmethod

@@ -20,7 +20,7 @@ def exported_bundle(cross: str = "kv") -> Path:
     return out / "fp32"
 
 
-@lru_cache(maxsize=2)
+@lru_cache(maxsize=3)
 def integer_bundle(dtype: str = "a16w8", cross: str = "kv") -> Path:
     """One integer TFLite bundle per test process (calibrating and quantizing take minutes)."""
     from core.model.weights import load_model

@@ -66,6 +66,19 @@ def test_integer_kernels_give_fp32s_tokens(bundle, model, clip):
     assert _tokens(q, model.tokenizer, clip) == _tokens(fp32, model.tokenizer, clip)
 
 
+def test_mixed_absorbed_quantizes_only_the_head_and_keeps_fp32s_tokens(model):
+    from device.runner.tflite_backend import TfliteBackend
+
+    absorbed = integer_bundle("mixed", "absorbed")
+    step = (absorbed / "decoder_step.tflite").read_bytes()
+    int8 = [t for t in tensors(step) if t.dtype == "INT8" and t.const]
+    assert len(int8) == 1 and int8[0].nbytes == 51865 * 512              # the LM head only
+    q = TfliteBackend.from_bundle(absorbed)
+    assert q.describe()["cross"] == "absorbed"
+    fp32 = TfliteBackend.from_weights(model.weights, cross="absorbed")
+    assert _tokens(q, model.tokenizer, "test_en.wav") == _tokens(fp32, model.tokenizer, "test_en.wav")
+
+
 def test_cli_transcribes_test_zh_through_the_integer_bundle(bundle, capsys):
     assert main(["transcribe", str(AUDIO / "test_zh.wav"), "--backend", "tflite", "--model", str(bundle),
                  "--json"]) == 0

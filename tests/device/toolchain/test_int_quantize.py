@@ -40,8 +40,9 @@ def test_the_built_recipe_keeps_the_named_op_kind_in_float_after_every_group(ste
         Recipe.parse("a16w8,NOT_AN_OP=float").build(step, "decoder_step")
 
 
-def test_mixed_quantizes_the_steps_first_blocks_and_head_and_leaves_the_rest_in_float():
-    r = Recipe.named(MIXED["decoder_step"])
+def test_mixed_quantizes_the_steps_head_and_with_kv_its_first_blocks_and_leaves_the_rest_in_float():
+    r = Recipe.named(MIXED["kv"]["decoder_step"])
     assert r.act_bits is None and r.headroom == 4
     assert r.overrides == {"block0": 16, "block1": 16, "head": 16, "layer_norm": None}
-    assert MIXED["encoder"] is None
+    assert Recipe.named(MIXED["absorbed"]["decoder_step"]).overrides == {"head": 16, "layer_norm": None}
+    assert MIXED["kv"]["encoder"] is None is MIXED["absorbed"]["encoder"]
