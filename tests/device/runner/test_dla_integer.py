@@ -38,7 +38,7 @@ def test_compile_records_each_integer_slots_scale_and_zero_point(int_dla):
     assert dla["graphs"]["encoder"]["inputs"][0]["dtype"] == "INT16"
 
 
-def test_the_dla_gives_the_tflite_backends_tokens_on_the_integer_bundle(int_dla, standin, clip_mels):
+def test_the_dla_gives_the_tflite_backends_tokens_on_the_integer_bundle(int_dla, standin, clip_mels):  # noqa: F811
     calls(int_dla, "encoder"), calls(int_dla, "decoder_step")
     mels = clip_mels("test_en.wav")
     backend = DlaBackend.from_bundle(int_dla, str(standin))
@@ -49,7 +49,7 @@ def test_the_dla_gives_the_tflite_backends_tokens_on_the_integer_bundle(int_dla,
     assert backend.describe()["weights"] == "a16w8" and backend.describe()["cross"] == "kv"
 
 
-def test_an_integer_slot_without_its_scale_is_refused_naming_it(int_dla, standin, tmp_path):
+def test_an_integer_slot_without_its_scale_is_refused_naming_it(int_dla, standin, tmp_path):  # noqa: F811
     old = tmp_path / "old"
     shutil.copytree(int_dla, old)
     doc = json.loads((old / "model.json").read_text())
