@@ -31,9 +31,9 @@ INT_DTYPES = ("a16w8", "a8w8", "mixed")
 LOGITS_HEADROOM = 3.0
 EXTRA_FIX = "pip install 'whisperkv-studio[export]' (ai-edge-quantizer, for the integer TFLite graphs)"
 # The recipe specs (Recipe.parse) the dtypes name, chosen on held-out speech (bench/int_sensitivity.py,
-# docs/benchmarks.md). The layer norms stay in float: a norm's variance is one number a token, ~1e-4 at most
-# steps and orders of magnitude more at the SOT prefix's, so on one int16 scale the small ones round away and
-# RSQRT's error reached 4 % (a16w8 on held-out speech: mean KL 0.094 with them quantized, 0.012 in float).
+# docs/benchmarks.md). The layer norms stay in float: a norm's variance is one number a token and varies widely
+# from token to token, so on one int16 scale the small ones lose their precision and RSQRT's error reached 4 %
+# (a16w8 on held-out speech: mean KL 0.094 with them quantized, 0.012 in float).
 PRESETS = {"a16w8": "a16w8,layer_norm=float", "a8w8": "a8w8,layer_norm=float"}
 # What mixed quantizes each graph to, by cross form (None: the graph is not quantized; export writes it with fp16
 # weights). kv: decoder blocks 0-1 and the head (final layer norm, LM head: half the step's weights) in a16w8,
