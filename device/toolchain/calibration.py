@@ -6,7 +6,7 @@ them through the fp32 TFLite graphs and records what each graph is fed: the enco
 decoder step's inputs at every step of the SOT prefix and at `text_steps` steps of the text of a greedy
 decode, so the step is calibrated on the cross state and cache contents it will really see. Every prefix step
 counts: the language and task tokens drive activations no text token reaches (left out, a16w8's step clipped its
-MLP at the language token and its logits there came out 70 % off).
+MLP at the language token and its logits there came out 72 % off).
 
 The additive mask's −1e9 would stretch an integer range over nothing but the mask: the step's
 samples carry it clipped to MASK_FLOOR, and the runner's −1e9 saturates to the same value when it is

@@ -12,6 +12,7 @@ import pytest
 
 from core.errors import ModelError
 from device.runner.dla_backend import DlaBackend
+from device.runner.int_slots import to_slot
 from device.runner.tflite_backend import TfliteBackend
 from device.toolchain.compile import compile_bundle
 from tests.device.bundle_helpers import integer_bundle
@@ -38,11 +39,18 @@ def test_compile_records_each_integer_slots_scale_and_zero_point(int_dla):
     assert dla["graphs"]["encoder"]["inputs"][0]["dtype"] == "INT16"
 
 
-def test_the_dla_gives_the_tflite_backends_tokens_on_the_integer_bundle(int_dla, standin, clip_mels):  # noqa: F811
+def test_the_dla_gives_the_tflite_backends_tokens_on_the_integer_bundle(int_dla, standin, clip_mels,  # noqa: F811
+                                                                         monkeypatch):
+    from device.runner import dla_backend
+
     calls(int_dla, "encoder"), calls(int_dla, "decoder_step")
     mels = clip_mels("test_en.wav")
     backend = DlaBackend.from_bundle(int_dla, str(standin))
+    quantized = []
+    monkeypatch.setattr(dla_backend, "to_slot", lambda value, *a: quantized.append(value.size) or to_slot(value, *a))
     got = decode(backend, int_dla, mels, language="en")
+    # the window's cross K and V (6 x 1500 x 512 each) are quantized once, not once a step
+    assert len(mels) == 1 and quantized.count(6 * 1500 * 512) == 2
     want = decode(TfliteBackend.from_bundle(int_dla), int_dla, mels, language="en")
     assert len(got.tokens) > 5 and got.tokens == want.tokens
     assert calls(int_dla, "encoder") == ["create", "run"] and "run" in calls(int_dla, "decoder_step")
