@@ -4,6 +4,9 @@ Generated host and user keys, a random free port, key-only login; `stop()` tears
 `kill_all()` kills it together with its session processes, which is how a link drop is simulated.
 `sftp=False` leaves out the `Subsystem sftp` line, as on embedded images without sftp-server;
 `restart(new_host_key=True)` brings it back on the same port with a freshly generated host key.
+`empty_root=True` serves as a Yocto `debug-tweaks` image does: root logs in with an empty password. That sshd
+runs in a mount namespace of its own where a copy of /etc/shadow with root's password emptied is bind-mounted
+over the real one, so nothing else on the machine sees it (needs root and `unshare`).
 """
 from __future__ import annotations
 
@@ -62,6 +65,7 @@ class LocalSshd:
     host_pub: str            # "ssh-ed25519 AAAA..." of the server
     proc: subprocess.Popen
     sftp: bool = True
+    prefix: tuple[str, ...] = ()     # what the sshd command runs under (the private mount namespace)
 
     @property
     def known_hosts_line(self) -> str:
@@ -95,16 +99,16 @@ class LocalSshd:
                 (self.workdir / f).unlink()
             _keygen(self.workdir / "host_key")
             self.host_pub = _host_pub(self.workdir)
-        self.proc = _launch(self.workdir, self.port, timeout)
+        self.proc = _launch(self.workdir, self.port, timeout, self.prefix)
 
 
 def _host_pub(work: Path) -> str:
     return " ".join((work / "host_key.pub").read_text().split()[:2])
 
 
-def _launch(work: Path, port: int, timeout: float) -> subprocess.Popen:
+def _launch(work: Path, port: int, timeout: float, prefix: tuple[str, ...] = ()) -> subprocess.Popen:
     log = open(work / "sshd.log", "ab")
-    proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(work / "sshd_config")], stdout=log,
+    proc = subprocess.Popen([*prefix, SSHD, "-D", "-e", "-f", str(work / "sshd_config")], stdout=log,
                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
     log.close()
     deadline = time.monotonic() + timeout
@@ -121,7 +125,22 @@ def _launch(work: Path, port: int, timeout: float) -> subprocess.Popen:
             time.sleep(0.05)
 
 
-def start_sshd(workdir: str | Path, timeout: float = 10.0, sftp: bool = True) -> LocalSshd:
+def empty_root_available() -> bool:
+    return os.geteuid() == 0 and shutil.which("unshare") is not None and sshd_available()
+
+
+def _empty_root_prefix(work: Path) -> tuple[str, ...]:
+    """unshare + bind mount: only this sshd (a private mount namespace) reads root's password as empty."""
+    lines = Path("/etc/shadow").read_text().splitlines()
+    shadow = work / "shadow"
+    shadow.write_text("".join((":".join(["root", "", *ln.split(":")[2:]]) if ln.startswith("root:") else ln) + "\n"
+                              for ln in lines))
+    shadow.chmod(0o600)
+    return ("unshare", "--mount", "--propagation", "private", "sh", "-c",
+            f'mount --bind "{shadow}" /etc/shadow && exec "$0" "$@"')
+
+
+def start_sshd(workdir: str | Path, timeout: float = 10.0, sftp: bool = True, empty_root: bool = False) -> LocalSshd:
     work = Path(workdir)
     work.mkdir(parents=True, exist_ok=True)
     if os.geteuid() == 0:
@@ -133,8 +152,11 @@ def start_sshd(workdir: str | Path, timeout: float = 10.0, sftp: bool = True) ->
     (work / "sshd_config").write_text("\n".join([
         f"Port {port}", "ListenAddress 127.0.0.1", f"HostKey {work / 'host_key'}",
         f"AuthorizedKeysFile {work / 'authorized_keys'}", "PubkeyAuthentication yes",
-        "PasswordAuthentication no", "KbdInteractiveAuthentication no", f"PidFile {work / 'sshd.pid'}",
-        "StrictModes no", "UsePAM no", "PermitRootLogin prohibit-password",
+        *(["PasswordAuthentication yes", "PermitEmptyPasswords yes", "PermitRootLogin yes"] if empty_root else
+          ["PasswordAuthentication no", "PermitRootLogin prohibit-password"]),
+        "KbdInteractiveAuthentication no", f"PidFile {work / 'sshd.pid'}", "StrictModes no", "UsePAM no",
         *(["Subsystem sftp internal-sftp"] if sftp else []), "LogLevel VERBOSE", ""]))
-    proc = _launch(work, port, timeout)
-    return LocalSshd(work, port, getpass.getuser(), work / "user_key", _host_pub(work), proc, sftp)
+    prefix = _empty_root_prefix(work) if empty_root else ()
+    proc = _launch(work, port, timeout, prefix)
+    return LocalSshd(work, port, "root" if empty_root else getpass.getuser(), work / "user_key", _host_pub(work),
+                     proc, sftp, prefix)
