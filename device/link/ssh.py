@@ -45,6 +45,8 @@ class EmptyLogin(AuthStrategy):
     """No credentials: "none", then an empty password (sshd with PermitEmptyPasswords accepts either for a user
     whose password is empty, as a Yocto image built with `debug-tweaks` leaves root; some configs offer only
     the "password" method)."""
+    # A stock Genio 520 EVK (IoT Yocto Rity 25.1.1) let root in with "none", no key or password
+    # (bbudaedu/talkybuddy edge/BOARD_BRINGUP_DECISION.md).
 
     def __init__(self, user: str):
         super().__init__(paramiko.SSHConfig())
