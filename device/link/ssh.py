@@ -42,9 +42,9 @@ class AuthError(TransportError):
 
 
 class EmptyLogin(AuthStrategy):
-    """No credentials: "none", then an empty password (sshd with PermitEmptyPasswords accepts either for a user
-    whose password is empty, as a Yocto image built with `debug-tweaks` leaves root; some configs offer only
-    the "password" method)."""
+    """No credentials: "none", then an empty password, for a user whose password is empty (as a Yocto image
+    built with `debug-tweaks` leaves root). dropbear -B accepts only "none"; OpenSSH with PermitEmptyPasswords
+    accepts both (it records an empty first password as "none"); the password is for servers offering only it."""
     # A stock Genio 520 EVK (IoT Yocto Rity 25.1.1) let root in with "none", no key or password
     # (bbudaedu/talkybuddy edge/BOARD_BRINGUP_DECISION.md).
 

@@ -1,9 +1,9 @@
 """Logging in as a development image allows: root with an empty password, no key, agent or password given.
 
-The server is a real OpenSSH sshd on 127.0.0.1 configured as a Yocto `debug-tweaks` image is
-(`PermitEmptyPasswords yes`, `PasswordAuthentication yes`, `PermitRootLogin yes`, root's password empty). Root's
-empty password exists only inside that sshd's private mount namespace; the machine's /etc/shadow is checked
-unchanged after.
+The servers are a real OpenSSH sshd on 127.0.0.1 configured as a Yocto `debug-tweaks` image is
+(`PermitEmptyPasswords yes`, `PasswordAuthentication yes`, `PermitRootLogin yes`, root's password empty), and a
+real dropbear with `-B` (blank passwords allowed), the SSH server of many Yocto images. Root's empty password
+exists only inside each server's private mount namespace; the machine's /etc/shadow is checked unchanged after.
 """
 import hashlib
 import os
@@ -17,7 +17,7 @@ import pytest
 
 from device.link.ssh import AuthError, SshTransport
 from tests.device.link_helpers import NO_CONFIG, sshd  # noqa: F401  (sshd: the keys-only OpenSSH server)
-from tests.device.sshd import empty_root_available, start_sshd
+from tests.device.sshd import dropbear_available, empty_root_available, start_dropbear, start_sshd
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -32,6 +32,17 @@ def dev_image(tmp_path_factory):
         pytest.skip("needs root, unshare and OpenSSH sshd (a private mount namespace holds root's empty password)")
     before = shadow_digest()
     server = start_sshd(tmp_path_factory.mktemp("sshd-dev"), empty_root=True)
+    yield server
+    server.stop()
+    assert shadow_digest() == before, "the machine's /etc/shadow changed"
+
+
+@pytest.fixture(scope="module")
+def dropbear(tmp_path_factory):
+    if not (empty_root_available() and dropbear_available()):
+        pytest.skip("needs root, unshare and dropbear (Debian: dropbear-bin)")
+    before = shadow_digest()
+    server = start_dropbear(tmp_path_factory.mktemp("dropbear-dev"))
     yield server
     server.stop()
     assert shadow_digest() == before, "the machine's /etc/shadow changed"
@@ -59,6 +70,17 @@ def test_no_credentials_logs_in_with_the_none_method(dev_image, home):
     t.close()
     assert result.rc == 0 and result.stdout.strip() == b"root"
     assert "Accepted none for root" in dev_image.log()
+
+
+def test_dropbear_with_blank_passwords_lets_root_in_with_none(dropbear, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    known = dropbear.write_known_hosts(tmp_path / "known_hosts")
+    t = SshTransport("127.0.0.1", "root", dropbear.port, known_hosts=[str(known)], allow_agent=False,
+                     config_path=NO_CONFIG)
+    result = t.run(["id", "-un"])
+    t.close()
+    assert result.rc == 0 and result.stdout.strip() == b"root"
+    assert "Auth succeeded with blank password for 'root'" in dropbear.log()
 
 
 def test_device_info_reaches_a_board_that_lets_root_in_without_a_password(dev_image, home):
