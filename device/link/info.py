@@ -99,7 +99,12 @@ SH_PROBE = ('. /etc/os-release 2>/dev/null; echo "os=$PRETTY_NAME"; echo "kernel
             'echo "npu=$(ls -d /dev/apusys* 2>/dev/null | tr \'\\n\' \' \')"; '
             'for t in neuronrt:-v ncc-tflite:--version; do p=$(command -v "${t%%:*}") && '
             'echo "${t%%:*}=$p|$("$p" "${t#*:}" 2>&1 | grep -i version | head -n 1)"; done; '
-            'echo "neuron_delegates=$(ls -d $DELEGATE_GLOBS 2>/dev/null | tr \'\\n\' \' \')"')
+            'echo "neuron_delegates=$(ls -d $DELEGATE_GLOBS 2>/dev/null | tr \'\\n\' \' \')"; '
+            'command -v getprop >/dev/null && echo "android=$(getprop ro.build.version.release)"')
+# Android images ship no Python, so the runner cannot start there: the public MT8371 Android ports
+# (superLin006/MTK_model_zoo) push native C++ binaries over adb instead, while Genio IoT Yocto (Python 3.12.11
+# on a Genio 520, bbudaedu/talkybuddy `edge/`) and Ubuntu on Genio (22.04: Python 3.10) ship one.
+ANDROID_NO_PYTHON = "absent: Android has no Python; the runner needs a Linux image (IoT Yocto or Ubuntu)"
 
 FIELDS = ("device", "os", "kernel", "arch", "soc", "cpu", "cpu_count", "python", "numpy", "tokenizers", "onnxruntime",
           "mem_total_mb", "mem_free_mb", "runner_dir", "runner_version", "model", "model_sha256", "npu",
@@ -124,6 +129,9 @@ def device_info(transport: Transport, dir: str | None = None, delegate_globs: tu
     else:
         info = _shell_probe(transport, delegate_globs)
         info["python"] = None
+        android = info.pop("android", None)       # getprop answers only on Android
+        if android:
+            info["os"] = f"Android {android}"
     info["npu_ready"] = npu_ready(info)
     return {"device": transport.label, **{k: info.get(k) for k in FIELDS[1:]}}
 
@@ -182,4 +190,6 @@ def _show(key: str, value) -> str:
 
 def format_info(info: dict) -> str:
     """One `name value` line per field: `absent` for what the device lacks, `not found` for NPU tools."""
-    return "\n".join(f"{key:17} {_show(key, info.get(key))}" for key in FIELDS)
+    android = (info.get("os") or "").startswith("Android") and info.get("python") is None
+    return "\n".join(f"{key:17} {ANDROID_NO_PYTHON if key == 'python' and android else _show(key, info.get(key))}"
+                     for key in FIELDS)

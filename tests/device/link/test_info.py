@@ -89,3 +89,26 @@ def test_undeployed_directory_reports_runner_and_model_absent(stand_in_adb, tmp_
     info = device_info(AdbTransport("STANDIN01", python=sys.executable), dir=str(tmp_path / "empty"))
     assert info["python"] == platform.python_version() and info["tflite"]["ai_edge_litert"]
     assert info["runner_version"] is None and info["model_sha256"] is None
+
+
+STAND_IN_GETPROP = """#!/bin/sh
+# STAND-IN for an Android device's getprop (test only): no Android device exists here.
+case "$1" in
+  ro.build.version.release) echo 14 ;;
+  ro.board.platform) echo mt8189 ;;
+esac
+"""
+
+
+def test_an_android_device_says_the_runner_needs_a_linux_image(stand_in_adb, tmp_path, monkeypatch):
+    """Android answers getprop and has no python3: device-info says the runner needs IoT Yocto or Ubuntu."""
+    bindir = tmp_path / "android-bin"
+    bindir.mkdir()
+    (bindir / "getprop").write_text(STAND_IN_GETPROP)
+    (bindir / "getprop").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    info = device_info(AdbTransport("STANDIN01", python="/nonexistent/python3"), dir=str(tmp_path))
+    assert info["os"] == "Android 14" and info["python"] is None
+    lines = dict(line.split(None, 1) for line in format_info(info).splitlines())
+    assert lines["python"] == "absent: Android has no Python; the runner needs a Linux image (IoT Yocto or Ubuntu)"
+
