@@ -80,11 +80,11 @@ def install(transport: Transport, root: str, p: PackagePlan, say) -> dict:
            "--no-input", "--no-warn-script-location"]
     fix = INSTALL_FIX.format(names=", ".join(p.distributions))
     if p.board.venv:
-        into = f"{root}/venv"
-        if transport.run(["test", "-x", f"{into}/bin/python"]).rc != 0:
-            _check(transport, [transport.python, "-m", "venv", "--system-site-packages", into],
+        venv, into = f"{root}/venv", f"{root}/venv/lib/python{version}/site-packages"
+        if transport.run(["test", "-x", f"{venv}/bin/python"]).rc != 0:
+            _check(transport, [transport.python, "-m", "venv", "--system-site-packages", venv],
                    "cannot make a venv", fix)
-        argv = [f"{into}/bin/python", *pip, *files]
+        argv = [f"{venv}/bin/python", *pip, *files]
     else:
         into = f"{root}/site/python{version}"
         argv = [transport.python, *pip, "--target", into, *files]
@@ -95,7 +95,7 @@ def install(transport: Transport, root: str, p: PackagePlan, say) -> dict:
            f"{', '.join(p.distributions)} installed but does not import", fix)
     transport.run(["rm", "-rf", remote])
     say(f"board packages: installed {', '.join(p.distributions)} into {into} (the runner puts it on its path)")
-    return {"installed": p.distributions, "into": into, "python": version}
+    return {"installed": p.distributions, "into": into}
 
 
 def _import_probe() -> str:
