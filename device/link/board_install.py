@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from device.link.board_packages import DISTRIBUTIONS, BoardPython, missing, probe, too_old
+from device.link.board_packages import DISTRIBUTIONS, BoardPython, PackageError, missing, probe, too_old
 from device.link.transport import Transport
 from device.link.wheels import fetch
 
@@ -32,19 +32,17 @@ class PackagePlan:
 
 
 def plan(transport: Transport, root: str, mode: str, wheels_dir: Path | None, tmp: Path, say) -> PackagePlan:
-    from device.link.deploy import DeployError
-
     board = probe(transport, root)
     old = too_old(board)
     if old:
-        raise DeployError(*old)
+        raise PackageError(*old)
     lacks = missing(board, mode)
     if not lacks:
         found = ", ".join(m for m, ok in board.modules.items() if ok)
         say(f"board packages: nothing to install (its Python {board.version} has {found})")
         return PackagePlan(board, [])
     if not board.pip:
-        raise DeployError(f"the board's Python {board.version} lacks {_names(lacks)} and has no pip to install them",
+        raise PackageError(f"the board's Python {board.version} lacks {_names(lacks)} and has no pip to install them",
                           INSTALL_FIX.format(names=_names(lacks)) + ", or install python3-pip there")
     chosen, wheels = fetch(board, lacks, tmp / "wheels", wheels_dir, say)
     say(f"board packages: {_names(lacks)} missing; installing {', '.join(chosen)} from {len(wheels)} wheels "
@@ -57,12 +55,10 @@ def _names(lacks: list[tuple[str, ...]]) -> str:
 
 
 def _check(transport: Transport, argv: list[str], what: str, fix: str, timeout: float = 600) -> None:
-    from device.link.deploy import DeployError
-
     res = transport.run(argv, timeout=timeout)
     if res.rc != 0:
         lines = [ln for ln in (res.stderr + res.stdout).decode(errors="replace").splitlines() if ln.strip()]
-        raise DeployError(f"{what} on {transport.label}: {lines[-1].strip() if lines else f'exit {res.rc}'}", fix)
+        raise PackageError(f"{what} on {transport.label}: {lines[-1].strip() if lines else f'exit {res.rc}'}", fix)
 
 
 def install(transport: Transport, root: str, p: PackagePlan, say) -> dict:

@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.errors import WhisperKVError
 from device.link.transport import Transport
 from device.runner import deployed_packages
 from device.runner.backends import REGISTRY
@@ -22,6 +23,14 @@ MIN_PYTHON = (3, 10)
 # table): tflite-runtime first, the smaller wheel and the interpreter the recorded Genio image ships.
 DISTRIBUTIONS = {"numpy": "numpy", "tflite_runtime": "tflite-runtime", "ai_edge_litert": "ai-edge-litert",
                  "onnx": "onnx", "onnxruntime": "onnxruntime"}
+
+
+
+class PackageError(WhisperKVError):
+    """The board lacks a package the backend needs and deploy cannot bring it (deploy.py's DeployError's code)."""
+
+    code = "deploy"
+
 
 PROBE_BODY = r'''
 import importlib.util, json, os, platform, re, subprocess, sys, sysconfig
@@ -114,14 +123,12 @@ class BoardPython:
 
 def probe(transport: Transport, root: str) -> BoardPython:
     """Ask the board's Python (transport.python) what it has; `root` is the deploy directory."""
-    from device.link.deploy import DeployError
-
     res = transport.run([transport.python, "-c", PROBE, root, json.dumps(list(DISTRIBUTIONS))], timeout=180)
     try:
         doc = json.loads(res.text)
     except ValueError:
         err = res.stderr.decode(errors="replace").strip().splitlines()
-        raise DeployError(f"cannot ask {transport.python} on {transport.label} what it has: "
+        raise PackageError(f"cannot ask {transport.python} on {transport.label} what it has: "
                           f"{err[-1] if err else 'no answer'}",
                           "check that the board's Python runs (name it with ?python=/usr/bin/python3)") from None
     return BoardPython(python=tuple(doc["python"]), **{k: v for k, v in doc.items() if k != "python"})

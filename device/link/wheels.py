@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from device.link.board_packages import DISTRIBUTIONS, BoardPython
+from device.link.board_packages import DISTRIBUTIONS, BoardPython, PackageError
 
 WHEELS_FIX = ("on a PC with internet run `pip download --only-binary=:all: --dest DIR {args} {dist}`, copy DIR "
               "here and deploy with --wheels DIR; or install {dist} on the board with its package manager")
@@ -52,8 +52,6 @@ def fetch(board: BoardPython, wanted: list[tuple[str, ...]], dest: Path, wheels_
     """For each need (alternative modules, board_packages.needs), the first distribution that has wheels for the
     board, with its dependencies: (distributions chosen, wheel files to ship). A need none of whose alternatives
     has a wheel raises the one line naming them and the fix."""
-    from device.link.deploy import DeployError
-
     dest.mkdir(parents=True, exist_ok=True)
     chosen = []
     for alts in wanted:
@@ -71,7 +69,7 @@ def fetch(board: BoardPython, wanted: list[tuple[str, ...]], dest: Path, wheels_
             plat = board.platforms[0] if board.platforms else "this board"
             first = DISTRIBUTIONS.get(alts[0], alts[0])
             args = " ".join(download_args(board)[:5] + [f"--abi {board.cp}", f"--platform {plat}"])
-            raise DeployError(f"no wheel of {' or '.join(tried)} for the board's Python {board.version} on {plat}"
+            raise PackageError(f"no wheel of {' or '.join(tried)} for the board's Python {board.version} on {plat}"
                               + (f" in {wheels_dir}" if wheels_dir else ""),
                               WHEELS_FIX.format(args=args, dist=first))
     have = set(board.distributions)

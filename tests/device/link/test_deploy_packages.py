@@ -16,6 +16,7 @@ from core.decode.options import DecodeOptions
 from core.decode.transcript import Transcript
 from device.link.deploy import deploy
 from tests.conftest import AUDIO, ROOT
+from tests.device.toolchain.test_compile import make_bundle
 from tests.device.link.board_python import (  # noqa: F401  (the session's board and wheels)
     NO_INDEX_ENV,
     OfflineBoard,
@@ -89,7 +90,7 @@ def test_deploy_from_a_wheel_folder_needs_no_index_on_the_pc(board_python, lab_w
     target = tmp_path / "board"
     said: list[str] = []
     result = deploy(OfflineBoard(board_python, str(target)), dir=str(target), backend="tflite", wheels=lab_wheels,
-                    log=said.append)
+                    model=str(make_bundle(tmp_path / "b")), log=said.append)
     assert result["packages"]["installed"] == ["tflite-runtime"]
     assert f"from {lab_wheels}" in "\n".join(said)
     # what the runner does first (device/runner/__main__.py), from the deploy directory
