@@ -74,9 +74,9 @@ def have(name):
 
 try:
     from importlib import metadata
-    dists = sorted({re.sub(r"[-_.]+", "-", d.metadata["Name"] or "").lower() for d in metadata.distributions()})
+    dists = {re.sub(r"[-_.]+", "-", d.metadata["Name"] or "").lower(): d.version for d in metadata.distributions()}
 except Exception:
-    dists = []
+    dists = {}
 found, source = tags()
 print(json.dumps({"python": list(sys.version_info[:3]), "tags": found, "tags_from": source,
                   "modules": {m: have(m) for m in modules}, "distributions": dists,
@@ -91,7 +91,7 @@ class BoardPython:
     tags: list[str]                  # interpreter-abi-platform, most specific first
     tags_from: str                   # packaging.tags, pip._vendor.packaging.tags, pip debug --verbose, sysconfig
     modules: dict[str, bool]         # DISTRIBUTIONS' modules: found on the runner's path
-    distributions: list[str]         # installed distributions, names normalized (PEP 503)
+    distributions: dict[str, str]    # installed distributions (names normalized, PEP 503) and their versions
     venv: bool                       # `python3 -m venv` can make a venv with pip in it (venv and ensurepip)
     pip: bool
     deployed: list[str]              # folders of packages an earlier deploy installed, on the path

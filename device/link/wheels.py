@@ -14,6 +14,7 @@ from pathlib import Path
 
 from device.link.board_packages import DISTRIBUTIONS, BoardPython, PackageError
 
+PEP440 = re.compile(r"^\d+(\.\d+)*((a|b|rc)\d+)?(\.post\d+)?(\.dev\d+)?(\+[A-Za-z0-9.]+)?$")
 WHEELS_FIX = ("on a PC with internet run `pip download --only-binary=:all: --dest DIR {args} {dist}`, copy DIR "
               "here and deploy with --wheels DIR; or install {dist} on the board with its package manager")
 
@@ -38,11 +39,21 @@ def _unfound(stderr: str, default: str) -> str:
     return names[-1] if names else default
 
 
+def constraints(board: BoardPython, path: Path) -> Path:
+    """A pip constraints file pinning what the board has, so that the PC resolves against the board's own
+    versions (a package needing a newer NumPy than the board's is not chosen)."""
+    pins = [f"{name}=={version}" for name, version in sorted(board.distributions.items())
+            if PEP440.match(version or "")]
+    path.write_text("".join(line + "\n" for line in pins))
+    return path
+
+
 def download(board: BoardPython, dist: str, dest: Path, wheels_dir: Path | None = None) -> str | None:
     """Download `dist` and its dependencies for the board into `dest`; None, or the distribution with no wheel."""
     where = ["--no-index", "--find-links", str(wheels_dir)] if wheels_dir else ["--retries", "2", "--timeout", "30"]
+    pins = constraints(board, dest.parent / f"{dest.name}-board-constraints.txt")
     res = subprocess.run([sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "--no-input",
-                          "--dest", str(dest), *where, *download_args(board), dist],
+                          "--dest", str(dest), "--constraint", str(pins), *where, *download_args(board), dist],
                          capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False)
     return None if res.returncode == 0 else _unfound(res.stderr, dist)
 

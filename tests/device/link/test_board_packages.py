@@ -24,7 +24,7 @@ from tests.device.toolchain.test_compile import make_bundle
 def test_needs_come_from_the_backends_table_with_tflite_runtime_tried_first():
     assert needs("tflite") == [("numpy",), ("tflite_runtime", "ai_edge_litert")]
     assert needs("auto") == needs("dla") == [("numpy",)]
-    board = BoardPython((3, 12, 0), [], "x", {"numpy": True, "ai_edge_litert": True}, [], True, True, [])
+    board = BoardPython((3, 12, 0), [], "x", {"numpy": True, "ai_edge_litert": True}, {}, True, True, [])
     assert missing(board, "tflite") == []                        # either interpreter will do
     assert missing(replace(board, modules={}), "tflite") == [("numpy",), ("tflite_runtime", "ai_edge_litert")]
 
@@ -48,7 +48,7 @@ def test_tags_computed_without_packaging_or_pip_match_packagings(tmp_path):
 def test_an_aarch64_board_gets_wheels_for_its_own_platform_and_python():
     tags = [f"cp312-{abi}-{plat}" for abi in ("cp312", "abi3", "none")
             for plat in ("manylinux_2_35_aarch64", "manylinux_2_17_aarch64", "manylinux2014_aarch64", "linux_aarch64")]
-    board = BoardPython((3, 12, 3), tags + ["py3-none-any"], "packaging.tags", {}, [], True, True, [])
+    board = BoardPython((3, 12, 3), tags + ["py3-none-any"], "packaging.tags", {}, {}, True, True, [])
     args = download_args(board)
     assert args[:5] == ["--only-binary=:all:", "--implementation", "cp", "--python-version", "3.12"]
     assert [args[i + 1] for i, a in enumerate(args) if a == "--abi"] == ["cp312", "abi3", "none"]
