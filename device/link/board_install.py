@@ -16,11 +16,15 @@ from pathlib import Path
 from device.link.board_packages import DISTRIBUTIONS, BoardPython, PackageError, missing, probe, too_old
 from device.link.transport import Transport
 from device.link.wheels import fetch
+from device.runner import deployed_packages
 
 INSTALL_FIX = "install {names} on the board with its package manager, or deploy with --backend auto"
 # What the runner imports of each (a package's top level can import while its compiled part cannot).
 IMPORTS = {"tflite_runtime": "tflite_runtime.interpreter", "ai_edge_litert": "ai_edge_litert.interpreter"}
-IMPORT_CHECK = "import importlib, sys\nfor name in sys.argv[2:]:\n    importlib.import_module(name)\n"
+# Run by the board's Python as the runner starts (device/runner/__main__.py): argv root, module...
+IMPORT_PROBE = Path(deployed_packages.__file__).read_text() + (
+    "\nuse_deployed_packages(sys.argv[1])\nimport importlib\nfor name in sys.argv[2:]:\n"
+    "    importlib.import_module(name)\n")
 
 
 @dataclass
@@ -75,30 +79,22 @@ def install(transport: Transport, root: str, p: PackagePlan, say) -> dict:
     pip = ["-m", "pip", "install", "--no-index", "--no-deps", "--ignore-installed", "--disable-pip-version-check",
            "--no-input", "--no-warn-script-location"]
     fix = INSTALL_FIX.format(names=", ".join(p.distributions))
+    into = None
     if p.board.venv:
-        venv, into = f"{root}/venv", f"{root}/venv/lib/python{version}/site-packages"
-        if transport.run(["test", "-x", f"{venv}/bin/python"]).rc != 0:
-            _check(transport, [transport.python, "-m", "venv", "--system-site-packages", venv],
-                   "cannot make a venv", fix)
-        argv = [f"{venv}/bin/python", *pip, *files]
-    else:
+        venv = f"{root}/venv"
+        if transport.run(["test", "-x", f"{venv}/bin/python"]).rc == 0 or transport.run(
+                [transport.python, "-m", "venv", "--system-site-packages", venv], timeout=600).rc == 0:
+            into, argv = f"{venv}/lib/python{version}/site-packages", [f"{venv}/bin/python", *pip, *files]
+        else:       # e.g. Debian's Python without python3-venv, whose ensurepip refuses to run
+            transport.run(["rm", "-rf", venv])
+    if into is None:
         into = f"{root}/site/python{version}"
         argv = [transport.python, *pip, "--target", into, *files]
     if files:
         _check(transport, argv, f"pip could not install {', '.join(p.distributions)}", fix)
     modules = [IMPORTS.get(m, m) for alts in p.missing for m in alts if DISTRIBUTIONS.get(m, m) in p.distributions]
-    _check(transport, [transport.python, "-c", _IMPORT_PROBE, root, *modules],
+    _check(transport, [transport.python, "-c", IMPORT_PROBE, root, *modules],
            f"{', '.join(p.distributions)} installed but does not import", fix)
     transport.run(["rm", "-rf", remote])
     say(f"board packages: installed {', '.join(p.distributions)} into {into} (the runner puts it on its path)")
     return {"installed": p.distributions, "into": into}
-
-
-def _import_probe() -> str:
-    from device.runner import deployed_packages
-
-    return Path(deployed_packages.__file__).read_text() + "\nuse_deployed_packages(sys.argv[1])\n" + \
-        IMPORT_CHECK
-
-
-_IMPORT_PROBE = _import_probe()

@@ -58,18 +58,26 @@ def download(board: BoardPython, dist: str, dest: Path, wheels_dir: Path | None 
     return None if res.returncode == 0 else _unfound(res.stderr, dist)
 
 
+def hand_platforms(board: BoardPython) -> list[str]:
+    """The board's platforms to name in a hand-typed `pip download`: pip widens only manylinux2014 and 2010 to older
+    tags, not manylinux_2_X (pip's compatibility_tags), so the newest and the common PEP 600 baselines."""
+    common = [p for p in board.platforms if re.match(r"manylinux(_2_2[78]|2014)_", p)]
+    return list(dict.fromkeys(board.platforms[:1] + common))
+
+
 def fetch(board: BoardPython, wanted: list[tuple[str, ...]], dest: Path, wheels_dir: Path | None = None,
           say=lambda line: None) -> tuple[list[str], list[Path]]:
     """For each need (alternative modules, board_packages.needs), the first distribution that has wheels for the
     board, with its dependencies: (distributions chosen, wheel files to ship). A need none of whose alternatives
     has a wheel raises the one line naming them and the fix."""
     dest.mkdir(parents=True, exist_ok=True)
+    plat = board.platforms[0] if board.platforms else "this board"
     chosen = []
     for alts in wanted:
         tried = []
         for module in alts:
             dist = DISTRIBUTIONS.get(module, module)
-            say(f"  fetching {dist} for the board's Python {board.version} ({board.platforms[0] if board.platforms else '?'})"
+            say(f"  fetching {dist} for the board's Python {board.version} ({plat})"
                 + (f" from {wheels_dir}" if wheels_dir else ""))
             lost = download(board, dist, dest, wheels_dir)
             if lost is None:
@@ -77,12 +85,11 @@ def fetch(board: BoardPython, wanted: list[tuple[str, ...]], dest: Path, wheels_
                 break
             tried.append(dist if lost == dist else f"{lost} (for {dist})")
         else:
-            plat = board.platforms[0] if board.platforms else "this board"
-            first = DISTRIBUTIONS.get(alts[0], alts[0])
-            args = " ".join(download_args(board)[:5] + [f"--abi {board.cp}", f"--platform {plat}"])
+            args = " ".join(download_args(board)[:5] + [f"--abi {board.cp}"]
+                            + [f"--platform {p}" for p in hand_platforms(board)])
             raise PackageError(f"no wheel of {' or '.join(tried)} for the board's Python {board.version} on {plat}"
-                              + (f" in {wheels_dir}" if wheels_dir else ""),
-                              WHEELS_FIX.format(args=args, dist=first))
+                               + (f" in {wheels_dir}" if wheels_dir else ""),
+                               WHEELS_FIX.format(args=args, dist=DISTRIBUTIONS.get(alts[0], alts[0])))
     have = set(board.distributions)
     ships = sorted(p for p in dest.glob("*.whl") if wheel_distribution(p) not in have)
     return chosen, ships

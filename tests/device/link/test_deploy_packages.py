@@ -10,10 +10,14 @@ import os
 import subprocess
 import sys
 
+from dataclasses import replace
+
 import pytest
 
 from core.decode.options import DecodeOptions
 from core.decode.transcript import Transcript
+from device.link import board_install
+from device.link.board_packages import probe
 from device.link.deploy import deploy
 from tests.conftest import AUDIO, ROOT
 from tests.device.toolchain.test_compile import make_bundle
@@ -26,6 +30,10 @@ from tests.device.link.board_python import (  # noqa: F401  (the session's board
 )
 
 CLIP = "en_asterisk_hello-world.wav"
+# What the runner does first (device/runner/__main__.py), from the deploy directory; then the interpreter's import.
+RUNNER_START = ("import sys; sys.path.insert(0, sys.argv[1]); "
+                "from device.runner.deployed_packages import use_deployed_packages as use; use(sys.argv[1]); "
+                "import tflite_runtime.interpreter as m; print(m.__file__)")
 
 
 def whisperkv(*args: str) -> subprocess.CompletedProcess:
@@ -93,10 +101,23 @@ def test_deploy_from_a_wheel_folder_needs_no_index_on_the_pc(board_python, lab_w
                     model=str(make_bundle(tmp_path / "b")), log=said.append)
     assert result["packages"]["installed"] == ["tflite-runtime"]
     assert f"from {lab_wheels}" in "\n".join(said)
-    # what the runner does first (device/runner/__main__.py), from the deploy directory
-    runner_start = ("import sys; sys.path.insert(0, sys.argv[1]); "
-                    "from device.runner.deployed_packages import use_deployed_packages as use; use(sys.argv[1]); "
-                    "import tflite_runtime.interpreter as m; print(m.__file__)")
-    ok = subprocess.run([board_python, "-c", runner_start, str(target)], capture_output=True, text=True, cwd="/")
+    ok = subprocess.run([board_python, "-c", RUNNER_START, str(target)], capture_output=True, text=True, cwd="/")
     assert ok.returncode == 0, ok.stderr
     assert ok.stdout.startswith(f"{target}/venv/lib/")
+
+
+def test_where_no_venv_can_be_made_pip_target_puts_it_where_the_runner_looks(board_python, lab_wheels, tmp_path,
+                                                                            monkeypatch):
+    monkeypatch.setattr(board_install, "probe", lambda transport, root: replace(probe(transport, root), venv=False))
+    target = tmp_path / "board"
+    board = OfflineBoard(board_python, str(target))
+    result = deploy(board, dir=str(target), backend="tflite", wheels=lab_wheels, model=str(make_bundle(tmp_path / "b")))
+    site = f"{target}/site/python{sys.version_info[0]}.{sys.version_info[1]}"
+    assert result["packages"] == {"installed": ["tflite-runtime"], "into": site}
+    (install,) = board.pip_runs()
+    assert install[0] == board_python and "--no-index" in install and install[install.index("--target") + 1] == site
+    assert not (target / "venv").exists()
+    ok = subprocess.run([board_python, "-c", RUNNER_START, str(target)], capture_output=True, text=True, cwd="/")
+    assert ok.returncode == 0 and ok.stdout.startswith(f"{site}/tflite_runtime/"), ok.stderr
+    assert deploy(board, dir=str(target), backend="tflite", model=str(make_bundle(tmp_path / "b")))[
+        "packages"] == {"installed": [], "into": site}
