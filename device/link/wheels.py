@@ -15,8 +15,8 @@ from pathlib import Path
 from device.link.board_packages import DISTRIBUTIONS, BoardPython, PackageError
 
 PEP440 = re.compile(r"^\d+(\.\d+)*((a|b|rc)\d+)?(\.post\d+)?(\.dev\d+)?(\+[A-Za-z0-9.]+)?$")
-WHEELS_FIX = ("on a PC with internet run `pip download --only-binary=:all: --dest DIR {args} {dist}`, copy DIR "
-              "here and deploy with --wheels DIR; or install {dist} on the board with its package manager")
+WHEELS_FIX = ("on a PC with internet run `pip download --dest DIR {args} {dist}`, copy DIR "
+              "to this PC and deploy with --wheels DIR; or install {dist} on the board with its package manager")
 
 
 def download_args(board: BoardPython) -> list[str]:
@@ -89,7 +89,7 @@ def fetch(board: BoardPython, wanted: list[tuple[str, ...]], dest: Path, wheels_
                             + [f"--platform {p}" for p in hand_platforms(board)])
             raise PackageError(f"no wheel of {' or '.join(tried)} for the board's Python {board.version} on {plat}"
                                + (f" in {wheels_dir}" if wheels_dir else ""),
-                               WHEELS_FIX.format(args=args, dist=DISTRIBUTIONS.get(alts[0], alts[0])))
+                               WHEELS_FIX.format(args=args, dist=dist))
     have = set(board.distributions)
     ships = sorted(p for p in dest.glob("*.whl") if wheel_distribution(p) not in have)
     return chosen, ships
