@@ -69,7 +69,8 @@ class OfflineBoard(LocalTransport):
 
     def run(self, argv: list[str], timeout: float = 60.0, cwd: str | None = None) -> CommandResult:
         self.ran.append(list(argv))
-        p = subprocess.run(argv, cwd=cwd, capture_output=True, timeout=timeout, env=dict(os.environ, **NO_INDEX_ENV))
+        p = subprocess.run(argv, cwd=os.path.expanduser(cwd) if cwd else None, capture_output=True, timeout=timeout,
+                           env=dict(os.environ, **NO_INDEX_ENV))
         return CommandResult(p.returncode, p.stdout, p.stderr)
 
     def pip_runs(self) -> list[list[str]]:
