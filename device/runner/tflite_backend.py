@@ -21,6 +21,7 @@ from core.model.backend import check_cross
 from core.model.dims import ModelDims
 from core.model.kv_cache import uncached_by_steps
 from core.model.weights import WhisperWeights
+from device.runner.backends import TFLITE_INTERPRETERS
 from device.runner.bundle import read_bundle
 from device.runner.int_slots import from_slot, to_slot
 
@@ -29,14 +30,10 @@ class DelegateError(WhisperKVError):
     code = "model_missing"
 
 
-# The image's own interpreter first: Genio IoT Yocto images ship tflite_runtime (2.16.1 on a Genio 520 EVK, Rity
-# 25.1.1: bbudaedu/talkybuddy edge/npu_spike/DAY1-EVIDENCE.md), built with the image's delegates in mind.
-INTERPRETERS = ("tflite_runtime", "ai_edge_litert")
-
-
 def _litert():
-    """(Interpreter, load_delegate, OpResolverType or None, package name): the first of INTERPRETERS that imports."""
-    for package in INTERPRETERS:
+    """(Interpreter, load_delegate, OpResolverType or None, package name): the first of TFLITE_INTERPRETERS (the
+    image's tflite_runtime before ai_edge_litert) that imports."""
+    for package in TFLITE_INTERPRETERS:
         try:    # ai_edge_litert takes ~1.2 s to import: only when a tflite backend is built
             m = importlib.import_module(package + ".interpreter")
         except ImportError:

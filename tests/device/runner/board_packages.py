@@ -9,6 +9,7 @@ ModuleNotFoundError and importlib.util.find_spec returns None, as on a board tha
 """
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -60,6 +61,30 @@ def block_in_runners(monkeypatch, folder: Path, modules: tuple[str, ...] = BOARD
 
 
 def importable(module: str, python: str = sys.executable) -> bool:
-    """Whether `module` imports in a subprocess started with this process's environment (as runners are)."""
+    """Whether `module` imports in a subprocess started as the local transport starts runners (this process's
+    environment, the checkout as its directory)."""
+    from device import ROOT
+
     probe = f"import importlib.util, {module}; assert importlib.util.find_spec({module!r})"
-    return subprocess.run([python, "-c", probe], capture_output=True, cwd="/").returncode == 0
+    return subprocess.run([python, "-c", probe], capture_output=True, cwd=ROOT).returncode == 0
+
+
+def transcribe_clips(transport, runner_args: list[str], clips: tuple[str, ...]) -> dict[str, tuple[list[int], str]]:
+    """Each clip of resources/audio, in its language (transcripts.json), through one runner started by
+    `transport` with `runner_args` (e.g. ["--backend", "numpy"]): clip -> (tokens, text) of its first window."""
+    from core.decode.events import DoneEvent
+    from core.decode.options import DecodeOptions
+    from core.model.audio import load_audio
+    from core.model.mel import mel_windows
+    from device.link.client import BoardClient
+    from tests.conftest import AUDIO
+
+    languages = {name: clip["language"] for name, clip in json.loads((AUDIO / "transcripts.json").read_text()).items()}
+    got = {}
+    with BoardClient(transport, runner_args=runner_args) as client:
+        for clip in clips:
+            mel = mel_windows(load_audio(AUDIO / clip))[:1]
+            done = [a.event for a in client.transcribe(mel, DecodeOptions(language=languages[clip]))
+                    if isinstance(a.event, DoneEvent)]
+            got[clip] = (list(done[0].tokens), done[0].text)
+    return got
