@@ -26,7 +26,6 @@ UNICODE_TO_BYTE = {c: b for b, c in BYTE_TO_UNICODE.items()}
 # terms. \s is Unicode's White_Space list (re's \s also takes U+001C-001F). A letter is a word character that is
 # neither a digit nor "_"; a number is \d plus the No/Nl characters of the text at hand (re's \w counts them as
 # word characters and has no class of its own for them), so the pattern is built per set of those.
-_NEVER = 1 << 62
 _WS = "\t-\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 
 
@@ -35,13 +34,16 @@ def _pattern(other_numbers: str) -> re.Pattern:
     extra = re.escape(other_numbers)
     letter = f"(?:(?![{extra}])[^\\W\\d_])" if extra else r"[^\W\d_]"
     number = f"[\\d{extra}]"
-    other = f"(?:[^\\w{_WS}]|[_\\x1c-\\x1f])"
+    other = f"(?:[^\\w{_WS}]|_)"
     return re.compile(f"'s|'t|'re|'ve|'m|'ll|'d| ?{letter}+| ?{number}+| ?{other}+|[{_WS}]+(?![^{_WS}])|[{_WS}]+")
 
 
 def pre_tokenize(text: str) -> list[str]:
     numbers = "".join(sorted({c for c in text if not c.isdecimal() and unicodedata.category(c) in ("No", "Nl")}))
     return _pattern(numbers).findall(text)
+
+
+_NEVER = 1 << 62   # the rank of a pair no merge makes
 
 
 class BytePairEncoder:
