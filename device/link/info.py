@@ -13,6 +13,7 @@ from pathlib import Path
 from core.errors import WhisperKVError
 from device.link import cpu_name
 from device.link.transport import Transport, TransportError
+from device.runner import deployed_packages
 from device.runner import soc as soc_table
 from device.runner.backends import TFLITE_INTERPRETERS
 
@@ -34,6 +35,7 @@ PY_PROBE_BODY = r"""
 import glob, importlib, importlib.util, json, os, platform, re, shutil, subprocess, sys
 root = os.path.expanduser(sys.argv[1])
 npu = json.loads(sys.argv[2])
+use_deployed_packages(root)
 def read(p):
     try:
         with open(p, errors="replace") as f:
@@ -91,9 +93,9 @@ print(json.dumps({
     "soc": board_soc(),
 }))
 """
-# The SoC is read by the runner's own table and reader, the CPU named as lscpu names it (both stdlib only),
-# sent ahead of the probe.
-PY_PROBE = Path(soc_table.__file__).read_text() + Path(cpu_name.__file__).read_text() + PY_PROBE_BODY
+# The SoC is read by the runner's own table and reader, the CPU named as lscpu names it, and the packages deploy
+# installed are put on the path as the runner puts them (all stdlib only), sent ahead of the probe.
+PY_PROBE = "".join(Path(m.__file__).read_text() for m in (soc_table, cpu_name, deployed_packages)) + PY_PROBE_BODY
 
 SH_PROBE = ('. /etc/os-release 2>/dev/null; echo "os=$PRETTY_NAME"; echo "kernel=$(uname -r)"; '
             'echo "arch=$(uname -m)"; awk \'/MemTotal/{print "mem_total_mb=" int($2/1024)} '

@@ -1,5 +1,5 @@
 """A "board" for the deploy-installs-what-is-missing tests: this PC's Python as a bare venv without system packages,
-holding only what the runner itself imports (NumPy, and tokenizers while core/model/tokenizer.py imports it), and
+holding only what the runner itself imports (NumPy), and
 a transport to it whose every command sees no package index (a closed port, no pip configuration)."""
 from __future__ import annotations
 
@@ -28,18 +28,15 @@ def pip(*args: str, python: str = sys.executable, env: dict | None = None) -> No
 
 @pytest.fixture(scope="session")
 def pc_wheels(tmp_path_factory) -> Path:
-    """The session's wheels, downloaded once: the board's own NumPy and tokenizers."""
-    import tokenizers
-
+    """The session's wheels, downloaded once: the board's own NumPy."""
     d = tmp_path_factory.mktemp("pc-wheels")
-    pip("download", "--no-deps", "--only-binary=:all:", "--dest", str(d), BOARD_NUMPY,
-        f"tokenizers=={tokenizers.__version__}")
+    pip("download", "--no-deps", "--only-binary=:all:", "--dest", str(d), BOARD_NUMPY)
     return d
 
 
 @pytest.fixture(scope="session")
 def board_python(tmp_path_factory, pc_wheels) -> str:
-    """The bare venv's interpreter, with NumPy (1.x) and tokenizers installed from pc_wheels, nothing else."""
+    """The bare venv's interpreter, with NumPy (1.x) installed from pc_wheels, nothing else."""
     venv = tmp_path_factory.mktemp("board") / "python"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
     python = str(venv / "bin" / "python")
