@@ -63,9 +63,10 @@ class NeuronLibrary:
             raise NeuronError(f"cannot load the Neuron runtime library {self.path} ({exc})", LIB_FIX) from None
         self.exported = apis_of(self.lib)
         if not self.exported:
-            lacks = {name: [s for s in needs if not hasattr(self.lib, s)] for name, needs in APIS.items()}
-            raise NeuronError(f"{self.path} exports neither Neuron Runtime API: V1 lacks {', '.join(lacks['V1'])}; "
-                              f"V2 lacks {', '.join(lacks['V2'])}", LIB_FIX)
+            lacks = [f"{name} lacks {', '.join(missing[:2])}" + (f" and {len(missing) - 2} more" if missing[2:] else "")
+                     for name, needs in APIS.items() if (missing := [s for s in needs if not hasattr(self.lib, s)])]
+            raise NeuronError(f"{self.path} is not a Neuron runtime library: it exports neither Runtime API ("
+                              + "; ".join(lacks) + ")", LIB_FIX)
         if api is None:
             self.api = self.exported[0]
         elif api.lower() not in API_CHOICES:
