@@ -203,10 +203,13 @@ def with_settings(url: str, **settings) -> str:
 
 def run_info(args) -> int:
     from device.link.info import device_info, format_info
+    from device.runner.neuron_paths import SEARCH_ORDER
 
-    transport = open_device(target_from_args(args, runner=False))
-    try:
-        info = device_info(transport, args.dir)
+    target = target_from_args(args, runner=False)
+    transport = open_device(target)
+    try:     # ?neuron_lib=PATH names the runtime library as it does for the runner; else the runner's search order
+        info = device_info(transport, args.dir, neuron_libraries=(target.neuron_lib,) if target.neuron_lib
+                           else SEARCH_ORDER)
     finally:
         transport.close()
     print(json.dumps(info, indent=1) if args.json else format_info(info))

@@ -35,11 +35,17 @@ def bundle():
     return compiled_dla_bundle()
 
 
+_REFERENCES: dict[str, Transcript] = {}
+
+
 def reference(model, clip_mels, clip: str, language: str) -> Transcript:
-    t = Transcript()
-    for ev in model.transcribe(clip_mels(clip), DecodeOptions(language=language)):
-        t.add(ev)
-    return t
+    """The NumPy reference's transcript of a clip, decoded once per module."""
+    if clip not in _REFERENCES:
+        t = Transcript()
+        for ev in model.transcribe(clip_mels(clip), DecodeOptions(language=language)):
+            t.add(ev)
+        _REFERENCES[clip] = t
+    return _REFERENCES[clip]
 
 
 def transcribe(*args: str) -> subprocess.CompletedProcess:
@@ -98,9 +104,9 @@ def test_transcribe_gives_the_reference_tokens_through_each_build_and_names_the_
                                                                                   API_OF[build])
 
 
-@pytest.mark.parametrize("build", ["v1", "v2"])
-def test_test_zh_gives_the_reference_tokens_on_each_api(build, bundle, model, clip_mels):
-    got = decode(DlaBackend.from_bundle(bundle, str(standin_library(build))), bundle, clip_mels("test_zh.wav"),
+def test_test_zh_gives_the_reference_tokens_on_the_v1_build(bundle, model, clip_mels):
+    """test_en goes through every build above; test_zh through the API the runner prefers, in this process."""
+    got = decode(DlaBackend.from_bundle(bundle, str(standin_library("v1"))), bundle, clip_mels("test_zh.wav"),
                  language="zh")
     assert got.tokens == reference(model, clip_mels, "test_zh.wav", "zh").tokens
 
