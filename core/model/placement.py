@@ -1,8 +1,9 @@
 """Where a backend's graphs ran: the NPU, a delegate's share of the ops, or the CPU.
 
 Read from the backend's name and what its `describe()` reports (hello's `backend_detail`): the dla backend's
-graphs each say `runs_on: dla`, with the runtime library, its version and the API it was driven through; the tflite backend counts, per graph, the ops its delegate took and those left
-on the CPU; a backend that says nothing runs on the CPU. One reading for the CLI's stop line, the studio's
+graphs each say `runs_on: dla`, with the runtime library, its version and the API it was driven through; the
+tflite backend counts, per graph, the ops its delegate took and those left on the CPU; a backend that says
+nothing runs on the CPU. One reading for the CLI's stop line, the studio's
 status bar and each QA row (device.link.runner_info.RunnerInfo.ran_on on the host).
 """
 from __future__ import annotations

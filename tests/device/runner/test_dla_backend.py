@@ -109,7 +109,8 @@ def test_a_wrong_slot_size_is_refused_naming_the_file_the_slot_and_both_sizes(dl
 
 def test_a_library_without_the_runtime_symbols_is_refused(dla_bundle, tmp_path):
     with pytest.raises(NeuronError, match=r"is not a Neuron runtime library: it exports neither Runtime API \(V1 "
-                                          r"lacks NeuronRuntime_create, .* and 6 more; V2 lacks NeuronRuntimeV2_create"):
+                                          r"lacks NeuronRuntime_create, .* and 6 more; V2 lacks "
+                                          r"NeuronRuntimeV2_create"):
         DlaBackend.from_bundle(dla_bundle, str(build_empty(tmp_path)))
 
 

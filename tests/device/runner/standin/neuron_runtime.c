@@ -192,10 +192,8 @@ int NeuronRuntime_inference(void* runtime) {
     return run(r->rt, r->ins, count(r->rt, "inputs"), r->outs, count(r->rt, "outputs"));
 }
 #ifndef NO_NUMBER
-int NeuronRuntime_getInputNumber(void* runtime, size_t* n) { return get(((V1Runtime*)runtime)->rt, "inputs", -1, 0, n); }
-int NeuronRuntime_getOutputNumber(void* runtime, size_t* n) {
-    return get(((V1Runtime*)runtime)->rt, "outputs", -1, 0, n);
-}
+int NeuronRuntime_getInputNumber(void* rt, size_t* n) { return get(((V1Runtime*)rt)->rt, "inputs", -1, 0, n); }
+int NeuronRuntime_getOutputNumber(void* rt, size_t* n) { return get(((V1Runtime*)rt)->rt, "outputs", -1, 0, n); }
 #endif
 int NeuronRuntime_getInputSize(void* runtime, uint64_t h, size_t* n) {
     return get(((V1Runtime*)runtime)->rt, "inputs", (long)h, 0, n);
@@ -265,10 +263,8 @@ int NeuronRuntimeV2_run(void* runtime, SyncInferenceRequest request) {
     return rc;
 }
 
-int NeuronRuntimeV2_getInputNumber(void* runtime, size_t* n) { return get((long)(intptr_t)runtime, "inputs", -1, 0, n); }
-int NeuronRuntimeV2_getOutputNumber(void* runtime, size_t* n) {
-    return get((long)(intptr_t)runtime, "outputs", -1, 0, n);
-}
+int NeuronRuntimeV2_getInputNumber(void* rt, size_t* n) { return get((long)(intptr_t)rt, "inputs", -1, 0, n); }
+int NeuronRuntimeV2_getOutputNumber(void* rt, size_t* n) { return get((long)(intptr_t)rt, "outputs", -1, 0, n); }
 int NeuronRuntimeV2_getInputSize(void* runtime, uint64_t h, size_t* n) {
     return get((long)(intptr_t)runtime, "inputs", (long)h, 0, n);
 }
