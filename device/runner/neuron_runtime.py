@@ -9,10 +9,11 @@ missing names every path tried.
 Which API: MediaTek documents two C APIs, Runtime V1 (RuntimeAPI.h) and V2 (RuntimeV2.h). **V1 where the library
 exports it**: it is the API proven on this family (a public Whisper runner on a Genio 720's IoT Yocto image,
 hhlqwq/mtk_models whisper_tiny/deploy/board/whisper_board_eval.cpp, and the MT8371 Android ports); V2 otherwise.
-`?neuron_api=v1|v2` (`--neuron-api`) forces one. Each API's calls live in its own file (neuron_v1.py,
-neuron_v2.py) behind the small interface the dla backend uses: `open_graph(lib, dla, threads)` gives an object
-with `input_sizes`, `output_sizes`, `padded_sizes(kind)`, `run(inputs, outputs)` and `release()`. Every int the
-runtime returns is a RuntimeAPI error code, 0 on success.
+`?neuron_api=v1|v2` (`--neuron-api`) forces one, and `?neuron_qos=off` (`--neuron-qos off`) leaves the QoS the
+public ports set unset. Each API's calls live in its own file (neuron_v1.py, neuron_v2.py, sharing neuron_graph.py)
+behind the small interface the dla backend uses: `NeuronLibrary.open_graph(dla, threads)` gives an object with
+`input_sizes`, `output_sizes`, `padded_sizes(kind)`, `run(inputs, outputs)` and `release()`. Every int the runtime
+returns is a RuntimeAPI error code, 0 on success.
 
 A `.dla` loads only on a runtime of its compiler's major version (MediaTek's Neuron runtime guide);
 `version_warning` compares what `whisperkv compile` recorded with the library's own version.

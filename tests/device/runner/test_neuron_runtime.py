@@ -155,6 +155,19 @@ def not_a_dla(bundle, tmp_path_factory):
     return folder
 
 
+def test_a_dla_that_is_a_plain_tflite_file_is_accepted_by_the_standin(bundle, tmp_path):
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    for f in bundle.iterdir():
+        if f.suffix != ".calls":
+            os.symlink(f, folder / f.name)
+    plain = (bundle / "encoder.dla").read_bytes()[len(b"STAND-IN DLA of "):]
+    assert plain[4:8] == b"TFL3"
+    (folder / "encoder.dla").unlink()
+    (folder / "encoder.dla").write_bytes(plain)
+    assert DlaBackend.from_bundle(folder, str(standin_library("v2")))._encoder.graph.input_sizes == [80 * 3000 * 4]
+
+
 @pytest.mark.parametrize("case", ["neither API", "create fails", "not a .dla"])
 def test_each_runtime_failure_is_one_line_and_the_runner_keeps_serving(case, bundle, not_a_dla, tmp_path):
     from tests.device.link_helpers import RawRunner
