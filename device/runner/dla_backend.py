@@ -22,7 +22,7 @@ from core.model.backend import check_cross
 from core.model.kv_cache import uncached_by_steps
 from core.model.weights import ModelDims
 from device.runner.int_slots import from_slot, to_slot
-from device.runner.neuron_runtime import NeuronLibrary, version_warning
+from device.runner.neuron_runtime import NeuronError, NeuronLibrary, version_warning
 from device.runner.npu_profile import point_at
 
 COMPILE_FIX = "compile the bundle with `whisperkv compile DIR` and deploy it with `whisperkv deploy --backend dla`"
@@ -108,10 +108,15 @@ class DlaBackend:
         self.warning = version_warning(self.compiler_version, self.lib.version())
         if self.warning:
             log.warning("%s", self.warning)
-        point_at(npu_profile, "encoder")
-        self._encoder = _Slots(self.lib, bundle.path, dla["graphs"]["encoder"], threads)
-        point_at(npu_profile, "decoder_step")
-        self._step = _Slots(self.lib, bundle.path, dla["graphs"]["decoder_step"], threads)
+        try:
+            point_at(npu_profile, "encoder")
+            self._encoder = _Slots(self.lib, bundle.path, dla["graphs"]["encoder"], threads)
+            point_at(npu_profile, "decoder_step")
+            self._step = _Slots(self.lib, bundle.path, dla["graphs"]["decoder_step"], threads)
+        except NeuronError as exc:
+            if not self.warning:
+                raise
+            raise NeuronError(f"{exc.problem}; {self.warning.split(': ')[0]}", self.warning.split("; ")[-1]) from None
 
     @classmethod
     def from_bundle(cls, path: str | Path, neuron_lib: str | None = None, npu_profile: str | None = None,

@@ -82,12 +82,16 @@ def test_versions_are_compared_by_major_and_unknown_compares_nothing():
     assert "loads only on a runtime of its compiler's major version" in version_warning("ncc-tflite 7.1.0", "8.2.16")
 
 
-def test_hello_warns_when_the_compilers_major_version_is_not_the_runtimes(bundle, caplog):
+def test_hello_warns_when_the_compilers_major_version_is_not_the_runtimes(bundle, caplog, tmp_path):
     b = read_bundle(bundle)
     b.manifest["dla"]["version"] = "NeuroPilot ncc-tflite version 8.0.10"     # the stand-in runtime says 0.0.1
     detail = DlaBackend(b, str(standin_library("v1"))).describe()
     assert "compiled by ncc-tflite 8.x" in detail["version_warning"] and "recompile" in detail["version_warning"]
     assert detail["version_warning"] in caplog.text
+    # a create that then fails says why it may have
+    with pytest.raises(NeuronError, match=r"create_with_options failed .* compiled by ncc-tflite 8.x .* — recompile "
+                                          r"with an ncc-tflite 0.x$"):
+        DlaBackend(b, str(build_standin(tmp_path, "FAIL_CREATE")))
 
 
 # The V1+V2 build through V2 here, as --neuron-api asks (test_dla_backend.py's CLI test runs it through V1).
