@@ -191,7 +191,7 @@ def run_deploy(args) -> int:
               f"{len(result['skipped'])} unchanged; model {result['model_sha256']}")
         if result["backend"] != "auto":
             url = with_settings(args.device, dir=args.dir and result["dir"], backend=result["backend"])
-            print(f"run it with --device '{url}'" + {"tflite": " (add &delegate=PATH to load the Neuron delegate)",
+            print(f"run it with --device '{url}'" + {"tflite": " (add &delegate=PATH to load an external delegate)",
                   "dla": " (add &neuron_lib=PATH for a runtime library elsewhere)"}.get(result["backend"], ""))
     return 0
 

@@ -37,8 +37,9 @@ def register(subs) -> None:
     p.add_argument("--timestamps", action="store_true", help="print timed segments (audio over 30 s is "
                    "decoded with Whisper's timestamp tokens and advances by the last complete segment either way)")
     p.add_argument("--backend", default="auto", help=backend_help())
-    p.add_argument("--delegate", default=None, metavar="PATH", help="tflite: a delegate library for the runner "
-                   "to load (on Genio IoT Yocto images, /usr/lib/libneuron_stable_delegate.so)")
+    p.add_argument("--delegate", default=None, metavar="PATH", help="tflite: an external delegate library for the "
+                   "runner to load (not Genio IoT Yocto's stable delegate, which tflite_runtime cannot load: there "
+                   "the NPU is the dla backend's)")
     p.add_argument("--word-timestamps", action="store_true", help="words with start, end and probability, by "
                    "openai-whisper's DTW over the alignment heads' cross-attention (needs --cache on)")
     p.add_argument("--temperature-fallback", action="store_true", help="as openai-whisper: re-decode a window "

@@ -175,14 +175,19 @@ def tflite_used(info: dict) -> str | None:
 
 
 def npu_ready(info: dict) -> str:
-    """Which NPU path the device can take now: TFLite with the Neuron delegate, or a .dla with neuronrt."""
-    online = ([] if info.get("neuron_delegates") else ["a Neuron delegate"]) + \
-        ([] if tflite_used(info) else ["a TFLite interpreter (tflite_runtime or ai_edge_litert)"])
-    offline = [] if info.get("neuronrt") else ["neuronrt"]
+    """Which NPU path the device can take now: the dla backend (a .dla on the Neuron runtime library, the path on
+    Genio IoT Yocto images), neuronrt for a one-off .dla, or TFLite with a Neuron delegate that `load_delegate`
+    takes (the images' stable delegate is not one: docs/board.md)."""
+    runtime = info.get("neuron_runtime") or {}
+    needs = {"the dla backend": [] if runtime.get("api") else ["a Neuron runtime library exporting V1 or V2"],
+             ".dla with neuronrt": [] if info.get("neuronrt") else ["neuronrt"],
+             "TFLite with a Neuron delegate": ([] if info.get("neuron_delegates") else ["a Neuron delegate"])
+             + ([] if tflite_used(info) else ["a TFLite interpreter (tflite_runtime or ai_edge_litert)"])}
+    paths = [name for name, lack in needs.items() if not lack]
+    missing = [] if paths else list(dict.fromkeys(m for lack in needs.values() for m in lack))
     if not info.get("npu"):
-        return "no: missing " + ", ".join(["/dev/apusys*", *online, *offline])
-    paths = (["TFLite with the Neuron delegate"] if not online else []) + ([".dla with neuronrt"] if not offline else [])
-    return "yes: " + "; ".join(paths) if paths else "no: missing " + ", ".join([*online, *offline])
+        return "no: missing " + ", ".join(["/dev/apusys*", *missing])
+    return "yes: " + "; ".join(paths) if paths else "no: missing " + ", ".join(missing)
 
 
 def _show(key: str, value) -> str:

@@ -2,7 +2,7 @@
 
 Query settings: `python` (remote interpreter, e.g. /usr/bin/python3), `dir` (runner directory),
 `key` (SSH identity file), `backend`, `model` and `delegate` (passed to the runner: `delegate` is the
-path on the device of a TFLite external delegate, e.g. /usr/lib/libneuron_stable_delegate.so), `neuron_lib`
+path on the device of a TFLite external delegate; Genio IoT Yocto's stable delegate is not one), `neuron_lib`
 (the dla backend: the path on the device of MediaTek's Neuron runtime library), `neuron_api` (v1|v2) and
 `neuron_qos` (on|off) (the dla backend's choices: device/runner/runtime_config.py's NEURON_SETTINGS).
 """

@@ -218,8 +218,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--model", default=None, help="model directory (default: ./model beside the runner, "
                     "else the installed wheels)")
     ap.add_argument("--backend", default="auto", help=backend_help("; tflite for a TFLite-only bundle"))
-    ap.add_argument("--delegate", default=None, metavar="PATH", help="tflite: a delegate library to load, e.g. "
-                    "/usr/lib/libneuron_stable_delegate.so (a missing one is an error, never a CPU fallback)")
+    ap.add_argument("--delegate", default=None, metavar="PATH", help="tflite: an external delegate library to load "
+                    "(a missing one is an error, never a CPU fallback; a stable delegate is refused: use dla)")
     ap.add_argument("--neuron-lib", default=None, metavar="PATH", help="dla: MediaTek's Neuron runtime library "
                     "(default: the first of " + ", ".join(NEURON_PATHS) + " that exists)")
     for name, (choices, text) in NEURON_SETTINGS.items():
