@@ -109,8 +109,8 @@ class _Graph:
                 kw["experimental_delegates"] = [load_delegate(delegate_path)]
             except (OSError, ValueError, RuntimeError) as exc:
                 raise DelegateError(f"cannot load the TFLite delegate {delegate_path} ({exc})",
-                                    "check the path on the board (e.g. /usr/lib/libneuron_stable_delegate.so) "
-                                    "or run without --delegate to use the CPU") from None
+                                    "check the path on the board, or run without --delegate to use the CPU "
+                                    "(on Genio IoT Yocto the NPU is the dla backend's)") from None
             if resolver is not None:   # so that every DELEGATE node below is the external delegate's
                 kw["experimental_op_resolver_type"] = resolver.BUILTIN_WITHOUT_DEFAULT_DELEGATES
         self.interp = Interpreter(**kw)
