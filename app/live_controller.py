@@ -27,7 +27,7 @@ class LiveRunController(QObject):
         worker.ended.connect(self._on_ended)
 
     def start(self, clip, mic_device, profile: DeviceProfile, password: str, device_info: dict,
-              language: str | None, policy: str | None = None) -> RunRecord | None:
+              language: str | None, policy: str | None = None, params: dict | None = None) -> RunRecord | None:
         """A new live run of `clip` at 1x, or of the microphone when clip is None; None while one streams."""
         if self.worker.running:
             return None
@@ -35,7 +35,8 @@ class LiveRunController(QObject):
         options = DecodeOptions(language=language, word_timestamps=True)   # what every pass asks for
         run = self.session.new_run(name, options, profile.url(), device_info, clip.duration_s if clip else 0.0)
         self.run = live_runs.start_live(run, name)
-        self.worker.start(None if clip is None else clip.samples, mic_device, profile, password, language, policy)
+        self.worker.start(None if clip is None else clip.samples, mic_device, profile, password, language, policy,
+                          params)
         return run
 
     def stop(self) -> bool:

@@ -267,7 +267,7 @@ class MainWindow(QMainWindow):
         clip = self.clip if source == "file" else None
         run = self.live_runs.start(clip, self.audio.device_combo.currentData(), self.device.profile(),
                                    self.device.password.text(), self.board.run_info(), self.controls.options().language,
-                                   self.live_panel.policy())
+                                   self.live_panel.policy(), self.live_panel.params.values())
         if run is None:
             return
         self.live_panel.reset()
