@@ -30,8 +30,8 @@ from PySide6.QtCore import QSettings, QTimer  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from app.board.worker import TranscribeWorker  # noqa: E402
 from app.main_window import MainWindow  # noqa: E402
+from app.work.decode_worker import TranscribeWorker  # noqa: E402
 from core.decode.events import DoneEvent, EncodedEvent, TokenEvent  # noqa: E402
 from core.model.dims import ModelDims  # noqa: E402
 from device.link.decoder import Decoder  # noqa: E402

@@ -5,7 +5,7 @@ from typing import Callable
 
 from app.board.link import make_decoder, make_transport
 from app.board.profile import DeviceProfile
-from app.board.worker import runner_summary
+from app.work.decode_worker import runner_summary
 
 
 def test_connection(profile: DeviceProfile, password: str = "") -> dict:

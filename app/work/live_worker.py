@@ -14,9 +14,9 @@ import numpy as np
 from PySide6.QtCore import QObject, Signal, Slot
 
 from app.board.profile import DeviceProfile
-from app.board.worker import Batcher, TranscribeWorker
 from app.runs import token_names
 from app.runs.live import END_OF_STREAM, STOPPED, recording_decoder
+from app.work.decode_worker import Batcher, TranscribeWorker
 from core.decode.events import TokenEvent
 from core.model.tokenizer import WhisperTokenizer
 from core.model.weights import find_tokenizer
