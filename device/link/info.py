@@ -16,7 +16,7 @@ from device.link import cpu_name
 from device.link.transport import Transport, TransportError
 from device.runner import deployed_packages, neuron_paths
 from device.runner import soc as soc_table
-from device.runner.backends import TFLITE_INTERPRETERS
+from device.runner.litert import TFLITE_INTERPRETERS
 
 ABSENT = "absent"
 NOT_FOUND = "not found"
