@@ -8,6 +8,8 @@ Fixtures (any test under tests/tools/ may ask for them by name):
 - `offline_board` (function): the same box cut off from every package index for one test (`board-in-a-box
   offline`: no name resolves, pip's index is a closed port), online again after it.
 
+A module that uses the box belongs under tests/tools/, so that it shares this one box: importing the fixture
+into a module elsewhere would make pytest keep a second instance, whose `down` stops the box under the first.
 Helpers to import: `from tests.tools.conftest import box, whisperkv, on_box, HELLO, TEST_EN, JFK`. The box
 is a STAND-IN for a Genio 520 (docs/board.md section 9); it needs root and binfmt_misc, and is skipped only when
 the binfmt_misc mount itself fails (or, off CI, when not root). The box is one machine for the whole PC: run

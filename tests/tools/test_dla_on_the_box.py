@@ -11,9 +11,11 @@ cache spares the second encoder run. Run under `flock /tmp/board-box.lock`.
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
+from tests.device.runner.standin.neuron_compute import MAGIC
 from tests.device.runner.test_dla_backend import dla_bundle  # noqa: F401  (the compiled bundle, module fixture)
 from tests.tools.conftest import HELLO, JFK, ROOT, TEST_EN, whisperkv
 
@@ -27,6 +29,18 @@ def deployed(board, dla_bundle):  # noqa: F811
     r = whisperkv("deploy", "--device", board["url"], "--backend", "dla", "--model", str(dla_bundle))
     assert r.returncode == 0, r.stderr
     return board
+
+
+@pytest.fixture(scope="module")
+def plain_bundle(dla_bundle, tmp_path_factory):  # noqa: F811
+    """The same bundle with each `.dla` a plain TFLite file (the stand-in ncc-tflite's wrapping taken off)."""
+    bundle = tmp_path_factory.mktemp("plain") / "bundle"
+    shutil.copytree(dla_bundle, bundle)
+    for dla in bundle.glob("*.dla"):
+        data = dla.read_bytes()
+        assert data.startswith(MAGIC)
+        dla.write_bytes(data[len(MAGIC):])
+    return bundle
 
 
 def reference(audio) -> dict:
@@ -65,10 +79,16 @@ def test_jfk_through_the_v1_standin_found_at_its_yocto_path(deployed):
     assert calls(deployed, "decoder_step").count("run") == 4 + len(doc["steps"]) - 1
 
 
-def test_qa_on_hello_world_through_the_v1v2_library_flags_the_clip_past_the_throttle_mark(deployed, tmp_path,
-                                                                                          monkeypatch):
+def test_qa_on_hello_world_via_the_v1v2_build_on_plain_tflite_dlas_flags_the_hot_clip(deployed, plain_bundle,
+                                                                                      tmp_path, monkeypatch):
+    """The V1+V2 build, named by the URL, on a bundle whose `.dla` files are plain TFLite: the reference's
+    tokens on hello-world, twice (the second clip's encoder served by the runner's cache), the second hot."""
     import core.qa.run as qa_run
     from cli.main import main
+
+    r = whisperkv("deploy", "--device", deployed["url"], "--backend", "dla", "--model", str(plain_bundle))
+    assert r.returncode == 0, r.stderr
+    assert (deployed["root"] / "root/whisperkv/model/encoder.dla").read_bytes()[4:8] == b"TFL3"
 
     suite = tmp_path / "suite.toml"
     suite.write_text(f'references = "{ROOT / "resources/audio/transcripts.json"}"\n'

@@ -1,9 +1,10 @@
 """The box's own /dev and /proc files: what it mounts so that nothing of the PC's /dev is shared or written.
 
 The box gets a private tmpfs as its /dev holding the PC's few harmless nodes bind-mounted (null, zero, random,
-urandom, full, tty, ptmx and the pty folder), a fresh /dev/shm, and a STAND-IN `/dev/apusys`: an empty file
-that exists only there, where a Genio board has its APU driver's node (there is no NPU behind it). /proc is
-the PC's, with the board's cpuinfo and a meminfo of the EVK's 3.7 GiB bind-mounted over the PC's.
+urandom, full, tty), a pty folder of its own (a new devpts instance, ptmx a link into it), a fresh /dev/shm,
+and a STAND-IN `/dev/apusys`: a file that exists only there, where a Genio board has its APU driver's node
+(there is no NPU behind it). /proc is the PC's, with the board's cpuinfo and a meminfo of the EVK's 3.7 GiB
+bind-mounted over the PC's.
 """
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from pathlib import Path
 
 from tools.board_box import host, identity
 
-NODES = ("null", "zero", "random", "urandom", "full", "tty", "ptmx")
-LINKS = {"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2"}
+NODES = ("null", "zero", "random", "urandom", "full", "tty")
+# ptmx as a container has it: the box's own pty instance's multiplexer
+LINKS = {"ptmx": "pts/ptmx", "fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1",
+         "stderr": "/proc/self/fd/2"}
 APUSYS = "apusys"
 
 
@@ -28,7 +31,7 @@ def mount_dev(root: Path) -> None:
         (dev / name).touch()
         _mount(["--bind", f"/dev/{name}"], dev / name)
     (dev / "pts").mkdir()
-    _mount(["--bind", "/dev/pts"], dev / "pts")
+    _mount(["-t", "devpts", "-o", "newinstance,ptmxmode=0666,mode=0620", "boxpts"], dev / "pts")
     (dev / "shm").mkdir(mode=0o1777)
     _mount(["-t", "tmpfs", "-o", "size=64m,mode=1777,nosuid,nodev", "boxshm"], dev / "shm")
     for name, target in LINKS.items():

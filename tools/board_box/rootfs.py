@@ -24,8 +24,9 @@ from tools.board_box import devices, host, standin
 PROFILE = "genio-520"
 DEBIAN_PACKAGES = ("python3", "python3-numpy", "python3-pip", "ca-certificates", "openssh-server")
 BUILD_ONLY = ("gcc", "libc6-dev", "python3-dev")      # installed for the stand-in's build, purged after it
+PURGED = (*BUILD_ONLY, "binutils")      # debootstrap brings binutils (as, ld) for python3.11, which only suggests it
 NO_COMPILER = ("cc", "gcc", "c99", "cpp", "g++", "clang", "tcc", "as", "ld")
-FORMAT = 2      # bump when the build steps change
+BASE_FORMAT, FORMAT = 2, 3      # bump when the build steps change
 
 
 def log(msg: str) -> None:
@@ -37,11 +38,11 @@ def _key(*parts) -> str:
 
 
 def base_tarball() -> Path:
-    return host.cache_dir() / f"base-{host.SUITE}-arm64-{_key(FORMAT, host.SUITE, DEBIAN_PACKAGES, BUILD_ONLY)}.tar.zst"
+    return host.cache_dir() / f"base-{host.SUITE}-arm64-{_key(BASE_FORMAT, host.SUITE, DEBIAN_PACKAGES, BUILD_ONLY)}.tar.zst"
 
 
 def tarball() -> Path:
-    key = _key(FORMAT, base_tarball().name, standin.BUILDS, standin.LITERT, standin.sources_hash())
+    key = _key(FORMAT, base_tarball().name, PURGED, standin.BUILDS, standin.LITERT, standin.sources_hash())
     return host.cache_dir() / f"rootfs-{PROFILE}-{key}.tar.zst"
 
 
@@ -102,8 +103,8 @@ def build(base: Path, out: Path) -> dict[str, float]:
     with _mounts(root):
         log(f"the stand-in Neuron runtime: {', '.join(lib for lib, _ in standin.BUILDS)}")
         standin.install(root)
-        log(f"apt-get purge {' '.join(BUILD_ONLY)}: no compiler on the board")
-        host.chroot(root, ["apt-get", "purge", "-y", "-q", "--auto-remove", *BUILD_ONLY], stdout=subprocess.DEVNULL)
+        log(f"apt-get purge {' '.join(PURGED)}: no compiler on the board")
+        host.chroot(root, ["apt-get", "purge", "-y", "-q", "--auto-remove", *PURGED], stdout=subprocess.DEVNULL)
         left = host.chroot(root, ["sh", "-c", "for c in " + " ".join(NO_COMPILER) + "; do command -v $c; done; true"],
                            capture_output=True, text=True).stdout.split()
         if left:
