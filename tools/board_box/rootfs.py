@@ -86,6 +86,7 @@ def build_base(out: Path) -> dict[str, float]:
         log(f"apt-get install {' '.join(BUILD_ONLY)} (for the stand-in's build; purged after it)")
         host.chroot(root, ["apt-get", "install", "-y", "-q", "--no-install-recommends", *BUILD_ONLY],
                     stdout=subprocess.DEVNULL)
+        host.chroot(root, ["apt-get", "clean"])
     times = {"debootstrap": time.monotonic() - t}
     t = time.monotonic()
     _pack(root, out)
