@@ -2,7 +2,7 @@
 
 Fixtures (any test under tests/tools/ may ask for them by name):
 - `board` (session): `tools/board-in-a-box up` on first use, `down` when the session ends (and `down` checked safe
-  twice). Yields {"url": with the box's key, "url_no_key": root with the image's empty password,
+  twice). Yields {"url": root with the image's empty password, "url_key": with the box's generated key,
   "root": the box's tree on the PC, "state": `status --json`}. Every up is a freshly flashed board, but within a
   session the box is shared: a test that needs a deployment deploys (deploy skips files already there).
 - `offline_board` (function): the same box cut off from every package index for one test (`board-in-a-box
@@ -58,7 +58,7 @@ def board():
         pytest.skip(up.stderr.strip())
     assert up.returncode == 0, up.stderr
     state = json.loads(box("status", "--json").stdout)
-    yield {"url": up.stdout.strip().splitlines()[-1], "url_no_key": state["url_no_key"],
+    yield {"url": up.stdout.strip().splitlines()[-1], "url_key": state["url_key"],
            "root": Path(state["root"]), "state": state}
     down = box("down")
     assert down.returncode == 0, down.stderr

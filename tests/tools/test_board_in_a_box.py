@@ -16,13 +16,13 @@ from tests.tools.conftest import box, on_box, whisperkv
 
 # All device-info may call absent on the box, because the image lacks it or the replica leaves it out: a
 # runner and model before deploy, ONNX Runtime, neuronrt and the Neuron delegate (MediaTek's, not here), a
-# TFLite interpreter in the system Python (deploy brings one), tokenizers (the runner needs none).
+# TFLite interpreter in the system Python (deploy brings one).
 ABSENT_ON_THE_BOX = {"onnxruntime", "runner_version", "model", "model_sha256", "neuronrt", "ncc_tflite",
-                     "neuron_delegates", "tokenizers"}
+                     "neuron_delegates", "tflite_used"}
 
 
-def test_device_info_reads_a_genio_520(board):
-    assert board["url"].startswith("ssh://root@127.83.71.1:") and "python=/usr/bin/python3" in board["url"]
+def test_device_info_reads_a_genio_520_logged_in_as_root_with_no_key(board):
+    assert board["url"] == f"ssh://root@127.83.71.1:{board['state']['port']}?python=/usr/bin/python3"
     assert box("status").stdout.startswith("up ")
     info = whisperkv("device-info", "--device", board["url"], "--json")
     assert info.returncode == 0, info.stderr
@@ -36,8 +36,8 @@ def test_device_info_reads_a_genio_520(board):
     assert d["mem_total_mb"] == 3788
     # /dev/apusys is the box's own (a file in its private /dev); the PC's /dev has none
     assert d["npu"] == ["/dev/apusys"] and not Path("/dev/apusys").exists()
-    assert d["tflite"] == {"ai_edge_litert": None, "tflite_runtime": None} and d["tokenizers"] is None
-    text = whisperkv("device-info", "--device", board["url"])
+    assert d["tflite"] == {"ai_edge_litert": None, "tflite_runtime": None} and d["tflite_used"] is None
+    text = whisperkv("device-info", "--device", board["url_key"])     # the generated key logs in too
     assert text.returncode == 0, text.stderr
     absent = {line.split()[0] for line in text.stdout.splitlines() if line.split()[1:] == ["absent"]}
     assert "cpu" not in absent and absent <= ABSENT_ON_THE_BOX
@@ -45,12 +45,13 @@ def test_device_info_reads_a_genio_520(board):
 
 def test_the_system_python_has_numpy_from_debian_and_nothing_pip_installed_and_no_compiler(board):
     r = on_box(board, "python3 -c 'import numpy; print(numpy.__file__)'; pip3 --version; "
+                      "python3 -c 'import tokenizers' 2>/dev/null || echo no tokenizers; "
                       "ls /usr/local/lib/python3*/dist-packages 2>/dev/null | wc -l; "
                       "for c in cc gcc cpp c99 as ld; do command -v $c; done; true")
     assert r.returncode == 0, r.stderr
-    numpy_at, pip, pip_installed, *compilers = r.stdout.split("\n")
+    numpy_at, pip, tokenizers, pip_installed, *compilers = r.stdout.split("\n")
     assert numpy_at.startswith("/usr/lib/python3/dist-packages/numpy/")
-    assert pip.startswith("pip ") and pip_installed == "0"
+    assert pip.startswith("pip ") and tokenizers == "no tokenizers" and pip_installed == "0"
     assert [c for c in compilers if c] == []
 
 
@@ -63,8 +64,8 @@ def test_the_standin_runtime_is_at_its_yocto_path_and_its_litert_out_of_the_runn
     assert "No module named 'ai_edge_litert'" in r.stdout
 
 
-def test_root_logs_in_with_an_empty_password(board):
-    """The image's debug-tweaks: no key, no password. paramiko's `none` method is what an SSH client tries first."""
+def test_root_logs_in_with_an_empty_password_by_the_none_method(board):
+    """The image's debug-tweaks: no key, no password; `none` is what an SSH client tries first."""
     import paramiko
 
     state = board["state"]

@@ -84,7 +84,8 @@ def _mounts_under(root: Path) -> list[str]:
 PYTHON = "/usr/bin/python3"        # the system Python, as on the image
 
 
-def url_for(state: dict, key: bool = True) -> str:
+def url_for(state: dict, key: bool = False) -> str:
+    """root with the image's empty password; `key` names the generated key instead."""
     url = f"ssh://root@{state['addr']}:{state['port']}?python={PYTHON}"
     return url + f"&key={state['key']}" if key else url
 
@@ -238,7 +239,7 @@ def status() -> dict | None:
     state["running"] = _alive(state["pid"])
     state["mounts"] = _mounts_under(p["root"])
     state["offline"] = offline.is_offline(p["root"])
-    state["url_no_key"] = url_for(state, key=False)
+    state["url_key"] = url_for(state, key=True)
     return state
 
 
