@@ -147,8 +147,7 @@ def render(report: QAReport | SuiteResult) -> str:
         report = QAReport.single(report)
     verdict = "PASS" if report.passed else "FAIL"
     doc = report.to_dict()
-    meta = " · ".join(f"{escape(str(k))} {escape(', '.join(v) if isinstance(v, list) else str(v))}"
-                      for k, v in doc["meta"].items())
+    meta = tables.meta_line(doc["meta"])
     where = f" on {len(report.runs)} devices" if report.multi else ""
     return ("<!DOCTYPE html><html><head><meta charset='utf-8'>"
             f"<title>QA {escape(report.suite)}: {verdict}</title><style>{STYLE}</style></head><body>"

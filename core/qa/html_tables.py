@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
+from core.model.placement import RanOn
 from core.qa.board_cost import HOT_C
 from core.qa.device_compare import DEVICE_ROW_COLUMNS
 from core.qa.farm import QAReport
@@ -11,6 +12,17 @@ from core.qa.run import SUMMARY_COLUMNS, ClipResult
 
 # The columns each device's group shows, picked from SUMMARY_COLUMNS.
 DEVICE_COLUMNS = ("result", "error rate", "stop", "tokens", "ms/token p50", "RTF", "ran on")
+
+
+def meta_line(meta: dict) -> str:
+    """A run's meta in words: where it ran with, on the Neuron runtime, the library, its version and its API."""
+    def shown(key: str, value) -> str:
+        ran = RanOn.from_dict(value) if key == "ran_on" else None
+        if ran is not None:
+            return ran.label + (f" ({ran.runtime})" if ran.runtime else "")
+        return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+
+    return " · ".join(f"{escape(str(k))} {escape(shown(k, v))}" for k, v in meta.items())
 
 
 def badge(r: ClipResult) -> str:
@@ -92,7 +104,7 @@ def devices(report: QAReport) -> str:
         return (f"<ul class='fail'><li>{escape(failed)}</li></ul>" if failed else "") + board_costs(report)
     items = []
     for run in report.runs:
-        meta = " · ".join(f"{escape(str(k))} {escape(str(v))}" for k, v in run.result.meta.items())
+        meta = meta_line(run.result.meta)
         failed = (f" <span class='fail'>FAILED ({len(run.result.results)} clips done): {escape(run.error)}</span>"
                   if run.error else "")
         items.append(f"<li><b>{escape(run.device)}</b> <span class='muted'>{meta}</span>{failed}</li>")
