@@ -16,9 +16,9 @@ from tests.tools.conftest import box, on_box, whisperkv
 
 # All device-info may call absent on the box, because the image lacks it or the replica leaves it out: a
 # runner and model before deploy, ONNX Runtime, neuronrt and the Neuron delegate (MediaTek's, not here), a
-# TFLite interpreter in the system Python (deploy brings one).
-ABSENT_ON_THE_BOX = {"onnxruntime", "runner_version", "model", "model_sha256", "neuronrt", "ncc_tflite",
-                     "neuron_delegates", "tflite_used"}
+# TFLite interpreter in the system Python (deploy brings one), a C compiler.
+ABSENT_ON_THE_BOX = {"onnxruntime", "compiler", "runner_version", "model", "model_sha256", "neuronrt",
+                     "ncc_tflite", "neuron_delegates", "tflite_used"}
 
 
 def test_device_info_reads_a_genio_520_logged_in_as_root_with_no_key(board):
@@ -37,10 +37,15 @@ def test_device_info_reads_a_genio_520_logged_in_as_root_with_no_key(board):
     # /dev/apusys is the box's own (a file in its private /dev); the PC's /dev has none
     assert d["npu"] == ["/dev/apusys"] and not Path("/dev/apusys").exists()
     assert d["tflite"] == {"ai_edge_litert": None, "tflite_runtime": None} and d["tflite_used"] is None
+    assert d["compiler"] is None
+    # the STAND-IN runtime where a Genio IoT Yocto image keeps MediaTek's, a build exporting Runtime V1 only
+    runtime = d["neuron_runtime"]
+    assert runtime["path"] == "/usr/lib/libneuronusdk_runtime.mtk.so.8"
+    assert runtime["apis"] == ["V1"] and runtime["api"] == "V1"
     text = whisperkv("device-info", "--device", board["url_key"])     # the generated key logs in too
     assert text.returncode == 0, text.stderr
     absent = {line.split()[0] for line in text.stdout.splitlines() if line.split()[1:] == ["absent"]}
-    assert "cpu" not in absent and absent <= ABSENT_ON_THE_BOX
+    assert "cpu" not in absent and "compiler" in absent and absent <= ABSENT_ON_THE_BOX
 
 
 def test_the_system_python_has_numpy_from_debian_and_nothing_pip_installed_and_no_compiler(board):
