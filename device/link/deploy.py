@@ -27,10 +27,9 @@ from pathlib import Path
 from typing import Callable
 
 from core.errors import WhisperKVError
-from device import protocol
+from device import ROOT, protocol
 from device.link import board_install
 from device.link.transport import Transport
-from device import ROOT
 from device.runner.backends import REGISTRY, deploy_modes
 
 DEFAULT_DIR = "~/whisperkv"
@@ -152,11 +151,21 @@ def cached_tflite_bundle() -> Path:
         return out
     if "formats" not in inspect.signature(export_bundle).parameters:
         raise DeployError("this version of `whisperkv export` writes no TFLite graphs yet", TFLITE_EXPORT_FIX)
-    partial = out.with_name(out.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    export_bundle(load_model(), partial, formats=("tflite",))
-    shutil.rmtree(out, ignore_errors=True)
-    partial.rename(out)              # only a whole export is ever reused
+    # Each process exports into a folder of its own and renames it into place: only a whole export is ever
+    # reused, and of two processes exporting at once (CI runs the board tests beside the rest) the first wins.
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(dir=out.parent, prefix=out.name + ".partial-"))
+    try:
+        export_bundle(load_model(), partial, formats=("tflite",))
+        if out.exists() and not (out / "model.json").is_file():
+            shutil.rmtree(out, ignore_errors=True)       # a folder left by an older version's interrupted export
+        try:
+            partial.rename(out)
+        except OSError:
+            if not (out / "model.json").is_file():
+                raise
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
     return out
 
 
