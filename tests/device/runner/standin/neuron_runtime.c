@@ -7,7 +7,8 @@
  *   cc -shared -fPIC -I<python include> -DSTANDIN_DIR='"<this folder>"' [-DFAIL_CREATE] [-DFAIL_RUN_AT=N]
  * FAIL_CREATE makes every create fail with code 4; FAIL_RUN_AT makes the Nth run (1-based) fail with code 5.
  * NeuronRuntime_getVersion reports 0.0.1 (no real runtime is that old); NO_VERSION leaves the symbol out, as a
- * library that reports none.
+ * library that reports none. It exports `whisperkv_standin`, so a runner can say in hello that its NPU is a
+ * stand-in (device/runner/runner_kind.py).
  */
 #include <Python.h>
 #include <stdint.h>
@@ -26,6 +27,8 @@ typedef struct {
     IOBuffer* inputs;
     IOBuffer* outputs;
 } SyncInferenceRequest;
+
+const char whisperkv_standin[] = "STAND-IN Neuron runtime (tests/device/runner/standin)";
 
 static PyObject* compute_module(void) {
     static PyObject* module = NULL;
