@@ -39,13 +39,15 @@ def check_same_model(bundle_sha: str | None, cross: str = "kv"):
     return ref
 
 
-@lru_cache(maxsize=2)
-def reference_probe(cross: str = "kv") -> dict:
-    """The probe of NUMBERS_CLIP's first window on the reference, once per process."""
+@lru_cache(maxsize=4)
+def reference_probe(cross: str = "kv", graphs: str | None = None) -> dict:
+    """The probe of NUMBERS_CLIP's first window on the reference, or on the TFLite graphs of the bundle at `graphs`
+    in LiteRT (an integer bundle's own), once per process."""
+    from device.runner.load import load_model_source
     from device.runner.probe import probe
 
-    ref = reference(cross)
-    return probe(ref.backend, ref.tokenizer.special.sot, first_window())
+    model = load_model_source(graphs, "tflite") if graphs else reference(cross)
+    return probe(model.backend, model.tokenizer.special.sot, first_window())
 
 
 def first_window(path: Path = NUMBERS_CLIP) -> np.ndarray:

@@ -61,13 +61,21 @@ def _cross(c: Checkup) -> str:
 
 
 def numbers(c: Checkup) -> Verdict:
-    from device.link.doctor.numbers import compare, threshold
+    from device.link.doctor.numbers import INTEGER_AGAINST_FP32, against_own_graphs, compare, threshold
 
     check_same_model(c.decoder.info.model_sha256, _cross(c))
     board = c.decoder.client.probe(first_window(), timeout=900)
-    pc = reference_probe(_cross(c))
-    rows, problems = compare(board, pc, _dtype(c))
-    v = Verdict(figures={"dtype": _dtype(c), "cosine_floor": threshold(_dtype(c)), "outputs": rows})
+    dtype = _dtype(c)
+    own = against_own_graphs(dtype) and c.bundle is not None and any(c.bundle.glob("*.tflite"))
+    floor = INTEGER_AGAINST_FP32 if against_own_graphs(dtype) and not own else threshold(dtype)
+    rows, problems = compare(board, reference_probe(_cross(c), str(c.bundle) if own else None), dtype, floor)
+    v = Verdict(figures={"dtype": dtype, "against": "the bundle's TFLite graphs in LiteRT" if own else
+                         "the NumPy reference", "cosine_floor": floor, "outputs": rows})
+    if own:
+        v.figures["against_fp32"] = compare(board, reference_probe(_cross(c)), dtype)[0]
+    elif against_own_graphs(dtype):
+        v.warn(f"an integer bundle ({dtype}) without its .tflite graphs on this PC is held against fp32, at a "
+               f"cosine of {floor}: noise as large as its quantization's passes")
     if problems:
         return v.fail(problems[0], NUMBERS_FIX)
     worst = min(rows, key=lambda r: r["cosine"])

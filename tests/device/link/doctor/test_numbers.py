@@ -1,6 +1,7 @@
 """The numbers rung's thresholds (device/link/doctor/numbers.py): this PC's fp16 TFLite graphs in LiteRT, the
 stand-in for an NPU that computes in fp16, pass against the NumPy reference; the same outputs with Gaussian noise of
-standard deviation 0.05, or with the cross K and V swapped (a layout bug), fail."""
+standard deviation 0.05, or with the cross K and V swapped (a layout bug), fail, at every dtype's floor (an integer
+bundle's floor holds against its own graphs: device/link/doctor/numbers.py says why)."""
 from __future__ import annotations
 
 import numpy as np
