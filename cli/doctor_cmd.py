@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from core.errors import WhisperKVError
-from device.link.doctor.ladder import MARKS, RUNGS
+from device.link.doctor.ladder import RUNGS
 
 
 def register(subs) -> None:
@@ -56,40 +56,17 @@ class _Args:
         self.backend = self.delegate = None
 
 
-def line(result) -> str:
-    text = f"{MARKS[result.status]} {result.name:9} {result.decided_by}"
-    for note in result.notes:
-        text += f"\n    ! {note}"
-    if result.status == "fail" and result.fix:
-        text += f"\n    fix: {result.fix}"
-    return text
-
-
-def report(checkup, results) -> dict:
-    return {"device": checkup.target.label, "bundle": str(checkup.bundle) if checkup.bundle else None,
-            "rungs": [r.to_dict() for r in results]}
-
-
 def run_doctor(args) -> int:
-    from device.link.doctor.ladder import climb
+    from device.link.doctor.ladder import examine
 
     checkup = checkup_for(args)
     out = sys.stderr if args.json else sys.stdout
-    try:
-        results = climb(checkup, on_rung=lambda r: print(line(r), file=out, flush=True))
-    finally:
-        for thing in (checkup.decoder, checkup.transport):
-            try:
-                if thing is not None:
-                    thing.close()
-            except Exception:      # closing a dead link is not worth an error
-                pass
-    doc = report(checkup, results)
+    doc = examine(checkup, on_rung=lambda r: print(r.line(), file=out, flush=True))
     if args.out:
         write_report(Path(args.out), doc, checkup.runs)
     if args.json:
         print(json.dumps(doc, indent=1, ensure_ascii=False))
-    return 1 if any(r.status == "fail" for r in results) else 0
+    return 1 if any(r["status"] == "fail" for r in doc["rungs"]) else 0
 
 
 def write_report(folder: Path, doc: dict, runs: dict) -> None:

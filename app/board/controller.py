@@ -1,10 +1,11 @@
-"""The device side of the window: the device panel's connect, test and deploy, run off the UI thread; the
+"""The device side of the window: the device panel's connect, test, deploy and Check board, run off the UI thread; the
 status bar's device line; Restart runner, the action the error dialog offers when the runner died or the
 link dropped; and what the connected runner said of itself, which every run records."""
 from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
+from app.board.check import check_board, rung_line
 from app.board.form_terms import in_form_terms
 from app.background import TaskRunner
 from app.board.panel import DevicePanel
@@ -26,9 +27,11 @@ class BoardController(QObject):
         self.panel, self.status, self.worker, self.tasks = panel, status, worker, tasks
         self.runner: dict = {}     # the connected runner's hello summary
         self.info: dict = {}       # the last device-info of the connected profile
+        self.checked: dict = {}    # the last Check board report (the doctor's, device/link/doctor/ladder.py)
         panel.connectRequested.connect(self.connect_device)
         panel.testRequested.connect(self.test_device)
         panel.deployRequested.connect(self.deploy_device)
+        panel.checkRequested.connect(self.check_device)
         worker.connected.connect(self._on_connected)
         worker.failed.connect(self._on_worker_failed)
         self.cost = BoardCostLabel()      # beside the run: the SoC, then what each second of it costs the board
@@ -89,6 +92,19 @@ class BoardController(QObject):
         self.panel.set_busy(False)
         self.panel.show_info(result)
         self.status.showMessage("Deploy finished", 5000)
+
+    def check_device(self, profile: DeviceProfile, password: str = "") -> None:
+        self.panel.set_busy(True)
+        self.panel.show_lines([f"checking {profile.url()}…"])
+        self.tasks.start(check_board, profile, password, on_done=self._on_checked, on_failed=self._on_failed,
+                         on_progress=lambda index, status: self.panel.add_line(rung_line(index, status)))
+
+    def _on_checked(self, report: dict) -> None:
+        self.panel.set_busy(False)
+        self.checked = report
+        self.panel.show_lines(report["lines"])
+        failed = next((r["name"] for r in report["rungs"] if r["status"] == "fail"), None)
+        self.status.showMessage(f"Check board: stopped at {failed}" if failed else "Check board: no rung failed", 5000)
 
     def _on_failed(self, failure: Failure) -> None:
         failure = in_form_terms(failure)

@@ -121,6 +121,15 @@ class RungResult:
     notes: list[str] = field(default_factory=list)
     decided_by: str = ""
 
+    def line(self) -> str:
+        """How the CLI and the studio show it: the mark, the rung, what decided it, its warnings, and the fix."""
+        text = f"{MARKS[self.status]} {self.name:9} {self.decided_by}".rstrip()
+        for note in self.notes:
+            text += f"\n    ! {note}"
+        if self.status == "fail" and self.fix:
+            text += f"\n    fix: {self.fix}"
+        return text
+
     def to_dict(self) -> dict:
         """The report's form: what decided the rung and its warnings are figures too."""
         extra = {"decided_by": self.decided_by} if self.decided_by else {}
@@ -154,3 +163,19 @@ def climb(checkup: Checkup, on_rung: Callable[[RungResult], None] | None = None,
         if on_rung is not None:
             on_rung(result)
     return results
+
+
+def examine(checkup: Checkup, on_rung: Callable[[RungResult], None] | None = None) -> dict:
+    """Climb, close what the rungs opened, and return the report (the CLI's --json): the device, the bundle, and
+    every rung in ladder order."""
+    try:
+        results = climb(checkup, on_rung)
+    finally:
+        for thing in (checkup.decoder, checkup.transport):
+            try:
+                if thing is not None:
+                    thing.close()
+            except Exception:      # closing a dead link is not worth an error
+                pass
+    return {"device": checkup.target.label, "bundle": str(checkup.bundle) if checkup.bundle else None,
+            "rungs": [r.to_dict() for r in results]}
