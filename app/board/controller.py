@@ -15,6 +15,7 @@ from app.board.worker import TranscribeWorker
 from app.errors import RESTART_RUNNER, Failure
 from app.views.board_cost import BoardCostLabel
 from app.views.status_bar import StatusBar
+from core.model.device_words import machine_words
 
 
 class BoardController(QObject):
@@ -50,7 +51,7 @@ class BoardController(QObject):
         self.runner = summary
         profile = self.worker.profile or DeviceProfile()
         self.status.show_device(profile.url(), "connected", summary)
-        self.cost.show_soc(summary.get("soc"))
+        self.cost.show_soc(summary.get("soc"), machine_words({"device": profile.url(), **summary}))
         self.connected.emit(summary)
 
     def _on_worker_failed(self, run_id: int, failure: Failure) -> None:

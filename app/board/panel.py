@@ -1,5 +1,6 @@
 """Device panel: Local/SSH/ADB picker with saved profiles, connect, test connection (device-info),
-deploy with a progress bar, and Check board (the doctor's rungs as they are decided). The window runs the actual work off the UI thread."""
+deploy with a progress bar, and Check board (the doctor's rungs as they are decided). The window runs the
+actual work off the UI thread."""
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
@@ -8,6 +9,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
+    QGridLayout,
     QGroupBox,
     QHBoxLayout,
     QInputDialog,
@@ -112,11 +114,9 @@ class DevicePanel(QGroupBox):
         self.form.addRow("QA floor", self.floor)
         self.form.addRow("Require NPU", self.require_npu)
         self.form.addRow("NPU profile", self.npu_profile)
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.connect_button)
-        buttons.addWidget(self.test_button)
-        buttons.addWidget(self.deploy_button)
-        buttons.addWidget(self.check_button)
+        buttons = QGridLayout()       # two by two: a fourth button in one row would widen the window's side panel
+        for i, b in enumerate((self.connect_button, self.test_button, self.deploy_button, self.check_button)):
+            buttons.addWidget(b, i // 2, i % 2)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addLayout(self.form)

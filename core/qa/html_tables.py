@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
+from core.model.device_words import SILENT, machine_words, meta_words
 from core.qa.board_cost import HOT_C
 from core.qa.device_compare import DEVICE_ROW_COLUMNS
 from core.qa.farm import QAReport
@@ -92,7 +93,7 @@ def devices(report: QAReport) -> str:
         return (f"<ul class='fail'><li>{escape(failed)}</li></ul>" if failed else "") + board_costs(report)
     items = []
     for run in report.runs:
-        meta = " · ".join(f"{escape(str(k))} {escape(str(v))}" for k, v in run.result.meta.items())
+        meta = escape(meta_words(run.result.meta, with_device=False))
         failed = (f" <span class='fail'>FAILED ({len(run.result.results)} clips done): {escape(run.error)}</span>"
                   if run.error else "")
         items.append(f"<li><b>{escape(run.device)}</b> <span class='muted'>{meta}</span>{failed}</li>")
@@ -110,13 +111,14 @@ def board_costs(report: QAReport) -> str:
         cell = lambda v, spec: "-" if v is None else format(v, spec)  # noqa: E731
         cost = cost or {}
         flagged = ", ".join(cost.get("flagged", []))
-        rows.append(f"<tr><td>{escape(run.device)}</td><td>{escape(soc.get('name', '?'))}</td>"
-                    f"<td>{escape(soc.get('npu', '?'))}</td><td>{cell(cost.get('peak_rss_mb'), '.0f')}</td>"
+        npu = soc.get("npu") if soc.get("npu") not in SILENT else "-"
+        rows.append(f"<tr><td>{escape(run.device)}</td><td>{escape(machine_words(run.result.meta))}</td>"
+                    f"<td>{escape(npu)}</td><td>{cell(cost.get('peak_rss_mb'), '.0f')}</td>"
                     f"<td>{cell(cost.get('min_mem_available_mb'), '.0f')}</td>"
                     f"<td>{cell(cost.get('peak_temp_c'), '.1f')}</td>"
                     f"<td class='text{' fail' if flagged else ''}'>{escape(flagged) or 'none'}</td></tr>")
     if not rows:
         return ""
-    return ("<h3>What each board paid</h3><table><tr><th>device</th><th>SoC</th><th>NPU</th>"
+    return ("<h3>What each board paid</h3><table><tr><th>device</th><th>what it is</th><th>NPU</th>"
             "<th>peak runner RSS MB</th><th>lowest available MB</th><th>peak °C</th>"
             f"<th>ran throttling or ≥ {HOT_C:.0f} °C</th></tr>{''.join(rows)}</table>")

@@ -3,6 +3,8 @@ says about it, and the decode options a request may ask of it."""
 from __future__ import annotations
 
 import logging
+import os
+import platform
 import time
 from dataclasses import asdict
 
@@ -97,6 +99,7 @@ def hello_of(model, soc: dict, limits: dict) -> dict:
             "soc": soc,
             # what the runner runs on and which Neuron runtime it loaded: the doctor's board-only rungs read these
             "runner_kind": runner_kind(), "npu": npu_kind(model.backend),
+            "machine": {"arch": platform.machine(), "cores": os.cpu_count()},
             "limits": limits,
             "mel_dtypes": list(P.MEL_DTYPES),
             "features": features_of(model)}

@@ -57,11 +57,13 @@ def _clips(runs: dict) -> str:
 def render(doc: dict, runs: dict) -> str:
     """The page for a doctor report (the --json document) and its clips' runs."""
     failed = next((r for r in doc["rungs"] if r["status"] == "fail"), None)
+    named = next((r["figures"].get("named") for r in doc["rungs"] if r["name"] == "identity"), None)
     head = (f"stopped at <b class='fail'>{_e(failed['name'])}</b>: {_e(failed['figures'].get('decided_by'))}"
-            if failed
-            else "every rung passed or warned")
+            if failed else "every rung passed or warned")
+    what = f" ({_e(named)})" if named else ""
+    bundle = _e(doc.get("bundle") or "the installed weights")
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>whisperkv doctor: {_e(doc['device'])}"
-            f"</title><style>{CSS}</style></head><body><h1>whisperkv doctor</h1><p>device <b>{_e(doc['device'])}"
-            f"</b> · bundle <b>{_e(doc.get('bundle') or 'the installed weights')}</b> · {head}</p>"
+            f"</title><style>{CSS}</style></head><body><h1>whisperkv doctor</h1><p>device <b>{_e(doc['device'])}</b>"
+            f"{what} · bundle <b>{bundle}</b> · {head}</p>"
             f"<h2>Rungs</h2><table><tr><th></th><th>rung</th><th>what decided it</th><th></th></tr>"
             f"{_rung_rows(doc['rungs'])}</table><h2>Transcripts</h2>{_clips(runs)}</body></html>")

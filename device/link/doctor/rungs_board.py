@@ -6,6 +6,7 @@ import re
 import tempfile
 from pathlib import Path
 
+from core.model.device_words import machine_words
 from device.link.doctor.board_probe import probe_board
 from device.link.doctor.ladder import Checkup, Verdict
 from device.runner.soc import SOCS
@@ -41,7 +42,10 @@ def identity(c: Checkup) -> Verdict:
     v = Verdict(figures={"soc": soc.get("name"), "npu": soc.get("npu"), "soc_read_from": soc.get("read_from"),
                          "os": b.get("os"), "kernel": b.get("kernel"), "arch": b.get("arch"),
                          "cores": b.get("cores"), "mem_total_mb": b.get("mem_total_mb"),
-                         "thermal_zones": b.get("thermal_zones"), "runner_kind": b.get("runner_kind")})
+                         "thermal_zones": b.get("thermal_zones"), "runner_kind": b.get("runner_kind"),
+                         "named": machine_words({"device": c.transport.label, "soc": soc, "runner_kind":
+                                                 b.get("runner_kind"), "machine": {"arch": b.get("arch"), "cores":
+                                                 sum(g.get("count", 0) for g in b.get("cores") or ())}})})
     if b.get("android"):
         v.figures["os"] = f"Android {b['android']}"
         return v.fail(f"{c.transport.label} runs Android {b['android']}", LINUX_FIX)
@@ -57,7 +61,7 @@ def identity(c: Checkup) -> Verdict:
             return v.fail(f"the bundle was compiled for {built_for.upper()} ({want}); the board is "
                           f"{soc['name']} ({have})", f"compile it for this board: `whisperkv compile "
                           f"{c.bundle} --soc {soc['name'].lower()}`, then deploy it again")
-    v.decided_by = f"{soc.get('name')} ({soc.get('npu')}), {v.figures['os']}"
+    v.decided_by = f"{v.figures['named']}, {v.figures['os']}"
     return v
 
 
