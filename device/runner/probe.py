@@ -13,6 +13,7 @@ import base64
 import numpy as np
 
 from core.decode.steppers import CachedStepper
+from core.model.kv_cache import to_stacked
 
 SAMPLE = 4096
 _GOLDEN = 0.6180339887498949
@@ -40,9 +41,11 @@ def unpack(text: str) -> np.ndarray:
 
 def probe(backend, sot: int, mel: np.ndarray) -> dict:
     """{"outputs": [{name, shape, values}], "logits": …}: the encoder's outputs sampled, the first step's logits."""
-    first, second = backend.encode(mel.reshape(1, *mel.shape[-2:]))
-    names = ("cross_k", "cross_v") if second is not None else ("F",)
-    outputs = [{"name": n, "shape": list(a.shape), "values": pack(np.asarray(a).reshape(-1)[sample_positions(a.shape)])}
-               for n, a in zip(names, (first, second))]
-    logits = np.asarray(CachedStepper(backend, first, second).advance(sot), np.float32).reshape(-1)
+    cross = backend.encode(mel.reshape(1, *mel.shape[-2:]))
+    names = ("cross_k", "cross_v") if cross[1] is not None else ("F",)
+    # a host backend's head-major cross K/V [L, H, T, d/H] in the board's packed form [L, 1, T, d] (the same values)
+    packed = [to_stacked(np.asarray(a)) for a in cross if a is not None]
+    outputs = [{"name": n, "shape": list(a.shape), "values": pack(a.reshape(-1)[sample_positions(a.shape)])}
+               for n, a in zip(names, packed)]
+    logits = np.asarray(CachedStepper(backend, *cross).advance(sot), np.float32).reshape(-1)
     return {"outputs": outputs, "logits": pack(logits), "n_logits": int(logits.size)}
