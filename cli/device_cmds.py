@@ -132,6 +132,9 @@ def register(subs) -> None:
     p.add_argument("--model", default=None, help="model directory to deploy (default: the installed wheels; "
                    "with --backend tflite, a TFLite bundle exported from them into ~/.cache/whisperkv/bundles)")
     p.add_argument("--backend", default="auto", choices=deploy_modes(), help=deploy_help())
+    p.add_argument("--wheels", default=None, metavar="DIR",
+                   help="install what the board lacks from the wheels in DIR instead of fetching them from PyPI "
+                        "on this PC (no internet; docs/board.md)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(run=run_deploy)
 
@@ -167,7 +170,8 @@ def run_deploy(args) -> int:
     transport = open_device(target_from_args(args, runner=False))
     try:
         result = deploy(transport, dir=args.dir, model=args.model, progress=_Bar(),
-                        log=lambda line: print(line, file=sys.stderr), backend=args.backend)
+                        log=lambda line: print(line, file=sys.stderr), backend=args.backend,
+                        wheels=args.wheels)
     finally:
         transport.close()
     if args.json:

@@ -29,6 +29,20 @@ from device.runner.backends import REGISTRY, backend_help
 KIND_LABELS = {"local": "Local (this PC)", "ssh": "SSH", "adb": "ADB"}
 
 
+def delegate_help() -> str:
+    """The Delegate field's tooltip, naming the backends from the registry."""
+    # Genio IoT Yocto ships the *stable* delegate, exporting only TFL_TheStableDelegate; stock
+    # tflite_runtime.load_delegate looks for tflite_plugin_create_delegate and cannot load it (seen on a Genio 520
+    # EVK, Rity 25.1.1, tflite_runtime 2.16.1: bbudaedu/talkybuddy edge/npu_spike/TFLITE-PATH-EVIDENCE.md;
+    # tensorflow/tensorflow#79111).
+    tflite, dla = REGISTRY["tflite"], REGISTRY["dla"]
+    return (f"{tflite.name} only: a TFLite delegate library on the device, for {tflite.summary}. On Genio IoT "
+            f"Yocto images the runner reaches the NPU through the {dla.name} backend ({dla.summary}): their "
+            "Neuron delegate, /usr/lib/libneuron_stable_delegate.so, is a stable delegate exporting only "
+            "TFL_TheStableDelegate, and tflite_runtime's load_delegate looks for tflite_plugin_create_delegate "
+            "(tensorflow/tensorflow#79111)")
+
+
 class DevicePanel(QGroupBox):
     connectRequested = Signal(object, str)    # DeviceProfile, password
     testRequested = Signal(object, str)
@@ -68,7 +82,8 @@ class DevicePanel(QGroupBox):
         self.backend.addItems(("auto", *REGISTRY))
         self.backend.setToolTip(backend_help())
         self.delegate = QLineEdit()
-        self.delegate.setPlaceholderText("/usr/lib/libneuron_stable_delegate.so (tflite only)")
+        self.delegate.setPlaceholderText("a TFLite delegate on the device (tflite only; NPU on Genio: dla)")
+        self.delegate.setToolTip(delegate_help())
         self.floor = QDoubleSpinBox()
         self.floor.setRange(0.0, 100000.0)
         self.floor.setDecimals(1)

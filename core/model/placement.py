@@ -1,4 +1,4 @@
-"""Where a backend's graphs ran: the NPU, a delegate's share of the ops, or the CPU.
+"""Where a backend's graphs ran: the NPU, a delegate's share of the ops, or the CPU (and in which TFLite interpreter).
 
 Read from the backend's name and what its `describe()` reports (hello's `backend_detail`): the dla backend's
 graphs each say `runs_on: dla`; the tflite backend counts, per graph, the ops its delegate took and those left
@@ -7,7 +7,7 @@ status bar and each QA row (device.link.runner_info.RunnerInfo.ran_on on the hos
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 PLACES = ("npu", "split", "cpu")
 
@@ -48,8 +48,16 @@ CPU = RanOn("cpu", "the CPU")
 
 
 def ran_on(backend: str, detail: dict | None) -> RanOn:
-    """Where a runner's graphs run, from hello's `backend` and `backend_detail`."""
+    """Where a runner's graphs run, from hello's `backend` and `backend_detail`; the TFLite interpreter, when
+    the backend names one (tflite_runtime or ai_edge_litert), is said after the place."""
     detail = detail if isinstance(detail, dict) else {}
+    place = _place(detail)
+    if detail.get("interpreter"):
+        return replace(place, label=f"{place.label}, in {detail['interpreter']}")
+    return place
+
+
+def _place(detail: dict) -> RanOn:
     graphs = [g for g in detail.get("graphs") or () if isinstance(g, dict)]
     if graphs and all(g.get("runs_on") == "dla" for g in graphs):
         files = ", ".join(str(g.get("file") or g.get("graph")) for g in graphs)

@@ -1,32 +1,21 @@
-"""Whisper's multilingual tokenizer: special tokens, byte-level BPE decoding, streaming UTF-8."""
+"""Whisper's multilingual tokenizer: special tokens, byte-level BPE decoding, streaming UTF-8.
+
+Read from tokenizer.json with the standard library (a board image has no `tokenizers` package); encoding is
+core/model/bpe.py's."""
 from __future__ import annotations
 
 import codecs
+import json
 import re
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from tokenizers import Tokenizer
-
 from core.errors import ModelError
+from core.model.bpe import UNICODE_TO_BYTE, BytePairEncoder
 from core.model.dims import ModelDims
 
 
-def _bytes_to_unicode() -> dict[int, str]:
-    """GPT-2's reversible byte <-> printable-character map used by byte-level BPE."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return dict(zip(bs, map(chr, cs)))
-
-
-_UNICODE_TO_BYTE = {c: b for b, c in _bytes_to_unicode().items()}
 _LANG_RE = re.compile(r"^<\|([a-z]{2,3}|haw|yue)\|>$")
 
 
@@ -44,10 +33,14 @@ class SpecialTokens:
 
 
 class WhisperTokenizer:
-    def __init__(self, tokenizer: Tokenizer, n_vocab: int = ModelDims.n_vocab):
-        self.tok = tokenizer
+    def __init__(self, spec: dict, n_vocab: int = ModelDims.n_vocab):
+        model = spec["model"]
+        added = {a["content"]: a["id"] for a in spec.get("added_tokens", ())}
+        self._ids = {**model["vocab"], **added}
+        self._names = {i: name for name, i in self._ids.items()}
+        self._bpe_parts = (model["vocab"], model["merges"], added)
         self.n_vocab = n_vocab
-        t = tokenizer.token_to_id
+        t = self._ids.get
         self.special = SpecialTokens(
             eot=t("<|endoftext|>"), sot=t("<|startoftranscript|>"), translate=t("<|translate|>"),
             transcribe=t("<|transcribe|>"), sot_lm=t("<|startoflm|>"), sot_prev=t("<|startofprev|>"),
@@ -56,14 +49,15 @@ class WhisperTokenizer:
         self.languages: dict[str, int] = {}
         self._bytes: dict[int, bytes] = {}   # token_bytes memo: the lookup costs ~35 µs between two decoder steps
         for i in range(self.special.sot + 1, self.special.translate):
-            m = _LANG_RE.match(tokenizer.id_to_token(i) or "")
+            m = _LANG_RE.match(self._names.get(i, ""))
             if m:
                 self.languages[m.group(1)] = i
 
     @classmethod
     def from_file(cls, path: str | Path, n_vocab: int = ModelDims.n_vocab) -> "WhisperTokenizer":
         try:
-            return cls(Tokenizer.from_file(str(path)), n_vocab)
+            with open(path, encoding="utf-8") as f:
+                return cls(json.load(f), n_vocab)
         except Exception as exc:
             raise ModelError(f"cannot read the tokenizer at {path} ({exc})",
                              "reinstall the model or pass --model with a complete directory") from exc
@@ -100,8 +94,8 @@ class WhisperTokenizer:
         """Raw UTF-8 bytes a text token stands for (b"" for special and timestamp tokens)."""
         data = self._bytes.get(token)
         if data is None:
-            piece = "" if self.is_special(token) else self.tok.id_to_token(token) or ""
-            data = self._bytes[token] = bytes(_UNICODE_TO_BYTE[c] for c in piece)
+            piece = "" if self.is_special(token) else self._names.get(token, "")
+            data = self._bytes[token] = bytes(UNICODE_TO_BYTE[c] for c in piece)
         return data
 
     def token_label(self, token: int) -> str:
@@ -109,14 +103,19 @@ class WhisperTokenizer:
         if token >= self.special.timestamp_begin:
             return f"<|{(token - self.special.timestamp_begin) * 0.02:.2f}|>"
         if self.is_special(token):
-            return self.tok.id_to_token(token) or f"<|{token}|>"
+            return self._names.get(token) or f"<|{token}|>"
         return self.token_bytes(token).decode("utf-8", errors="replace")
 
+    @cached_property
+    def _bpe(self) -> BytePairEncoder:
+        return BytePairEncoder(*self._bpe_parts)
+
     def encode(self, text: str) -> list[int]:
-        return self.tok.encode(text, add_special_tokens=False).ids
+        """Text -> ids; special tokens written in the text become their ids, as `tokenizers` does."""
+        return self._bpe.encode(text)
 
     def decode(self, tokens: list[int]) -> str:
-        return self.tok.decode([t for t in tokens if not self.is_special(t)], skip_special_tokens=True)
+        return b"".join(self.token_bytes(t) for t in tokens).decode("utf-8", errors="replace")
 
     @cached_property
     def non_speech_tokens(self) -> list[int]:

@@ -12,6 +12,9 @@ streaming into `cat` when the board's sshd has no sftp subsystem.
 embedding tables (.npy), tokenizer.json and model.json (listing only those files): no ONNX, no weights.
 Without a model directory it exports one from the installed wheels into BUNDLE_CACHE first.
 `backend="dla"` ships a compiled bundle's .dla graphs, its tables, tokenizer.json and model.json: no .tflite.
+Before uploading, it asks the board's Python what it lacks of what that backend needs, fetches it on the PC as
+wheels for the board (or takes them from `wheels`, a folder) and installs them there with no index
+(device/link/board_install.py); the manifest's `packages` says where.
 """
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ from typing import Callable
 
 from core.errors import WhisperKVError
 from device import protocol
+from device.link import board_install
 from device.link.transport import Transport
 from device.runner.agent import ROOT
 from device.runner.backends import REGISTRY, deploy_modes
@@ -225,17 +229,19 @@ def remote_hashes(transport: Transport, root: str, rels: list[str]) -> dict[str,
 
 def deploy(transport: Transport, dir: str | None = None, model: str | Path | None = None,
            progress: Callable[[int, int], None] | None = None, log: Callable[[str], None] | None = None,
-           backend: str = "auto") -> dict:
+           backend: str = "auto", wheels: str | Path | None = None) -> dict:
     """Push what is missing or changed, verify it by sha256 on the device, write the manifest.
 
     progress(done_bytes, total_bytes) covers the whole upload; log(line) narrates each file.
     backend: "auto" ships the whole model, "tflite" and "dla" only what that backend reads (module docstring).
+    wheels: a folder of wheels to install what the board lacks from, instead of fetching them (no internet).
     """
     with tempfile.TemporaryDirectory(prefix="whisperkv-deploy-") as tmp:
-        return _deploy(transport, dir, model, progress, log or (lambda line: None), backend, Path(tmp))
+        return _deploy(transport, dir, model, progress, log or (lambda line: None), backend, Path(tmp),
+                       Path(wheels).expanduser() if wheels else None)
 
 
-def _deploy(transport, dir, model, progress, say, backend: str, tmp: Path) -> dict:
+def _deploy(transport, dir, model, progress, say, backend: str, tmp: Path, wheels: Path | None) -> dict:
     target = dir or (transport.runner_dir if transport.runner_dir and
                      Path(transport.runner_dir).resolve() != ROOT else DEFAULT_DIR)
     root = transport.resolve(target).rstrip("/")
@@ -243,6 +249,7 @@ def _deploy(transport, dir, model, progress, say, backend: str, tmp: Path) -> di
         raise DeployError(f"{root} is this source tree", "deploy to another directory, e.g. --dir ~/whisperkv")
     files = bundle(model, backend, tmp, board_arch(transport))
     have = remote_hashes(transport, root, [f.rel for f in files])
+    packages = board_install.plan(transport, root, backend, wheels, tmp, say)
     todo = [f for f in files if have.get(f.rel) != f.sha256]
     skipped = [f.rel for f in files if have.get(f.rel) == f.sha256]
     total = sum(f.size for f in todo)
@@ -266,9 +273,10 @@ def _deploy(transport, dir, model, progress, say, backend: str, tmp: Path) -> di
     if bad:
         raise DeployError(f"sha256 mismatch after copying {', '.join(bad)} to {transport.label}",
                           "check free space on the board and deploy again")
+    installed = board_install.install(transport, root, packages, say)
     model_hash = model_sha256(files)
-    manifest = {"runner_version": protocol.RUNNER_VERSION, "protocol": protocol.PROTOCOL,
-                "model_sha256": model_hash, "backend": backend, "files": {f.rel: f.sha256 for f in files}}
+    manifest = {"runner_version": protocol.RUNNER_VERSION, "protocol": protocol.PROTOCOL, "model_sha256": model_hash,
+                "backend": backend, "packages": installed, "files": {f.rel: f.sha256 for f in files}}
     path = tmp / "manifest.json"
     path.write_text(json.dumps(manifest, indent=1) + "\n")
     transport.put([path], f"{root}/manifest.json")
@@ -277,4 +285,4 @@ def _deploy(transport, dir, model, progress, say, backend: str, tmp: Path) -> di
     say(f"uploaded {len(todo)} files {transport.upload_method}, verified by sha256; model {model_hash[:16]}…")
     return {"device": transport.label, "dir": root, "uploaded": [f.rel for f in todo], "skipped": skipped,
             "bytes": total, "model_sha256": model_hash, "runner_version": protocol.RUNNER_VERSION,
-            "backend": backend, "upload": transport.upload_method}
+            "backend": backend, "upload": transport.upload_method, "packages": installed}

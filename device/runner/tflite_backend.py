@@ -8,6 +8,8 @@ names its path: never a silent CPU fallback. `cross` is the form of the cross st
 """
 from __future__ import annotations
 
+import ctypes
+import importlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +21,7 @@ from core.model.backend import check_cross
 from core.model.dims import ModelDims
 from core.model.kv_cache import uncached_by_steps
 from core.model.weights import WhisperWeights
+from device.runner.backends import TFLITE_INTERPRETERS
 from device.runner.bundle import read_bundle
 from device.runner.int_slots import from_slot, to_slot
 
@@ -28,19 +31,31 @@ class DelegateError(WhisperKVError):
 
 
 def _litert():
-    """(Interpreter, load_delegate, OpResolverType or None, package name): ai_edge_litert, else tflite_runtime."""
-    try:    # ~1.2 s to import: only when a tflite backend is built
-        from ai_edge_litert import interpreter as m
-        return m.Interpreter, m.load_delegate, getattr(m, "OpResolverType", None), "ai_edge_litert"
-    except ImportError:
-        pass
+    """(Interpreter, load_delegate, OpResolverType or None, package name): the first of TFLITE_INTERPRETERS (the
+    image's tflite_runtime before ai_edge_litert) that imports."""
+    for package in TFLITE_INTERPRETERS:
+        try:    # ai_edge_litert takes ~1.2 s to import: only when a tflite backend is built
+            m = importlib.import_module(package + ".interpreter")
+        except ImportError:
+            continue
+        return m.Interpreter, m.load_delegate, getattr(m, "OpResolverType", None), package
+    raise WhisperKVError("no TFLite interpreter here: neither tflite_runtime nor ai_edge_litert imports",
+                         "install the board image's tflite_runtime, or pip install ai-edge-litert (x86_64/aarch64)")
+
+
+def refuse_stable_delegate(path: str) -> None:
+    """A library exporting only `TFL_TheStableDelegate` is a TFLite *stable* delegate (MediaTek's
+    /usr/lib/libneuron_stable_delegate.so on Genio IoT Yocto). load_delegate looks for the external-delegate
+    entry point `tflite_plugin_create_delegate` and cannot load it (tensorflow/tensorflow#79111)."""
     try:
-        from tflite_runtime import interpreter as m
-    except ImportError:
-        raise WhisperKVError("no TFLite interpreter here: neither ai_edge_litert nor tflite_runtime imports",
-                             "pip install ai-edge-litert (x86_64/aarch64), or install the board image's "
-                             "tflite_runtime") from None
-    return m.Interpreter, m.load_delegate, getattr(m, "OpResolverType", None), "tflite_runtime"
+        lib = ctypes.CDLL(path)
+    except OSError:
+        return      # load_delegate says what is wrong with the file
+    if hasattr(lib, "TFL_TheStableDelegate") and not hasattr(lib, "tflite_plugin_create_delegate"):
+        raise DelegateError(f"{path} is a TFLite stable delegate (it exports TFL_TheStableDelegate, not "
+                            "tflite_plugin_create_delegate), which tflite_runtime's load_delegate cannot load",
+                            "reach the NPU through the Neuron runtime instead: --backend dla with a compiled "
+                            "bundle (whisperkv compile), and no --delegate")
 
 
 @dataclass
@@ -88,6 +103,7 @@ class _Graph:
         Interpreter, load_delegate, resolver, self.package = _litert()
         kw: dict = {"model_content": model, "num_threads": threads}
         if delegate_path:
+            refuse_stable_delegate(delegate_path)
             try:
                 kw["experimental_delegates"] = [load_delegate(delegate_path)]
             except (OSError, ValueError, RuntimeError) as exc:

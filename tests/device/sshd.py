@@ -4,6 +4,10 @@ Generated host and user keys, a random free port, key-only login; `stop()` tears
 `kill_all()` kills it together with its session processes, which is how a link drop is simulated.
 `sftp=False` leaves out the `Subsystem sftp` line, as on embedded images without sftp-server;
 `restart(new_host_key=True)` brings it back on the same port with a freshly generated host key.
+`empty_root=True` serves as a Yocto `debug-tweaks` image does: root logs in with an empty password. That sshd
+runs in a mount namespace of its own where a copy of /etc/shadow with root's password emptied is bind-mounted
+over the real one, so nothing else on the machine sees it (needs root and `unshare`). `start_dropbear()`
+serves the same way with dropbear (`-B`: blank passwords allowed), the SSH server of many Yocto images.
 """
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
+DROPBEAR = shutil.which("dropbear") or "/usr/sbin/dropbear"
 
 
 def sshd_available() -> bool:
@@ -62,6 +67,7 @@ class LocalSshd:
     host_pub: str            # "ssh-ed25519 AAAA..." of the server
     proc: subprocess.Popen
     sftp: bool = True
+    command: tuple[str, ...] = ()    # the server's command line, under its private mount namespace if any
 
     @property
     def known_hosts_line(self) -> str:
@@ -95,16 +101,16 @@ class LocalSshd:
                 (self.workdir / f).unlink()
             _keygen(self.workdir / "host_key")
             self.host_pub = _host_pub(self.workdir)
-        self.proc = _launch(self.workdir, self.port, timeout)
+        self.proc = _launch(self.workdir, self.port, timeout, self.command)
 
 
 def _host_pub(work: Path) -> str:
     return " ".join((work / "host_key.pub").read_text().split()[:2])
 
 
-def _launch(work: Path, port: int, timeout: float) -> subprocess.Popen:
+def _launch(work: Path, port: int, timeout: float, command: tuple[str, ...]) -> subprocess.Popen:
     log = open(work / "sshd.log", "ab")
-    proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(work / "sshd_config")], stdout=log,
+    proc = subprocess.Popen(command, stdout=log,
                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
     log.close()
     deadline = time.monotonic() + timeout
@@ -121,7 +127,22 @@ def _launch(work: Path, port: int, timeout: float) -> subprocess.Popen:
             time.sleep(0.05)
 
 
-def start_sshd(workdir: str | Path, timeout: float = 10.0, sftp: bool = True) -> LocalSshd:
+def empty_root_available() -> bool:
+    return os.geteuid() == 0 and shutil.which("unshare") is not None and sshd_available()
+
+
+def _empty_root_prefix(work: Path) -> tuple[str, ...]:
+    """unshare + bind mount: only this sshd (a private mount namespace) reads root's password as empty."""
+    lines = Path("/etc/shadow").read_text().splitlines()
+    shadow = work / "shadow"
+    shadow.write_text("".join((":".join(["root", "", *ln.split(":")[2:]]) if ln.startswith("root:") else ln) + "\n"
+                              for ln in lines))
+    shadow.chmod(0o600)
+    return ("unshare", "--mount", "--propagation", "private", "sh", "-c",
+            f'mount --bind "{shadow}" /etc/shadow && exec "$0" "$@"')
+
+
+def start_sshd(workdir: str | Path, timeout: float = 10.0, sftp: bool = True, empty_root: bool = False) -> LocalSshd:
     work = Path(workdir)
     work.mkdir(parents=True, exist_ok=True)
     if os.geteuid() == 0:
@@ -133,8 +154,30 @@ def start_sshd(workdir: str | Path, timeout: float = 10.0, sftp: bool = True) ->
     (work / "sshd_config").write_text("\n".join([
         f"Port {port}", "ListenAddress 127.0.0.1", f"HostKey {work / 'host_key'}",
         f"AuthorizedKeysFile {work / 'authorized_keys'}", "PubkeyAuthentication yes",
-        "PasswordAuthentication no", "KbdInteractiveAuthentication no", f"PidFile {work / 'sshd.pid'}",
-        "StrictModes no", "UsePAM no", "PermitRootLogin prohibit-password",
+        *(["PasswordAuthentication yes", "PermitEmptyPasswords yes", "PermitRootLogin yes"] if empty_root else
+          ["PasswordAuthentication no", "PermitRootLogin prohibit-password"]),
+        "KbdInteractiveAuthentication no", f"PidFile {work / 'sshd.pid'}", "StrictModes no", "UsePAM no",
         *(["Subsystem sftp internal-sftp"] if sftp else []), "LogLevel VERBOSE", ""]))
-    proc = _launch(work, port, timeout)
-    return LocalSshd(work, port, getpass.getuser(), work / "user_key", _host_pub(work), proc, sftp)
+    command = (*(_empty_root_prefix(work) if empty_root else ()), SSHD, "-D", "-e", "-f", str(work / "sshd_config"))
+    proc = _launch(work, port, timeout, command)
+    return LocalSshd(work, port, "root" if empty_root else getpass.getuser(), work / "user_key", _host_pub(work),
+                     proc, sftp, command)
+
+
+def dropbear_available() -> bool:
+    return os.path.exists(DROPBEAR) and shutil.which("dropbearkey") is not None
+
+
+def start_dropbear(workdir: str | Path, timeout: float = 10.0) -> LocalSshd:
+    """dropbear -B, root's password empty (in the private mount namespace): it lets root in with "none"."""
+    work = Path(workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    key = work / "host_key"
+    subprocess.run(["dropbearkey", "-t", "ed25519", "-f", str(key)], check=True, capture_output=True)
+    pub = next(ln for ln in subprocess.run(["dropbearkey", "-y", "-f", str(key)], check=True, capture_output=True,
+                                           text=True).stdout.splitlines() if ln.startswith("ssh-"))
+    port = _free_port()
+    command = (*_empty_root_prefix(work), DROPBEAR, "-F", "-E", "-B", "-p", f"127.0.0.1:{port}", "-r", str(key),
+               "-P", str(work / "dropbear.pid"))
+    proc = _launch(work, port, timeout, command)
+    return LocalSshd(work, port, "root", work / "no_user_key", " ".join(pub.split()[:2]), proc, False, command)

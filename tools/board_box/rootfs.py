@@ -65,7 +65,7 @@ def build(out: Path) -> dict[str, float]:
         host.chroot(root, ["python3", "-m", "venv", VENV])
         host.chroot(root, [f"{VENV}/bin/pip", "install", "-q", "--no-cache-dir", "--disable-pip-version-check",
                            *runner_packages()])
-        host.chroot(root, [f"{VENV}/bin/python", "-c", "import numpy, tokenizers; "
+        host.chroot(root, [f"{VENV}/bin/python", "-c", "import numpy; "
                            "from ai_edge_litert import interpreter"])
     finally:
         for m in reversed(mounted):

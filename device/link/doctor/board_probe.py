@@ -1,17 +1,15 @@
 """What the doctor asks of the board before any runner runs there: one stdlib script, run with the board's own
 Python (device-info's way), that reports the OS image, kernel, cores by type, memory, thermal zones, the SoC
-(device/runner/soc.py), what the system is (device/runner/runner_kind.py), the Python packages the backends
-need, /dev/apusys* and each Neuron runtime library candidate with the APIs it exports."""
+(device/runner/soc.py), what the system is (device/runner/runner_kind.py), /dev/apusys* and each Neuron runtime
+library candidate with the APIs it exports. The packages are deploy's own probe's (device/link/board_packages.py)."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from device.link import cpu_name
 from device.link.transport import Transport
 from device.runner import neuron_runtime, runner_kind, soc
 
-PACKAGES = ("numpy", "onnxruntime", "ai-edge-litert", "tflite-runtime")
 # the symbol each Neuron runtime API generation is named by: RuntimeV2.h, and the older RuntimeAPI.h
 APIS = {"V2": "NeuronRuntimeV2_create", "V1": "NeuronRuntime_create"}
 
@@ -32,12 +30,6 @@ def getprop(name):
         return subprocess.run([exe, name], capture_output=True, text=True, timeout=5).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return ""
-def version(dist):
-    try:
-        from importlib.metadata import version as v
-        return v(dist)
-    except Exception:
-        return None
 def cores():
     parts, cpu = {}, None
     for line in read("/proc/cpuinfo").splitlines():
@@ -81,7 +73,7 @@ print(json.dumps({
     "kernel": platform.release(), "arch": platform.machine(), "cores": cores(),
     "mem_total_mb": int(mem["MemTotal"]) // 1024 if "MemTotal" in mem else None,
     "thermal_zones": zones, "soc": board_soc(), "runner_kind": runner_kind(),
-    "python": platform.python_version(), "packages": {p: version(p) for p in ask["packages"]},
+    "python": platform.python_version(),
     "apusys": sorted(glob.glob("/dev/apusys*")),
     "libraries": [library(p) for p in ask["libraries"]],
 }))
@@ -103,7 +95,7 @@ def candidates(neuron_lib: str | None) -> list[str]:
 
 def probe_board(transport: Transport, neuron_lib: str | None = None) -> dict:
     """The board's report; ValueError when the script printed no JSON (e.g. no Python there)."""
-    ask = {"apis": APIS, "packages": PACKAGES, "libraries": candidates(neuron_lib)}
+    ask = {"apis": APIS, "libraries": candidates(neuron_lib)}
     res = transport.run([transport.python, "-c", SCRIPT, json.dumps(ask)], timeout=90)
     try:
         return json.loads(res.text)

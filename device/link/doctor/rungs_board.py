@@ -86,19 +86,24 @@ def backend_of(c: Checkup) -> str:
 
 
 def runtime(c: Checkup) -> Verdict:
-    from device.runner.backends import REGISTRY
+    from device.link import board_packages
 
     b, backend = c.board, backend_of(c)
-    v = Verdict(figures={"python": b.get("python"), "packages": b.get("packages"), "backend": backend})
-    spec = REGISTRY.get(backend)
-    have = {k.replace("-", "_") for k, ver in (b.get("packages") or {}).items() if ver}
-    lost = [m for m in (spec.needs if spec else ()) if not any(a in have for a in m.split("|"))]
-    if "numpy" not in have:
-        return v.fail(f"NumPy is not installed for {b.get('python')} on the board", PYTHON_FIX)
+    mode = deploy_mode(backend)
+    t = c.transport
+    # deploy's own probe: what the board's Python finds, with what an earlier deploy installed on the runner's path
+    board = board_packages.probe(t, t.resolve(t.runner_dir or "~/whisperkv").rstrip("/"))
+    v = Verdict(figures={"python": board.version, "backend": backend, "modules": board.modules})
+    old = board_packages.too_old(board)
+    if old:
+        return v.fail(*old)
+    lost = board_packages.missing(board, mode)
     if lost:
-        return v.fail(f"backend {backend} needs {', '.join(lost)} on the board", spec.needs_fix or PYTHON_FIX)
+        names = ", ".join(" or ".join(alts) for alts in lost)
+        return v.fail(f"the board's Python {board.version} lacks {names}, which backend {backend} needs",
+                      f"`whisperkv deploy --device URL --backend {mode}` installs them (offline: --wheels DIR)")
     if backend != "dla":
-        v.decided_by = f"Python {b.get('python')}"
+        v.decided_by = f"Python {board.version}, {', '.join(m for m, ok in board.modules.items() if ok)}"
         return v
     from device.runner.neuron_runtime import LIB_FIX
 
@@ -132,6 +137,14 @@ def runtime(c: Checkup) -> Verdict:
     return v
 
 
+def deploy_mode(backend: str) -> str:
+    """The `whisperkv deploy --backend` mode that ships what `backend` reads (the registry's `deploy`)."""
+    from device.runner.backends import REGISTRY
+
+    spec = REGISTRY.get(backend)
+    return spec.deploy if spec is not None else "auto"
+
+
 def _major(text: str) -> int | None:
     m = re.search(r"(\d+)\.\d+", text)
     return int(m.group(1)) if m else None
@@ -146,7 +159,7 @@ def deployed(c: Checkup) -> Verdict:
     if t.label == "local" and Path(t.runner_dir).resolve() == ROOT:
         return Verdict(figures={"runner": "this checkout", "model": str(c.bundle or "the installed wheels")},
                        decided_by="the runner is this checkout, the model read in place")
-    mode = {"dla": "dla", "tflite": "tflite"}.get(backend_of(c), "auto")
+    mode = deploy_mode(backend_of(c))
     root = t.resolve(t.runner_dir or "~/whisperkv").rstrip("/")
     with tempfile.TemporaryDirectory(prefix="whisperkv-doctor-") as tmp:
         files = bundle(c.bundle, mode, Path(tmp), board_arch(t))

@@ -22,3 +22,12 @@ def test_a_new_backend_shows_in_the_combo(qtbot, echo_backend):  # noqa: F811
     panel = DevicePanel()
     qtbot.addWidget(panel)
     assert "echo" in _items(panel.backend) and "echo: the reference, echoed" in panel.backend.toolTip()
+
+
+def test_the_delegate_field_sends_genio_to_the_dla_backend_and_says_why(qtbot):
+    panel = DevicePanel()
+    qtbot.addWidget(panel)
+    tip = panel.delegate.toolTip()
+    assert f"through the dla backend ({REGISTRY['dla'].summary})" in tip
+    assert "TFL_TheStableDelegate" in tip and "tflite_plugin_create_delegate" in tip and "#79111" in tip
+    assert "libneuron_stable_delegate" not in panel.delegate.placeholderText()   # not offered as the thing to type

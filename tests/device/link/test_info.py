@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from device.link.adb import AdbTransport
-from device.link.info import FIELDS, device_info, format_info
+from device.link.info import FIELDS, device_info, format_info, tflite_used
 from device.link.local import LocalTransport
 
 STAND_IN_TOOL = """#!/bin/sh
@@ -53,7 +53,19 @@ def test_this_pc_is_not_npu_ready_and_says_what_is_missing():
     assert info["npu_ready"].startswith("no: missing /dev/apusys*") and "neuronrt" in info["npu_ready"]
     lines = dict(line.split(None, 1) for line in format_info(info).splitlines())
     assert lines["neuronrt"] == "not found" and lines["neuron_delegates"] == "not found"
-    assert lines["tflite"].startswith(f"ai_edge_litert {info['tflite']['ai_edge_litert']}")
+    assert f"ai_edge_litert {info['tflite']['ai_edge_litert']}" in lines["tflite"]
+
+
+def test_the_interpreter_the_tflite_backend_takes_is_named():
+    """The image's tflite_runtime before ai_edge_litert, as the backend tries them; one that fails to import
+    is not taken."""
+    both = {"tflite": {"tflite_runtime": "2.16.1", "ai_edge_litert": "2.3.0"}}
+    assert tflite_used(both) == "tflite_runtime"
+    assert tflite_used({"tflite": {"tflite_runtime": "import failed: ImportError: numpy", "ai_edge_litert": "2.3.0"}}) \
+        == "ai_edge_litert"
+    assert tflite_used({"tflite": None}) is None
+    info = device_info(LocalTransport())
+    assert info["tflite_used"] == ("tflite_runtime" if info["tflite"]["tflite_runtime"] else "ai_edge_litert")
 
 
 def test_npu_tools_and_delegate_are_found_with_their_versions(stand_in_npu):
@@ -82,10 +94,33 @@ def test_device_without_python_still_reports_and_says_absent(stand_in_adb, tmp_p
     assert info["neuronrt"] is None and info["neuron_delegates"] == [] and info["tflite"] is None
     lines = dict(line.split(None, 1) for line in format_info(info).splitlines())
     assert lines["python"] == "absent" and lines["npu"] == "absent" and lines["model"] == "absent"
-    assert lines["neuronrt"] == "not found" and lines["tflite"] == "absent"
+    assert lines["neuronrt"] == "not found" and lines["tflite"] == "absent" and lines["tflite_used"] == "absent"
 
 
 def test_undeployed_directory_reports_runner_and_model_absent(stand_in_adb, tmp_path):
     info = device_info(AdbTransport("STANDIN01", python=sys.executable), dir=str(tmp_path / "empty"))
     assert info["python"] == platform.python_version() and info["tflite"]["ai_edge_litert"]
     assert info["runner_version"] is None and info["model_sha256"] is None
+
+
+STAND_IN_GETPROP = """#!/bin/sh
+# STAND-IN for an Android device's getprop (test only): no Android device exists here.
+case "$1" in
+  ro.build.version.release) echo 14 ;;
+  ro.board.platform) echo mt8189 ;;
+esac
+"""
+
+
+def test_an_android_device_says_the_runner_needs_a_linux_image(stand_in_adb, tmp_path, monkeypatch):
+    """Android answers getprop and has no python3: device-info says the runner needs IoT Yocto or Ubuntu."""
+    bindir = tmp_path / "android-bin"
+    bindir.mkdir()
+    (bindir / "getprop").write_text(STAND_IN_GETPROP)
+    (bindir / "getprop").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    info = device_info(AdbTransport("STANDIN01", python="/nonexistent/python3"), dir=str(tmp_path))
+    assert info["os"] == "Android 14" and info["python"] is None
+    lines = dict(line.split(None, 1) for line in format_info(info).splitlines())
+    assert lines["python"] == "absent: Android has no Python; the runner needs a Linux image (IoT Yocto or Ubuntu)"
+

@@ -2,6 +2,9 @@
 
 No Neuron delegate exists on this PC: the delegate tests use a missing path and a file that is not a
 delegate library (a stand-in for a broken board install); both must fail loudly, never fall back."""
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -10,7 +13,8 @@ from core.decode.options import DecodeOptions
 from core.model.backend import Backend
 from core.model.encoder_cache import EncoderCache, mel_key
 from device.runner.backends import BackendError, make_backend
-from device.runner.tflite_backend import DelegateError, op_placement
+from core.model.placement import of_backend
+from device.runner.tflite_backend import DelegateError, op_placement, refuse_stable_delegate
 from tests.device.runner.compare_helpers import Compare, tokens
 
 CLIPS = ["test_en.wav", "test_zh.wav", "en_arctic_slt_a0009.wav", "en_librivox_sense_sensibility_0870.wav",
@@ -89,3 +93,48 @@ def test_a_file_that_is_not_a_delegate_library_is_refused(model, tmp_path):
 def test_a_delegate_needs_the_tflite_backend(model):
     with pytest.raises(BackendError, match="needs the tflite backend"):
         make_backend("numpy", model.weights, delegate="/usr/lib/libneuron_stable_delegate.so")
+
+
+def _library(tmp_path, name: str, symbols: list[str]) -> str:
+    src = tmp_path / f"{name}.c"
+    src.write_text("".join(f"const int {s} = 1;\n" for s in symbols))
+    out = tmp_path / name
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(out), str(src)], check=True)
+    return str(out)
+
+
+def test_a_stable_delegate_is_refused_in_one_line_naming_the_dla_backend(model, tmp_path):
+    """STAND-IN for MediaTek's /usr/lib/libneuron_stable_delegate.so: a library exporting only
+    TFL_TheStableDelegate, as the stable delegate on Genio IoT Yocto does."""
+    stable = _library(tmp_path, "libneuron_stable_delegate.so", ["TFL_TheStableDelegate"])
+    with pytest.raises(DelegateError) as err:
+        make_backend("tflite", model.weights, delegate=stable)
+    assert "TFL_TheStableDelegate" in err.value.problem and "\n" not in str(err.value)
+    assert "--backend dla" in err.value.fix
+
+
+def test_an_external_delegate_library_is_not_taken_for_a_stable_one(tmp_path):
+    both = _library(tmp_path, "libboth.so", ["TFL_TheStableDelegate", "tflite_plugin_create_delegate"])
+    assert refuse_stable_delegate(both) is None
+    assert refuse_stable_delegate(str(tmp_path / "missing.so")) is None     # load_delegate reports it
+
+
+def test_the_images_tflite_runtime_is_preferred_and_named(model, clip_mels, tmp_path, monkeypatch):
+    """Both interpreters importable: a `tflite_runtime` package that is ai_edge_litert's interpreter under the
+    image's module name (the real tflite-runtime wheel needs NumPy 1.x) runs the graphs, and is the one used."""
+    shim = tmp_path / "tflite_runtime"
+    shim.mkdir()
+    (shim / "__init__.py").write_text("")
+    (shim / "interpreter.py").write_text("from ai_edge_litert.interpreter import Interpreter, load_delegate, "
+                                         "OpResolverType  # noqa: F401\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in [m for m in sys.modules if m.partition(".")[0] == "tflite_runtime"]:
+        monkeypatch.delitem(sys.modules, name)
+    backend = make_backend("tflite", model.weights)
+    assert backend.describe()["interpreter"] == "tflite_runtime"
+    assert sys.modules["tflite_runtime.interpreter"].__file__ == str(shim / "interpreter.py")
+    assert of_backend(backend).label == "the CPU, in tflite_runtime"
+    mels = clip_mels("en_asterisk_hello-world.wav")
+    ours = list(decode_windows(backend, model.tokenizer, mels, DecodeOptions()))
+    ref = list(decode_windows(model.backend, model.tokenizer, mels, DecodeOptions()))
+    assert tokens(ours) == tokens(ref) and len(tokens(ref)) > 2

@@ -2,8 +2,9 @@
 
 The real compiler ships only in MediaTek's NeuroPilot SDK, a download this machine cannot make, so
 these tests write a stand-in `ncc-tflite` script onto PATH. The stand-in is not a compiler: it checks
-that it was called with the MT8371 flags, an existing input and an output path, then writes a small
-placeholder file there. What is real: the flag table, the command line, the errors, model.json.
+that it was called with the MT8371 flags, an existing input and an output path, then stores the TFLite
+graph in the .dla it writes (ncc_standin.py). What is real: the flag table, the command line, the errors,
+model.json.
 """
 import json
 import os
