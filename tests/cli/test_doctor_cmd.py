@@ -53,6 +53,8 @@ def test_the_whole_ladder_passes_with_warnings_and_writes_its_report(capsys, tmp
     numbers = {o["name"]: o for o in by["numbers"]["figures"]["outputs"]}
     assert set(numbers) == {"cross_k", "cross_v", "logits"} and numbers["logits"]["top1_agrees"]
     assert by["tokens"]["figures"]["clips"][0]["first_difference"] is None
+    # the runtime's profiler (the STAND-IN writes MediaTek's columns) says what ran on each graph
+    assert [g["graph"] for g in by["placement"]["figures"]["npu_profile"]] == ["encoder", "decoder_step"]
     assert json.loads((tmp_path / "doctor.json").read_text()) == doc
     page = (tmp_path / "doctor.html").read_text()
     assert "the board" in page and "NumPy reference" in page and "hello" in page.lower()

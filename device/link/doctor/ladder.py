@@ -106,7 +106,8 @@ RUNGS = (
          "tokens", f"{_R}:tokens", "the reference tokens"),
     Rung("speed", "encoder ms a window, first-token ms, median ms a token, against the seed's targets; peak "
          "memory, temperature, throttling", f"{_R}:speed", "encoder < 150 ms, < 15 ms a token"),
-    Rung("placement", "where each graph ran, from the backend and the NPU profiler", f"{_R}:placement",
+    Rung("placement", "where each graph ran, from what the backend reports and, for dla, the Neuron runtime "
+         "profiler's report", f"{_R}:placement",
          "every graph on the NPU"),
 )
 NAMES = tuple(r.name for r in RUNGS)

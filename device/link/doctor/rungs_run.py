@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from dataclasses import replace
 
 from device.link.doctor.ladder import Checkup, Verdict
 from device.link.doctor.reference import (
@@ -15,7 +16,7 @@ from device.link.doctor.reference import (
     run_clip,
     run_reference,
 )
-from device.link.doctor.rungs_board import bundle_doc
+from device.link.doctor.rungs_board import backend_of, bundle_doc
 
 CREATE_FIX = ("check that the .dla was compiled for this SoC (`whisperkv compile DIR --soc auto --device URL`), "
               "that the APU driver is loaded (`dmesg | grep -i apu`) and that the runtime is MediaTek's")
@@ -30,7 +31,9 @@ def loads(c: Checkup) -> Verdict:
     from device.link.client import RunnerError
     from device.link.decoder import open_decoder
 
-    c.decoder = open_decoder(c.target, c.transport)
+    # a dla runner runs the Neuron profiler, so that placement can read where the runtime says the work ran
+    target = replace(c.target, npu_profile=True) if backend_of(c) == "dla" else c.target
+    c.decoder = open_decoder(target, c.transport)
     t0 = time.monotonic()
     try:
         info = c.decoder.connect()
@@ -141,10 +144,13 @@ def _med(values: list[float]) -> float | None:
 
 
 def placement(c: Checkup) -> Verdict:
+    from core.model.npu_profile import profiles
+
     ran = c.decoder.info.ran_on
-    reports = len(c.decoder.npu_reports)
+    found = [{"graph": p.graph, "inferences": p.inferences, "ms_per_inference": round(p.ms_per_inference, 2),
+              "slowest_ops": [o.name for o in p.ops[:3]], "table": p.table} for p in profiles(c.decoder.npu_files())]
     v = Verdict(figures={"where": ran.where, "label": ran.label, "ops": ran.ops, "cpu_ops": ran.cpu_ops,
-                         "npu_profile_reports": reports}, decided_by=ran.label)
+                         "npu_profile": found}, decided_by=ran.label)
     has_npu = (c.board.get("soc") or {}).get("npu") not in (None, "unknown") or bool(c.board.get("apusys"))
     if ran.where != "npu" and has_npu:
         v.warn(f"the graphs ran on {ran.label} on a board with an NPU")
