@@ -26,6 +26,15 @@ def add_device_args(p, repeatable: bool = False) -> None:
                    help="accept this SSH host key fingerprint although known_hosts lacks it")
 
 
+def add_neuron_args(p) -> None:
+    """--neuron-api and --neuron-qos, from the runner's own table (device/runner/runtime_config.py): passed to
+    the runner as it takes them, as ?neuron_api= and ?neuron_qos= in the device URL are."""
+    from device.runner.runtime_config import NEURON_SETTINGS
+
+    for name, (choices, text) in NEURON_SETTINGS.items():
+        p.add_argument("--" + name.replace("_", "-"), choices=choices, default=None, help=text)
+
+
 def open_cli_decoder(args, workload: str, device: str | None = None):
     """The decoder (device/link/decoder.py::open_decoder) for a subcommand's arguments: its target parsed once
     (device/link/target.py); on a terminal a runner's transport may ask about a host key or a password first.
@@ -38,13 +47,14 @@ def open_cli_decoder(args, workload: str, device: str | None = None):
 
 
 def target_from_args(args, workload: str = "lean", device: str | None = None, runner: bool = True):
-    """The device target of a subcommand's arguments. `runner`: --model, --backend and --delegate are the
+    """The device target of a subcommand's arguments. `runner`: --model, --backend, --delegate and --neuron-* are the
     runner's (deploy's are what it ships). The SSH password comes from WHISPERKV_SSH_PASSWORD when it is set."""
     from device.link.target import parse_target
 
     device = args.device if device is None else device
     password = os.environ.get("WHISPERKV_SSH_PASSWORD") if str(device).startswith("ssh://") else None
-    settings = {name: getattr(args, name, None) for name in ("model", "backend", "delegate")} if runner else {}
+    names = ("model", "backend", "delegate", "neuron_api", "neuron_qos")
+    settings = {name: getattr(args, name, None) for name in names} if runner else {}
     return parse_target(device, **settings, workload=workload, trust_host_key=getattr(args, "trust_host_key", None),
                         password=password, npu_profile=bool(runner and getattr(args, "npu_profile", None)))
 
@@ -181,7 +191,7 @@ def run_deploy(args) -> int:
               f"{len(result['skipped'])} unchanged; model {result['model_sha256']}")
         if result["backend"] != "auto":
             url = with_settings(args.device, dir=args.dir and result["dir"], backend=result["backend"])
-            print(f"run it with --device '{url}'" + {"tflite": " (add &delegate=PATH to load the Neuron delegate)",
+            print(f"run it with --device '{url}'" + {"tflite": " (add &delegate=PATH to load an external delegate)",
                   "dla": " (add &neuron_lib=PATH for a runtime library elsewhere)"}.get(result["backend"], ""))
     return 0
 
@@ -197,10 +207,13 @@ def with_settings(url: str, **settings) -> str:
 
 def run_info(args) -> int:
     from device.link.info import device_info, format_info
+    from device.runner.neuron_paths import SEARCH_ORDER
 
-    transport = open_device(target_from_args(args, runner=False))
-    try:
-        info = device_info(transport, args.dir)
+    target = target_from_args(args, runner=False)
+    transport = open_device(target)
+    try:     # ?neuron_lib=PATH names the runtime library as it does for the runner; else the runner's search order
+        info = device_info(transport, args.dir, neuron_libraries=(target.neuron_lib,) if target.neuron_lib
+                           else SEARCH_ORDER)
     finally:
         transport.close()
     print(json.dumps(info, indent=1) if args.json else format_info(info))

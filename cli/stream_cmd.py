@@ -8,7 +8,7 @@ import signal
 import sys
 import threading
 
-from cli.device_cmds import add_device_args, loading_line, open_cli_decoder
+from cli.device_cmds import add_device_args, add_neuron_args, loading_line, open_cli_decoder
 from cli.stream_policy_args import add_policy_args, policy_options, policy_summary
 from cli.transcribe import check_language
 from core.errors import WhisperKVError
@@ -34,6 +34,7 @@ def register(subs) -> None:
     p.add_argument("--model", default=None, help="a model directory or exported bundle (default: the installed wheels)")
     p.add_argument("--backend", default="auto", help=backend_help())
     p.add_argument("--delegate", default=None, metavar="PATH", help="tflite: a delegate library for the runner")
+    add_neuron_args(p)
     add_device_args(p)
     p.set_defaults(run=run)
 

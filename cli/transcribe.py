@@ -7,7 +7,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from cli.device_cmds import add_device_args, in_background, loading_line, open_cli_decoder
+from cli.device_cmds import add_device_args, add_neuron_args, in_background, loading_line, open_cli_decoder
 from cli.transcript_printer import TranscriptPrinter
 from core.decode.diagnostics import diagnose_transcript
 from core.decode.options import MAX_TOKENS, DecodeOptions
@@ -16,6 +16,7 @@ from core.decode.window_feed import decode_source
 from core.errors import WhisperKVError
 from core.model.mel import FRAMES_PER_SECOND
 from core.model.mel_file import MelSource
+from core.model.placement import RanOn
 from core.model.npu_profile import profile_text, profiles, to_json, write_reports
 from device.link.decoder import Decoder
 from device.runner.backends import backend_help
@@ -36,8 +37,9 @@ def register(subs) -> None:
     p.add_argument("--timestamps", action="store_true", help="print timed segments (audio over 30 s is "
                    "decoded with Whisper's timestamp tokens and advances by the last complete segment either way)")
     p.add_argument("--backend", default="auto", help=backend_help())
-    p.add_argument("--delegate", default=None, metavar="PATH", help="tflite: a delegate library for the runner "
-                   "to load (on Genio IoT Yocto images, /usr/lib/libneuron_stable_delegate.so)")
+    p.add_argument("--delegate", default=None, metavar="PATH", help="tflite: an external delegate library for the "
+                   "runner to load (not Genio IoT Yocto's stable delegate, which tflite_runtime cannot load: there "
+                   "the NPU is the dla backend's)")
     p.add_argument("--word-timestamps", action="store_true", help="words with start, end and probability, by "
                    "openai-whisper's DTW over the alignment heads' cross-attention (needs --cache on)")
     p.add_argument("--temperature-fallback", action="store_true", help="as openai-whisper: re-decode a window "
@@ -51,6 +53,7 @@ def register(subs) -> None:
                    "--word-timestamps)")
     p.add_argument("--vtt", default=None, metavar="PATH", help="also write WebVTT subtitles (per word with "
                    "--word-timestamps)")
+    add_neuron_args(p)
     add_device_args(p)
     p.set_defaults(run=run)
 
@@ -167,11 +170,13 @@ def report(events, args, t0: float, ran: Ran) -> int:
             print_words(result.words)
         if s["no_speech"]:
             print("[no speech detected: every window fell under Whisper's no-speech rule]", file=sys.stderr)
+        placed = RanOn.from_dict(meta.get("ran_on"))
         print(f"[stop: {s['stop_reason']} — {verdict} | {quality_label(diagnosis)}language {s['language']} | "
               f"{s['n_steps']} steps | encoder {s['encoder_ms']:.0f} ms | "
               f"per token {s['per_token_ms_median'] or 0:.1f} ms median | total {total_ms:.0f} ms | "
               f"cache {args.cache} | backend {meta.get('backend') or '?'} | ran on "
-              f"{(meta.get('ran_on') or {}).get('label', '?')}]", file=sys.stderr)
+              f"{placed.label if placed else '?'}" + (f" | {placed.runtime}" if placed and placed.runtime else "")
+              + "]", file=sys.stderr)
     write_subtitles(result, args, ran.duration_s)
     return 0
 

@@ -52,7 +52,7 @@ class DeviceProfile:
     def from_url(cls, url: str, name: str) -> DeviceProfile:
         """The profile a user would fill in for a device URL (the one the CLI takes); DeviceURLError if bad."""
         u = parse_device_url(url)
-        extra = [k for k in ("model", "neuron_lib") if getattr(u, k)]
+        extra = [k for k in ("model", "neuron_lib", "neuron_api", "neuron_qos") if getattr(u, k)]
         if extra:
             raise DeviceURLError(f"a device profile has no {' or '.join(extra)} setting ({url!r})",
                                  f"drop ?{'&'.join(extra)}= from the URL; the runner then uses its deployed model")

@@ -1,8 +1,11 @@
-"""Status bar: the connected device, the runner's backend and where its graphs run, and the model (its dtype,
+"""Status bar: the connected device, the runner's backend and where its graphs run (on the Neuron runtime, its
+library, version and API in the tooltip), and the model (its dtype,
 its cross-attention form and its hash), always visible."""
 from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel, QStatusBar
+
+from core.model.placement import RanOn
 
 
 class StatusBar(QStatusBar):
@@ -22,7 +25,10 @@ class StatusBar(QStatusBar):
         ran_on = runner.get("ran_on") or {}
         self.backend.setText(f"Backend: {runner.get('backend', '—')}"
                              + (f" · on {ran_on['short']}" if ran_on.get("short") else ""))
-        self.backend.setToolTip(f"ran on {ran_on['label']}" if ran_on.get("label") else "")
+        placed = RanOn.from_dict(ran_on)
+        runtime = placed.runtime if placed else ""
+        self.backend.setToolTip((f"ran on {ran_on['label']}" if ran_on.get("label") else "")
+                                + (f"\n{runtime}" if runtime else ""))
         sha = runner.get("model_sha256", "")
         form = " · ".join(filter(None, (runner.get("dtype"), runner.get("cross") and f"{runner['cross']} cross")))
         self.model.setText(f"Model: {form + ' · ' if form else ''}{sha[:12] if sha else '—'}")

@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import platform
 
+from core.model.placement import RanOn
+
 ARCH_WORDS = {"x86_64": "x86-64", "amd64": "x86-64", "aarch64": "arm64", "arm64": "arm64"}
 THIS_PC = ("local", "in-process", "inprocess")
 SILENT = (None, "", "unknown", "?", "-")
@@ -32,10 +34,11 @@ def machine_words(meta: dict) -> str:
 
 
 def ran_words(meta: dict) -> str:
-    """"onnx on the CPU", "dla on the NPU (encoder.dla, …)": the backend and where its graphs ran."""
-    ran = meta.get("ran_on") if isinstance(meta.get("ran_on"), dict) else {}
+    """"onnx on the CPU", "dla on the NPU (encoder.dla, …) (Neuron runtime V2 7.0.0 (/usr/lib/…))": the backend,
+    where its graphs ran and, on the Neuron runtime, the library, its version and API (core/model/placement.py)."""
+    ran = RanOn.from_dict(meta.get("ran_on"))
     backend = meta.get("backend") if meta.get("backend") not in SILENT else ""
-    label = ran.get("label") or ""
+    label = (ran.label + (f" ({ran.runtime})" if ran.runtime else "")) if ran is not None else ""
     return " on ".join(x for x in (backend, label) if x)
 
 

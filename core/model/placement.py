@@ -1,8 +1,9 @@
 """Where a backend's graphs ran: the NPU, a delegate's share of the ops, or the CPU (and in which TFLite interpreter).
 
 Read from the backend's name and what its `describe()` reports (hello's `backend_detail`): the dla backend's
-graphs each say `runs_on: dla`; the tflite backend counts, per graph, the ops its delegate took and those left
-on the CPU; a backend that says nothing runs on the CPU. One reading for the CLI's stop line, the studio's
+graphs each say `runs_on: dla`, with the runtime library, its version and the API it was driven through; the
+tflite backend counts, per graph, the ops its delegate took and those left on the CPU; a backend that says
+nothing runs on the CPU. One reading for the CLI's stop line, the studio's
 status bar and each QA row (device.link.runner_info.RunnerInfo.ran_on on the host).
 """
 from __future__ import annotations
@@ -18,6 +19,16 @@ class RanOn:
     label: str          # in words, for the stop line and the status bar
     ops: int = 0        # ops the delegate's graphs hold (0: not counted, e.g. a .dla or the CPU backends)
     cpu_ops: int = 0    # of those, the ops left on the CPU
+    library: str = ""   # the Neuron runtime library a .dla ran on, its version and the API ("V1", "V2") in use
+    library_version: str = ""
+    api: str = ""
+
+    @property
+    def runtime(self) -> str:
+        """The Neuron runtime in words, for the stop line ("" off the Neuron runtime)."""
+        if not self.library:
+            return ""
+        return f"Neuron runtime {self.api or '?'} {self.library_version or 'version unknown'} ({self.library})"
 
     @property
     def short(self) -> str:
@@ -41,7 +52,8 @@ class RanOn:
     def from_dict(cls, d: dict | None) -> RanOn | None:
         if not isinstance(d, dict) or d.get("where") not in PLACES:
             return None
-        return cls(d["where"], str(d.get("label", "")), int(d.get("ops") or 0), int(d.get("cpu_ops") or 0))
+        return cls(d["where"], str(d.get("label", "")), int(d.get("ops") or 0), int(d.get("cpu_ops") or 0),
+                   *(str(d.get(k) or "") for k in ("library", "library_version", "api")))
 
 
 CPU = RanOn("cpu", "the CPU")
@@ -61,7 +73,8 @@ def _place(detail: dict) -> RanOn:
     graphs = [g for g in detail.get("graphs") or () if isinstance(g, dict)]
     if graphs and all(g.get("runs_on") == "dla" for g in graphs):
         files = ", ".join(str(g.get("file") or g.get("graph")) for g in graphs)
-        return RanOn("npu", f"the NPU ({files} on the Neuron runtime)")
+        return RanOn("npu", f"the NPU ({files} on the Neuron runtime)",
+                     **{k: str(detail.get(k) or "") for k in ("library", "library_version", "api")})
     counts = [g for g in detail.get("ops") or () if isinstance(g, dict)]
     if detail.get("delegate") and counts:
         total = sum(int(g.get("ops") or 0) for g in counts)

@@ -1,5 +1,6 @@
 """What a device has: OS, CPU, Python/NumPy, memory, the deployed runner and model, and what the
-NPU path needs (docs/board.md): /dev/apusys*, neuronrt and ncc-tflite, the Neuron delegate, a TFLite
+NPU path needs (docs/board.md): /dev/apusys*, neuronrt and ncc-tflite, the Neuron runtime library the dla
+backend would load (its path, version and the Runtime API the runner would use), the Neuron delegate, a TFLite
 interpreter (and which one the runner's tflite backend takes).
 
 One probe script runs with the device's own Python (stdlib only); without a Python there, a
@@ -14,7 +15,7 @@ from core.errors import WhisperKVError
 from core.model.device_words import machine_words
 from device.link import cpu_name
 from device.link.transport import Transport, TransportError
-from device.runner import deployed_packages
+from device.runner import deployed_packages, neuron_paths
 from device.runner import soc as soc_table
 from device.runner.backends import TFLITE_INTERPRETERS
 
@@ -89,14 +90,17 @@ print(json.dumps({
     "npu": sorted(glob.glob("/dev/apusys*")),
     "neuronrt": tool("neuronrt", npu["tools"]["neuronrt"]),
     "ncc_tflite": tool("ncc-tflite", npu["tools"]["ncc-tflite"]),
+    "neuron_runtime": runtime_probe(npu["neuron_paths"]),
     "neuron_delegates": sorted({p for g in npu["delegates"] for p in glob.glob(g)}),
     "tflite": {mod: interpreter(mod, dist) for mod, dist in npu["interpreters"].items()},
     "soc": board_soc(),
 }))
 """
-# The SoC is read by the runner's own table and reader, the CPU named as lscpu names it, and the packages deploy
-# installed are put on the path as the runner puts them (all stdlib only), sent ahead of the probe.
-PY_PROBE = "".join(Path(m.__file__).read_text() for m in (soc_table, cpu_name, deployed_packages)) + PY_PROBE_BODY
+# The SoC is read by the runner's own table and reader, the CPU named as lscpu names it, the Neuron runtime found
+# by the runner's own search order, and the packages deploy installed put on the path as the runner puts them (all
+# stdlib only), sent ahead of the probe.
+PY_PROBE = "".join(Path(m.__file__).read_text() for m in (soc_table, cpu_name, neuron_paths, deployed_packages)) \
+    + PY_PROBE_BODY
 
 SH_PROBE = ('. /etc/os-release 2>/dev/null; echo "os=$PRETTY_NAME"; echo "kernel=$(uname -r)"; '
             'echo "arch=$(uname -m)"; awk \'/MemTotal/{print "mem_total_mb=" int($2/1024)} '
@@ -113,17 +117,19 @@ ANDROID_NO_PYTHON = "absent: Android has no Python; the runner needs a Linux ima
 
 FIELDS = ("device", "os", "kernel", "arch", "soc", "cpu", "cpu_count", "python", "numpy", "onnxruntime",
           "mem_total_mb", "mem_free_mb", "runner_dir", "runner_version", "model", "model_sha256", "npu",
-          "neuronrt", "ncc_tflite", "neuron_delegates", "tflite", "tflite_used", "npu_ready")
+          "neuronrt", "ncc_tflite", "neuron_runtime", "neuron_delegates", "tflite", "tflite_used", "npu_ready")
 
 
 class DeviceInfoError(WhisperKVError):
     code = "device_info"
 
 
-def device_info(transport: Transport, dir: str | None = None, delegate_globs: tuple = DELEGATE_GLOBS) -> dict:
+def device_info(transport: Transport, dir: str | None = None, delegate_globs: tuple = DELEGATE_GLOBS,
+                neuron_libraries: tuple = neuron_paths.SEARCH_ORDER) -> dict:
     """Every FIELDS key; what the device lacks is None (npu, neuron_delegates: an empty list)."""
     root = dir or transport.runner_dir or "~/whisperkv"
-    npu = {"tools": NPU_TOOLS, "delegates": list(delegate_globs), "interpreters": INTERPRETERS}
+    npu = {"tools": NPU_TOOLS, "delegates": list(delegate_globs), "interpreters": INTERPRETERS,
+           "neuron_paths": list(neuron_libraries)}
     res = transport.run([transport.python, "-c", PY_PROBE, root, json.dumps(npu)], timeout=90)
     if res.rc == 0:
         try:
@@ -170,14 +176,19 @@ def tflite_used(info: dict) -> str | None:
 
 
 def npu_ready(info: dict) -> str:
-    """Which NPU path the device can take now: TFLite with the Neuron delegate, or a .dla with neuronrt."""
-    online = ([] if info.get("neuron_delegates") else ["a Neuron delegate"]) + \
-        ([] if tflite_used(info) else ["a TFLite interpreter (tflite_runtime or ai_edge_litert)"])
-    offline = [] if info.get("neuronrt") else ["neuronrt"]
+    """Which NPU path the device can take now: the dla backend (a .dla on the Neuron runtime library, the path on
+    Genio IoT Yocto images), neuronrt for a one-off .dla, or TFLite with a Neuron delegate that `load_delegate`
+    takes (the images' stable delegate is not one: docs/board.md)."""
+    runtime = info.get("neuron_runtime") or {}
+    needs = {"the dla backend": [] if runtime.get("api") else ["a Neuron runtime library exporting V1 or V2"],
+             ".dla with neuronrt": [] if info.get("neuronrt") else ["neuronrt"],
+             "TFLite with a Neuron delegate": ([] if info.get("neuron_delegates") else ["a Neuron delegate"])
+             + ([] if tflite_used(info) else ["a TFLite interpreter (tflite_runtime or ai_edge_litert)"])}
+    paths = [name for name, lack in needs.items() if not lack]
+    missing = [] if paths else list(dict.fromkeys(m for lack in needs.values() for m in lack))
     if not info.get("npu"):
-        return "no: missing " + ", ".join(["/dev/apusys*", *online, *offline])
-    paths = (["TFLite with the Neuron delegate"] if not online else []) + ([".dla with neuronrt"] if not offline else [])
-    return "yes: " + "; ".join(paths) if paths else "no: missing " + ", ".join([*online, *offline])
+        return "no: missing " + ", ".join(["/dev/apusys*", *missing])
+    return "yes: " + "; ".join(paths) if paths else "no: missing " + ", ".join(missing)
 
 
 def _show(key: str, value, info: dict) -> str:
@@ -191,6 +202,14 @@ def _show(key: str, value, info: dict) -> str:
         if value.get("read_from"):
             return f"{what}, read from {value['read_from']}"
         return f"{what}; no SoC named on the board"
+    if key == "neuron_runtime":
+        if not value:
+            return NOT_FOUND
+        if value.get("error"):
+            return f"{value['path']} (cannot load: {value['error']})"
+        return (f"{value['path']} (version {value.get('version') or 'unknown'}; exports "
+                f"{', '.join(value.get('apis') or []) or 'neither Runtime API'}; the dla backend uses "
+                f"{value.get('api') or 'none'})")
     if key == "neuron_delegates":
         return ", ".join(value) if value else NOT_FOUND
     if key == "tflite" and value:

@@ -9,7 +9,7 @@ from device.link.urls import DeviceURL, parse_device_url
 
 IN_PROCESS = "inprocess"      # no runner: this process loads the model and decodes
 WORKLOADS = ("one-shot", "serve", "lean")   # the runner's --workload (device/runner/runtime_config.py)
-PASSED = ("model", "backend", "delegate", "neuron_lib")   # settings the runner takes as flags
+PASSED = ("model", "backend", "delegate", "neuron_lib", "neuron_api", "neuron_qos")   # the runner takes as flags
 
 
 class TargetError(WhisperKVError):
@@ -25,6 +25,8 @@ class Target:
     backend: str = "auto"
     delegate: str | None = None
     neuron_lib: str | None = None
+    neuron_api: str | None = None       # dla: v1|v2 (device/runner/runtime_config.py, NEURON_SETTINGS)
+    neuron_qos: str | None = None       # dla: on|off
     workload: str = "lean"         # what the caller will ask: one-shot (transcribe), serve (stream, studio), lean
     trust_host_key: str | None = None
     npu_profile: bool = False      # the runner runs the Neuron runtime's profiler and sends its reports
@@ -53,7 +55,8 @@ class Target:
 
 
 def parse_target(device: str | None = "local", *, model: str | None = None, backend: str | None = "auto",
-                 delegate: str | None = None, workload: str = "lean", trust_host_key: str | None = None,
+                 delegate: str | None = None, neuron_api: str | None = None, neuron_qos: str | None = None,
+                 workload: str = "lean", trust_host_key: str | None = None,
                  password: str | None = None, npu_profile: bool = False) -> Target:
     """The target for a --device URL (or `inprocess`) and the flags beside it. A setting given both as a flag and
     in the URL must agree. A backend for this PC is checked against this PC's registry now, before anything
@@ -65,7 +68,8 @@ def parse_target(device: str | None = "local", *, model: str | None = None, back
     if npu_profile and url is None:
         raise TargetError("--npu-profile needs a runner: the reports come from the runner's Neuron runtime",
                           "use --device local or a board's URL")
-    flags = {"model": model, "backend": None if backend in (None, "", "auto") else backend, "delegate": delegate}
+    flags = {"model": model, "backend": None if backend in (None, "", "auto") else backend, "delegate": delegate,
+             "neuron_api": neuron_api, "neuron_qos": neuron_qos}
     merged = {}
     for name in PASSED:
         flag, setting = flags.get(name), getattr(url, name, None) if url else None
@@ -74,11 +78,25 @@ def parse_target(device: str | None = "local", *, model: str | None = None, back
             raise TargetError(f"{option} {flag} and the device URL's ?{name}={setting} disagree",
                               f"give {name} once: as {option} or in the URL")
         merged[name] = flag or setting
-    target = Target(url, merged["model"], merged["backend"] or "auto", merged["delegate"], merged["neuron_lib"],
-                    workload, trust_host_key, npu_profile, password)
+    check_choices(merged)
+    target = Target(url, **{**merged, "backend": merged["backend"] or "auto"}, workload=workload,
+                    trust_host_key=trust_host_key, npu_profile=npu_profile, password=password)
     if target.on_this_pc and target.backend != "auto":
         from device.runner.backends import resolve  # this PC's registry: the local runner is this checkout
 
         resolve(target.backend)
     return target
 
+
+
+def check_choices(settings: dict) -> None:
+    """The dla backend's settings with a fixed set of values (device/runner/runtime_config.py), checked here so
+    that a bad one is one line before any runner starts."""
+    from device.runner.runtime_config import NEURON_SETTINGS  # one table with the runner's flags; imports no backend
+
+    for name, (choices, _) in NEURON_SETTINGS.items():
+        value = settings.get(name)
+        if value and value.lower() not in choices:
+            raise TargetError(f"unknown {name} {value!r}", "use " + " or ".join(f"?{name}={c}" for c in choices))
+        if value:
+            settings[name] = value.lower()

@@ -2,8 +2,9 @@
 
 Query settings: `python` (remote interpreter, e.g. /usr/bin/python3), `dir` (runner directory),
 `key` (SSH identity file), `backend`, `model` and `delegate` (passed to the runner: `delegate` is the
-path on the device of a TFLite external delegate, e.g. /usr/lib/libneuron_stable_delegate.so), `neuron_lib`
-(the dla backend: the path on the device of MediaTek's Neuron runtime library).
+path on the device of a TFLite external delegate; Genio IoT Yocto's stable delegate is not one), `neuron_lib`
+(the dla backend: the path on the device of MediaTek's Neuron runtime library), `neuron_api` (v1|v2) and
+`neuron_qos` (on|off) (the dla backend's choices: device/runner/runtime_config.py's NEURON_SETTINGS).
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from core.errors import WhisperKVError
 
-SETTINGS = ("python", "dir", "key", "backend", "model", "delegate", "neuron_lib")
+SETTINGS = ("python", "dir", "key", "backend", "model", "delegate", "neuron_lib", "neuron_api", "neuron_qos")
 URL_FIX = "use local, ssh://user@host[:port] or adb://SERIAL (settings: ?python=/usr/bin/python3&dir=~/whisperkv)"
 
 
@@ -33,6 +34,8 @@ class DeviceURL:
     model: str | None = None
     delegate: str | None = None
     neuron_lib: str | None = None
+    neuron_api: str | None = None
+    neuron_qos: str | None = None
 
     def __str__(self) -> str:
         if self.scheme == "local":

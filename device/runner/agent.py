@@ -26,9 +26,9 @@ from device import protocol as P
 from device.runner.backends import REGISTRY, backend_help
 from device.runner.cache_paths import cache_home
 from device.runner.heap import steady_heap
-from device.runner.neuron_runtime import KNOWN_PATHS as NEURON_PATHS
+from device.runner.neuron_paths import SEARCH_ORDER as NEURON_PATHS
 from device.runner.npu_profile import switch_on
-from device.runner.runtime_config import WORKLOADS, for_process
+from device.runner.runtime_config import NEURON_SETTINGS, WORKLOADS, for_process, with_neuron
 from device.runner.served_model import ServedModel
 from device.runner.writer import Writer
 
@@ -238,10 +238,12 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--model", default=None, help="model directory (default: ./model beside the runner, "
                     "else the installed wheels)")
     ap.add_argument("--backend", default="auto", help=backend_help("; tflite for a TFLite-only bundle"))
-    ap.add_argument("--delegate", default=None, metavar="PATH", help="tflite: a delegate library to load, e.g. "
-                    "/usr/lib/libneuron_stable_delegate.so (a missing one is an error, never a CPU fallback)")
+    ap.add_argument("--delegate", default=None, metavar="PATH", help="tflite: an external delegate library to load "
+                    "(a missing one is an error, never a CPU fallback; a stable delegate is refused: use dla)")
     ap.add_argument("--neuron-lib", default=None, metavar="PATH", help="dla: MediaTek's Neuron runtime library "
                     "(default: the first of " + ", ".join(NEURON_PATHS) + " that exists)")
+    for name, (choices, text) in NEURON_SETTINGS.items():
+        ap.add_argument("--" + name.replace("_", "-"), choices=choices, default=None, help=text)
     ap.add_argument("--npu-profile", action="store_true", help="run with the Neuron runtime's profiler on and "
                     "send its CSV reports after each request (an `npu_profile` event; device/runner/npu_profile.py)")
     ap.add_argument("--encoder-cache-mb", type=int, default=128, help="cross K/V kept for reruns (0: off)")
@@ -263,7 +265,8 @@ def main(argv: list[str] | None = None) -> int:
 
     profile_dir = str(switch_on(cache_home() / f"npu-profile-{os.getpid()}")) if args.npu_profile else None
     # before any backend loads
-    config = replace(for_process(args.workload), neuron_lib=args.neuron_lib, npu_profile=profile_dir)
+    config = replace(with_neuron(for_process(args.workload), args.neuron_lib, args.neuron_api, args.neuron_qos),
+                     npu_profile=profile_dir)
     steady_heap()
     out_fd = os.dup(1)
     os.dup2(2, 1)          # stray prints, from us or a library, now land in the log

@@ -6,9 +6,13 @@ byte sizes, from the TFLite graph it compiled): a mismatch names the file, the s
 inputs are handed to the runtime as the arrays the decoder keeps (the KV cache, the window's cross state, the
 mask) without a copy; the outputs land in buffers this backend owns. An integer bundle's (a16w8, a8w8, mixed)
 int8/int16 slots are quantized in and dequantized out with the scale and zero point model.json records.
+Buffers are the tensors' own sizes (the runtime converts with conversion on); a runtime's padded sizes may be
+larger and are only checked not to be smaller. `hello` names the library, its version, the API in use and, where
+ncc-tflite's major version (model.json) differs from the runtime's, a warning, also logged on stderr.
 """
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -18,13 +22,14 @@ from core.model.backend import check_cross
 from core.model.kv_cache import uncached_by_steps
 from core.model.weights import ModelDims
 from device.runner.int_slots import from_slot, to_slot
-from device.runner.neuron_runtime import NeuronGraph, NeuronLibrary
+from device.runner.neuron_runtime import NeuronError, NeuronLibrary, version_warning
 from device.runner.npu_profile import point_at
 
 COMPILE_FIX = "compile the bundle with `whisperkv compile DIR` and deploy it with `whisperkv deploy --backend dla`"
 _NP = {"FLOAT32": np.float32, "FLOAT16": np.float16, "INT8": np.int8, "INT16": np.int16, "UINT8": np.uint8,
        "INT32": np.int32}
 _INT = ("INT8", "INT16", "UINT8")     # an integer graph's quantized slots (device/runner/int_slots.py)
+log = logging.getLogger(__name__)
 
 
 class _Slots:
@@ -38,7 +43,7 @@ class _Slots:
         if not self.inputs or not self.outputs:
             raise ModelError(f"model.json records no input/output slots for {entry['file']} (compiled by an "
                              "older whisperkv)", COMPILE_FIX)
-        self.graph = NeuronGraph(lib, self.file, threads)
+        self.graph = lib.open_graph(self.file, threads)
         for kind, recorded, sizes, padded in (
                 ("input", self.inputs, self.graph.input_sizes, self.graph.padded_sizes("Input")),
                 ("output", self.outputs, self.graph.output_sizes, self.graph.padded_sizes("Output"))):
@@ -60,7 +65,7 @@ class _Slots:
     def recreate(self) -> None:
         """A fresh runtime for the same file (its slots were checked at load)."""
         self.graph.release()
-        self.graph = NeuronGraph(self.lib, self.file, self.threads)
+        self.graph = self.lib.open_graph(self.file, self.threads)
 
     def _fed(self, slot: dict, value: np.ndarray, steady: tuple[str, ...]) -> np.ndarray:
         if slot["dtype"] not in _INT:
@@ -88,7 +93,8 @@ class DlaBackend:
 
     name = "dla"
 
-    def __init__(self, bundle, neuron_lib: str | None = None, threads: int = 1, npu_profile: str | None = None):
+    def __init__(self, bundle, neuron_lib: str | None = None, threads: int = 1, npu_profile: str | None = None,
+                 neuron_api: str | None = None, neuron_qos: bool = True):
         dla = bundle.manifest.get("dla")
         if not dla or not {"encoder", "decoder_step"} <= set(dla.get("graphs", {})):
             raise ModelError(f"the bundle at {bundle.path} has no compiled .dla graphs", COMPILE_FIX)
@@ -97,18 +103,28 @@ class DlaBackend:
         self.soc, self.dtype = dla.get("soc", ""), bundle.dtype
         self._cross_names = ("F",) if self.cross == "absorbed" else ("cross_k", "cross_v")
         self.token_embedding, self.positional_embedding = bundle.token_embedding, bundle.positional_embedding
-        self.lib, self.npu_profile = NeuronLibrary(neuron_lib), npu_profile
-        point_at(npu_profile, "encoder")
-        self._encoder = _Slots(self.lib, bundle.path, dla["graphs"]["encoder"], threads)
-        point_at(npu_profile, "decoder_step")
-        self._step = _Slots(self.lib, bundle.path, dla["graphs"]["decoder_step"], threads)
+        self.lib, self.npu_profile = NeuronLibrary(neuron_lib, neuron_api, neuron_qos), npu_profile
+        self.compiler_version = str(dla.get("version") or "unknown")
+        self.warning = version_warning(self.compiler_version, self.lib.version())
+        if self.warning:
+            log.warning("%s", self.warning)
+        try:
+            point_at(npu_profile, "encoder")
+            self._encoder = _Slots(self.lib, bundle.path, dla["graphs"]["encoder"], threads)
+            point_at(npu_profile, "decoder_step")
+            self._step = _Slots(self.lib, bundle.path, dla["graphs"]["decoder_step"], threads)
+        except NeuronError as exc:
+            if not self.warning:
+                raise
+            raise NeuronError(f"{exc.problem}; {self.warning.split(': ')[0]}", self.warning.split("; ")[-1]) from None
 
     @classmethod
-    def from_bundle(cls, path: str | Path, neuron_lib: str | None = None,
-                    npu_profile: str | None = None) -> "DlaBackend":
+    def from_bundle(cls, path: str | Path, neuron_lib: str | None = None, npu_profile: str | None = None,
+                    neuron_api: str | None = None, neuron_qos: bool = True) -> "DlaBackend":
         from device.runner.bundle import read_bundle
 
-        return cls(read_bundle(path), neuron_lib, npu_profile=npu_profile)
+        return cls(read_bundle(path), neuron_lib, npu_profile=npu_profile, neuron_api=neuron_api,
+                   neuron_qos=neuron_qos)
 
     def flush_profile(self) -> None:
         """With the profiler on: release each runtime, so that it writes its report, and create it again
@@ -118,9 +134,12 @@ class DlaBackend:
             slots.recreate()
 
     def describe(self) -> dict:
-        """What `hello` reports: the runtime library and each graph's .dla, all of it on the NPU."""
+        """What `hello` reports: the runtime library, its version and the API in use, each graph's .dla, all of
+        it on the NPU."""
         version = self.lib.version()
         return {"runtime": "neuron", "library": self.lib.path, **({"library_version": version} if version else {}),
+                "api": self.lib.api, "qos": self._encoder.graph.qos, "compiler_version": self.compiler_version,
+                **({"version_warning": self.warning} if self.warning else {}),
                 "soc": self.soc, "weights": self.dtype, "cross": self.cross,
                 "graphs": [{"graph": g, "file": s.file.name, "sha256": s.sha256, "runs_on": "dla"}
                            for g, s in (("encoder", self._encoder), ("decoder_step", self._step))]}
@@ -152,4 +171,4 @@ def build(source, *, config, **_) -> DlaBackend:
         raise ModelError("the dla backend runs a compiled bundle, not weights",
                          "export and compile one (`whisperkv export --format tflite --out DIR`, `whisperkv compile "
                          "DIR`), deploy it with `whisperkv deploy --backend tflite --model DIR`, and pass ?model=DIR")
-    return DlaBackend.from_bundle(source, config.neuron_lib, config.npu_profile)
+    return DlaBackend.from_bundle(source, config.neuron_lib, config.npu_profile, config.neuron_api, config.neuron_qos)

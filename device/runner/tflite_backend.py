@@ -1,7 +1,8 @@
 """The runner's LiteRT backend: the MTK-form TFLite graphs in the TFLite interpreter.
 
-On a Genio board this is the NPU path: `--delegate /usr/lib/libneuron_stable_delegate.so` hands
-the ops MDLA supports to the Neuron delegate, and the rest run on the Arm CPU one by one. Without a
+With `--delegate PATH` an external delegate (one exporting `tflite_plugin_create_delegate`) takes the ops it
+supports and the rest run on the Arm CPU one by one; Genio IoT Yocto's Neuron delegate is a stable delegate that
+`load_delegate` cannot load (`refuse_stable_delegate`), so on those images the NPU is the dla backend's. Without a
 delegate the graphs run on this CPU (XNNPACK). A delegate that cannot be loaded is an error that
 names its path: never a silent CPU fallback. `cross` is the form of the cross state
 (core/model/backend.py): a bundle's own, else "kv" unless asked.
@@ -108,8 +109,8 @@ class _Graph:
                 kw["experimental_delegates"] = [load_delegate(delegate_path)]
             except (OSError, ValueError, RuntimeError) as exc:
                 raise DelegateError(f"cannot load the TFLite delegate {delegate_path} ({exc})",
-                                    "check the path on the board (e.g. /usr/lib/libneuron_stable_delegate.so) "
-                                    "or run without --delegate to use the CPU") from None
+                                    "check the path on the board, or run without --delegate to use the CPU "
+                                    "(on Genio IoT Yocto the NPU is the dla backend's)") from None
             if resolver is not None:   # so that every DELEGATE node below is the external delegate's
                 kw["experimental_op_resolver_type"] = resolver.BUILTIN_WITHOUT_DEFAULT_DELEGATES
         self.interp = Interpreter(**kw)

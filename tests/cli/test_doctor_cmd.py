@@ -48,7 +48,7 @@ def test_the_whole_ladder_passes_with_warnings_and_writes_its_report(capsys, tmp
     for r in doc["rungs"]:
         assert set(r) == {"name", "status", "figures", "fix"} and r["status"] in ("pass", "warn"), r
     # a PC with a STAND-IN runtime: what only a board shows warns, and says why
-    assert by["runtime"]["figures"]["api"] == ["V2"] and by["loads"]["figures"]["npu"] == "stand-in"
+    assert by["runtime"]["figures"]["api"] in ("V1", "V2") and by["loads"]["figures"]["npu"] == "stand-in"
     assert any("this PC" in w for w in by["speed"]["figures"]["warnings"])
     numbers = {o["name"]: o for o in by["numbers"]["figures"]["outputs"]}
     assert set(numbers) == {"cross_k", "cross_v", "logits"} and numbers["logits"]["top1_agrees"]

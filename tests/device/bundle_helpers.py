@@ -30,3 +30,34 @@ def integer_bundle(dtype: str = "a16w8", cross: str = "kv") -> Path:
     atexit.register(shutil.rmtree, out, True)
     export_bundle(load_model(), out / dtype, dtype, ("tflite",), cross)
     return out / dtype
+
+
+@lru_cache(maxsize=1)
+def compiled_dla_bundle() -> Path:
+    """The installed weights' TFLite bundle compiled by the STAND-IN ncc-tflite, once per test process: the dla
+    tests of every module share it (each clears the `.calls` files it reads)."""
+    from device.link.deploy import cached_tflite_bundle
+    from device.toolchain.compile import compile_bundle
+    from tests.device.toolchain.ncc_standin import write_ncc
+
+    root = Path(tempfile.mkdtemp(prefix="whisperkv-dla-"))
+    atexit.register(shutil.rmtree, root, True)
+    shutil.copytree(cached_tflite_bundle(), root / "bundle")
+    compile_bundle(root / "bundle", ncc=write_ncc(root, root / "ncc.log"))
+    return root / "bundle"
+
+
+# The STAND-IN Neuron runtime's builds the tests run (tests/device/runner/standin/neuron_runtime.c): V1 only,
+# V2 only, both (V1 is then used), and both with padded sizes and without V1's get*Number (older headers).
+STANDIN_BUILDS = {"v1": ("WITH_V1",), "v2": ("WITH_V2",), "v1+v2": (), "padded": ("PADDED", "NO_NUMBER")}
+YOCTO_NAME = "libneuronusdk_runtime.mtk.so.8"     # the name a Genio IoT Yocto image gives the library
+
+
+@lru_cache(maxsize=None)
+def standin_library(build: str = "v1+v2") -> Path:
+    """One STAND-IN runtime build per test process, in its own folder, named as the Yocto image names it."""
+    from tests.device.runner.standin.build import build_standin
+
+    out = Path(tempfile.mkdtemp(prefix=f"whisperkv-standin-{build.replace('+', '-')}-"))
+    atexit.register(shutil.rmtree, out, True)
+    return build_standin(out, *STANDIN_BUILDS[build], name=YOCTO_NAME)

@@ -1,17 +1,15 @@
 """What the doctor asks of the board before any runner runs there: one stdlib script, run with the board's own
 Python (device-info's way), that reports the OS image, kernel, cores by type, memory, thermal zones, the SoC
 (device/runner/soc.py), what the system is (device/runner/runner_kind.py), /dev/apusys* and each Neuron runtime
-library candidate with the APIs it exports. The packages are deploy's own probe's (device/link/board_packages.py)."""
+library found (device/runner/neuron_paths.py's probe, as device-info's) with whether it is a stand-in. The packages are deploy's own probe's (device/link/board_packages.py)."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
 from device.link.transport import Transport
-from device.runner import neuron_runtime, runner_kind, soc
+from device.runner import neuron_paths, runner_kind, soc
 
-# the symbol each Neuron runtime API generation is named by: RuntimeV2.h, and the older RuntimeAPI.h
-APIS = {"V2": "NeuronRuntimeV2_create", "V1": "NeuronRuntime_create"}
 
 _BODY = r"""
 import ctypes, glob, json, os, platform, re, shutil, subprocess, sys
@@ -47,23 +45,11 @@ def cores():
         key = (parts.get(n[3:], "?"), int(khz) // 1000 if khz.isdigit() else None)
         groups[key] = groups.get(key, 0) + 1
     return [{"part": p, "max_mhz": mhz, "count": c} for (p, mhz), c in sorted(groups.items(), key=str)]
-def library(path):
-    out = {"path": path, "exists": os.path.isfile(path)}
-    if not out["exists"]:
-        return out
-    try:
-        lib = ctypes.CDLL(path)
-    except OSError as exc:
-        out["error"] = str(exc)
-        return out
-    out["apis"] = [api for api, sym in ask["apis"].items() if hasattr(lib, sym)]
-    out["kind"] = library_kind(lib)
-    get = getattr(lib, "NeuronRuntime_getVersion", None)
-    if get is not None:
-        v = (ctypes.c_uint8 * 3)()
-        get.restype = ctypes.c_int
-        out["version"] = ".".join(map(str, v)) if get(ctypes.byref(v)) == 0 else None
-    return out
+def library(paths):
+    found = runtime_probe(paths)
+    if found and not found.get("error"):
+        found["kind"] = library_kind(ctypes.CDLL(found["path"]))
+    return found
 osr = dict(re.findall(r'^(\w+)="?([^"\n]*)"?$', read("/etc/os-release"), re.M))
 mem = dict(re.findall(r"^(\w+):\s+(\d+) kB", read("/proc/meminfo"), re.M))
 zones = [read(z + "/type").strip() for z in sorted(glob.glob("/sys/class/thermal/thermal_zone*"))]
@@ -75,7 +61,7 @@ print(json.dumps({
     "thermal_zones": zones, "soc": board_soc(), "runner_kind": runner_kind(),
     "python": platform.python_version(),
     "apusys": sorted(glob.glob("/dev/apusys*")),
-    "libraries": [library(p) for p in ask["libraries"]],
+    "neuron_runtime": library(ask["libraries"]), "looked_at": ask["libraries"],
 }))
 """
 
@@ -85,17 +71,18 @@ def _stdlib_text(module) -> str:
     return "\n".join(ln for ln in Path(module.__file__).read_text().splitlines() if "from __future__" not in ln)
 
 
-SCRIPT = "from __future__ import annotations\n" + "\n".join(_stdlib_text(m) for m in (soc, runner_kind)) + _BODY
+SCRIPT = "from __future__ import annotations\n" + "\n".join(_stdlib_text(m) for m in (soc, runner_kind, neuron_paths)) \
+    + _BODY
 
 
 def candidates(neuron_lib: str | None) -> list[str]:
     """Where the runtime library is looked for: the one named, else every known path."""
-    return [neuron_lib] if neuron_lib else list(neuron_runtime.KNOWN_PATHS)
+    return [neuron_lib] if neuron_lib else list(neuron_paths.SEARCH_ORDER)
 
 
 def probe_board(transport: Transport, neuron_lib: str | None = None) -> dict:
     """The board's report; ValueError when the script printed no JSON (e.g. no Python there)."""
-    ask = {"apis": APIS, "libraries": candidates(neuron_lib)}
+    ask = {"libraries": candidates(neuron_lib)}
     res = transport.run([transport.python, "-c", SCRIPT, json.dumps(ask)], timeout=90)
     try:
         return json.loads(res.text)

@@ -63,8 +63,7 @@ class Checkup:
         info = getattr(self.decoder, "info", None)
         raw = info.raw if info is not None else {}
         system = str(raw.get("runner_kind") or self.board.get("runner_kind") or "board")
-        npu = raw.get("npu") or next((lib.get("kind") for lib in self.board.get("libraries") or ()
-                                      if lib.get("kind")), None)
+        npu = raw.get("npu") or (self.board.get("neuron_runtime") or {}).get("kind")
         return "stand-in" if system == "board" and npu == "stand-in" else system
 
     def board_only(self, verdict: Verdict, problem: str, fix: str) -> Verdict:

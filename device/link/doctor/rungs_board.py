@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import re
 import tempfile
 from pathlib import Path
 
@@ -105,35 +104,32 @@ def runtime(c: Checkup) -> Verdict:
     if backend != "dla":
         v.decided_by = f"Python {board.version}, {', '.join(m for m, ok in board.modules.items() if ok)}"
         return v
-    from device.runner.neuron_runtime import LIB_FIX
+    from device.runner.neuron_runtime import LIB_FIX, version_warning
 
-    libs = b.get("libraries") or []
-    lib = next((x for x in libs if x.get("exists")), None)
+    lib = b.get("neuron_runtime")
     v.figures["apusys"] = b.get("apusys")
-    if lib is None:
-        return v.fail("no Neuron runtime library on the board (looked at " + ", ".join(x["path"] for x in libs)
+    if not lib:
+        return v.fail("no Neuron runtime library on the board (looked at " + ", ".join(b.get("looked_at") or [])
                       + ")", LIB_FIX)
-    v.figures |= {"library": lib["path"], "library_version": lib.get("version"), "api": lib.get("apis"),
-                  "library_kind": lib.get("kind")}
+    v.figures |= {"library": lib["path"], "library_version": lib.get("version"), "api": lib.get("api"),
+                  "apis": lib.get("apis"), "library_kind": lib.get("kind")}
     if lib.get("error"):
         return v.fail(f"{lib['path']} does not load ({lib['error']})", LIB_FIX)
     if not lib.get("apis"):
-        return v.fail(f"{lib['path']} is not a Neuron runtime library: it exports neither NeuronRuntimeV2_create "
-                      "(V2) nor NeuronRuntime_create (V1)", LIB_FIX)
+        return v.fail(f"{lib['path']} is not a Neuron runtime library: it exports neither Runtime V1 "
+                      "(RuntimeAPI.h) nor V2 (RuntimeV2.h) whole", LIB_FIX)
     if not b.get("apusys"):
         c.board_only(v, "no /dev/apusys* device: the APU driver is not loaded",
                      "load the APU driver (a Genio image with NeuroPilot: check `dmesg | grep -i apu`)")
     compiler = str((bundle_doc(c.bundle).get("dla") or {}).get("version") or "")
     v.figures["dla_compiler"] = compiler or None
-    ncc, rt = _major(compiler), _major(lib.get("version") or "")
-    if ncc is not None and rt is not None and ncc != rt:
-        problem = f"the .dla was compiled by {compiler!r}, the runtime is {lib.get('version')}"
-        fix = "compile with the NeuroPilot SDK that matches the board's runtime (the same major version)"
-        if lib.get("kind") == "stand-in":
-            v.warn(f"{problem} (expected: a STAND-IN runtime)")
-        else:
-            return v.fail(problem, fix)
-    v.decided_by = f"{lib['path']} ({'/'.join(lib['apis'])}, {lib.get('version') or 'no version'})"
+    mismatch = version_warning(compiler, lib.get("version"))
+    if mismatch and lib.get("kind") == "stand-in":
+        v.warn(f"{mismatch} (expected: a STAND-IN runtime)")
+    elif mismatch:
+        return v.fail(mismatch, "compile with the NeuroPilot SDK that matches the board's runtime (the same major "
+                      "version), or deploy the runtime the bundle was compiled for")
+    v.decided_by = f"{lib['path']} ({lib.get('api')} of {'/'.join(lib['apis'])}, {lib.get('version') or 'no version'})"
     return v
 
 
@@ -143,11 +139,6 @@ def deploy_mode(backend: str) -> str:
 
     spec = REGISTRY.get(backend)
     return spec.deploy if spec is not None else "auto"
-
-
-def _major(text: str) -> int | None:
-    m = re.search(r"(\d+)\.\d+", text)
-    return int(m.group(1)) if m else None
 
 
 def deployed(c: Checkup) -> Verdict:

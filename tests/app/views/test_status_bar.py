@@ -10,9 +10,13 @@ def test_the_backend_says_where_its_graphs_run(qtbot):
     qtbot.addWidget(bar)
     assert bar.backend.text() == "Backend: —"
     dla = RunnerInfo.from_hello({"protocol": 1, "backend": "dla", "backend_detail": DLA_DETAIL})
-    bar.show_device("ssh://root@board", "connected", runner_summary(dla))
+    summary = runner_summary(dla)       # what the studio's run record keeps of the runner
+    assert (summary["ran_on"]["library"], summary["ran_on"]["library_version"], summary["ran_on"]["api"]) == (
+        "/usr/lib/libneuronusdk_runtime.mtk.so.8", "8.2.16", "V1")
+    bar.show_device("ssh://root@board", "connected", summary)
     assert bar.backend.text() == "Backend: dla · on NPU"
-    assert bar.backend.toolTip() == "ran on the NPU (encoder.dla, decoder_step.dla on the Neuron runtime)"
+    assert bar.backend.toolTip() == ("ran on the NPU (encoder.dla, decoder_step.dla on the Neuron runtime)\n"
+                                     "Neuron runtime V1 8.2.16 (/usr/lib/libneuronusdk_runtime.mtk.so.8)")
     bar.show_device("local", "connected", runner_summary(RunnerInfo.from_hello({"protocol": 1, "backend": "numpy"})))
     assert bar.backend.text() == "Backend: numpy · on CPU" and bar.backend.toolTip() == "ran on the CPU"
 

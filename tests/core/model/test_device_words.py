@@ -18,7 +18,8 @@ def test_this_pc_is_named_by_its_cpu_never_unknown():
 
 def test_a_board_is_named_by_its_soc_and_npu():
     meta = {"device": "ssh://root@board", "soc": {"name": "MT8371", "npu": "MDLA 5.3"}, "backend": "dla",
-            "ran_on": {"label": "the NPU (encoder.dla, decoder_step.dla on the Neuron runtime)"}, "dtype": "fp16",
+            "ran_on": {"where": "npu", "label": "the NPU (encoder.dla, decoder_step.dla on the Neuron runtime)"},
+            "dtype": "fp16",
             "cross": "kv"}
     assert device_words(meta) == ("ssh://root@board · MT8371 (MDLA 5.3) · dla on the NPU (encoder.dla, "
                                   "decoder_step.dla on the Neuron runtime) · fp16 · kv cross")

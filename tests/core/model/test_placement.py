@@ -1,8 +1,9 @@
 """Where a backend's graphs ran, read from what each backend's describe() puts in hello's backend_detail."""
-from core.model.placement import of_backend, ran_on
+from core.model.placement import RanOn, of_backend, ran_on
 from device.runner.tflite_backend import OpPlacement
 
-DLA_DETAIL = {"runtime": "neuron", "library": "/usr/lib/libneuron_runtime.so",
+DLA_DETAIL = {"runtime": "neuron", "library": "/usr/lib/libneuronusdk_runtime.mtk.so.8", "library_version": "8.2.16",
+              "api": "V1",
               "graphs": [{"graph": "encoder", "file": "encoder.dla", "sha256": "ab", "runs_on": "dla"},
                          {"graph": "decoder_step", "file": "decoder_step.dla", "sha256": "cd", "runs_on": "dla"}]}
 
@@ -15,6 +16,9 @@ def test_the_dla_runs_every_graph_on_the_npu():
     r = ran_on("dla", DLA_DETAIL)
     assert (r.where, r.short, r.npu_shortfall()) == ("npu", "NPU", "")
     assert r.label == "the NPU (encoder.dla, decoder_step.dla on the Neuron runtime)"
+    assert r.runtime == "Neuron runtime V1 8.2.16 (/usr/lib/libneuronusdk_runtime.mtk.so.8)"
+    assert RanOn.from_dict(r.to_dict()) == r and r.to_dict()["api"] == "V1"
+    assert ran_on("tflite", tflite_detail(None)).runtime == ""
 
 
 def test_a_delegate_that_took_some_ops_says_how_many_stayed_on_the_cpu():

@@ -79,6 +79,24 @@ def test_npu_tools_and_delegate_are_found_with_their_versions(stand_in_npu):
     assert lines["ncc_tflite"].endswith("npu-bin/ncc-tflite (Version: 0.0-standin)")
 
 
+def test_device_info_names_the_neuron_runtime_library_its_version_and_the_api_the_runner_would_use(tmp_path):
+    """On a STAND-IN runtime library exporting both APIs, named as a Genio IoT Yocto image names it."""
+    import subprocess
+
+    from tests.conftest import ROOT
+    from tests.device.bundle_helpers import standin_library
+
+    lib = str(standin_library("v1+v2"))
+    info = device_info(LocalTransport(), neuron_libraries=(str(tmp_path / "missing.so"), lib))
+    assert info["neuron_runtime"] == {"path": lib, "version": "0.0.1", "apis": ["V1", "V2"], "api": "V1"}
+    r = subprocess.run([sys.executable, "-m", "cli", "device-info", "--device", f"local?neuron_lib={lib}"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    lines = dict(line.split(None, 1) for line in r.stdout.splitlines())
+    assert lines["neuron_runtime"] == f"{lib} (version 0.0.1; exports V1, V2; the dla backend uses V1)"
+    assert device_info(LocalTransport(), neuron_libraries=(str(tmp_path / "missing.so"),))["neuron_runtime"] is None
+
+
 def test_the_shell_probe_finds_npu_tools_without_python(stand_in_adb, stand_in_npu, tmp_path):
     info = device_info(AdbTransport("STANDIN01", python="/nonexistent/python3"), dir=str(tmp_path),
                        delegate_globs=stand_in_npu)

@@ -14,6 +14,17 @@ def test_runner_args_carry_backend_model_delegate_and_neuron_lib():
         "--backend", "dla", "--neuron-lib", "/vendor/lib64/libneuron_runtime.so"]
 
 
+
+def test_neuron_api_and_qos_reach_the_runner_from_the_url_or_the_flag_and_a_bad_value_is_one_line():
+    assert parse_target("ssh://b?backend=dla&neuron_api=V2&neuron_qos=off").runner_args() == [
+        "--backend", "dla", "--neuron-api", "v2", "--neuron-qos", "off"]
+    assert parse_target("ssh://b", neuron_api="v1").runner_args() == ["--neuron-api", "v1"]
+    with pytest.raises(TargetError, match="--neuron-api v1 and the device URL's \\?neuron_api=v2 disagree"):
+        parse_target("ssh://b?neuron_api=v2", neuron_api="v1")
+    with pytest.raises(TargetError, match="unknown neuron_api 'v3' — use \\?neuron_api=v1 or \\?neuron_api=v2"):
+        parse_target("ssh://b?neuron_api=v3")
+
+
 def test_only_a_local_runner_is_told_its_workload():
     """A board's runner may predate --workload (an unknown flag would stop it); this checkout's never does."""
     assert parse_target("local", workload="serve").runner_args() == ["--workload", "serve"]

@@ -1,6 +1,7 @@
 """The runner with a board's packages only: `tokenizers`, `onnxruntime`, `onnx` and `tflite_runtime`
 unimportable, and in a Python holding nothing but NumPy 1.24 (Debian 12 ships 1.24.2), on the `numpy`
-backend: the same tokens and text as a runner with this PC's packages."""
+backend, and on the `dla` backend through the STAND-IN Neuron runtime (V1 only, named as Genio IoT Yocto names
+it): the same tokens and text as a runner with this PC's packages."""
 import importlib.util
 import subprocess
 import venv
@@ -10,6 +11,7 @@ from tokenizers import Tokenizer
 
 from core.model.weights import WHEEL_PACKAGES, find_tokenizer
 from device.link.local import LocalTransport
+from tests.device.bundle_helpers import compiled_dla_bundle, standin_library
 from tests.device.runner.board_packages import BOARD_LACKS, block_in_runners, importable, transcribe_clips
 
 # test_zh's tokens split characters across tokens (checked below): the third case of issue 42's list.
@@ -37,6 +39,13 @@ def test_a_runner_without_them_gives_the_same_tokens_and_text(unblocked, model, 
         assert text == theirs.decode(tokens) and len(tokens) > 5
     block_in_runners(monkeypatch, tmp_path / "board")
     assert transcribe_clips(LocalTransport(), ["--backend", "numpy"], CLIPS) == unblocked
+
+
+def test_the_dla_backend_without_them_gives_the_same_tokens_and_text(unblocked, tmp_path, monkeypatch):
+    """What a Genio IoT Yocto image would run: the dla backend, V1 only, and none of the blocked packages."""
+    block_in_runners(monkeypatch, tmp_path / "board")
+    args = ["--backend", "dla", "--model", str(compiled_dla_bundle()), "--neuron-lib", str(standin_library("v1"))]
+    assert transcribe_clips(LocalTransport(), args, CLIPS) == unblocked
 
 
 def test_a_runner_with_numpy_1_24_gives_the_same_tokens(unblocked, tmp_path, monkeypatch):

@@ -1,7 +1,7 @@
 """The `dla` backend on a STAND-IN Neuron runtime.
 
-No Neuron runtime and no APU exist here, so these tests build a stand-in `libneuron_runtime.so`
-(tests/device/runner/standin/: the RuntimeV2.h functions and structs, in C) that computes: it runs, in LiteRT,
+No Neuron runtime and no APU exist here, so these tests build a STAND-IN `libneuronusdk_runtime.mtk.so.8`
+(tests/device/runner/standin/: the Runtime V1 and V2 functions and structs, in C) that computes: it runs, in LiteRT,
 the TFLite graph the stand-in `ncc-tflite` (tests/device/toolchain/ncc_standin.py) stored in each `.dla`. So the
 tokens are checked, not just the plumbing, and the stand-in counts every create and run per graph, so a backend
 that quietly ran the TFLite graphs itself would fail. What only a board can show: the real runtime's error codes,
@@ -23,27 +23,22 @@ from device import protocol as P
 from device.runner.bundle import read_bundle
 from device.runner.dla_backend import DlaBackend
 from device.runner.load import LoadedModel
+from device.runner.neuron_paths import SEARCH_ORDER
 from device.runner.neuron_runtime import NeuronError
+from tests.device.bundle_helpers import compiled_dla_bundle, standin_library
 from tests.device.runner.standin.build import build_empty, build_standin
-from tests.device.toolchain.ncc_standin import write_ncc
 
 
 @pytest.fixture(scope="module")
-def dla_bundle(tmp_path_factory):
-    """The installed weights exported as a TFLite bundle, compiled by the stand-in ncc-tflite."""
-    from device.link.deploy import cached_tflite_bundle
-    from device.toolchain.compile import compile_bundle
-
-    root = tmp_path_factory.mktemp("dla")
-    bundle = root / "bundle"
-    shutil.copytree(cached_tflite_bundle(), bundle)
-    compile_bundle(bundle, ncc=write_ncc(root, root / "ncc.log"))
-    return bundle
+def dla_bundle():
+    """The installed weights exported as a TFLite bundle, compiled by the stand-in ncc-tflite (one per process)."""
+    return compiled_dla_bundle()
 
 
 @pytest.fixture(scope="module")
-def standin(tmp_path_factory):
-    return build_standin(tmp_path_factory.mktemp("lib"))
+def standin():
+    """The STAND-IN runtime exporting both APIs, named libneuronusdk_runtime.mtk.so.8."""
+    return standin_library("v1+v2")
 
 
 def calls(bundle, graph: str) -> list[str]:
@@ -95,7 +90,8 @@ def test_hello_names_the_runtime_library_and_its_version_where_it_reports_one(dl
     """The stand-in reports 0.0.1 (no real runtime is that old); one built without NeuronRuntime_getVersion
     reports none, and the runner still serves."""
     detail = DlaBackend.from_bundle(dla_bundle, str(standin)).describe()
-    assert (detail["library"], detail["library_version"]) == (str(standin), "0.0.1")
+    assert (detail["library"], detail["library_version"], detail["api"]) == (str(standin), "0.0.1", "V1")
+    assert detail["compiler_version"] == "ncc-tflite stand-in, version 0.0-test" and "version_warning" not in detail
     quiet = build_standin(tmp_path, "NO_VERSION")
     assert "library_version" not in DlaBackend.from_bundle(dla_bundle, str(quiet)).describe()
 
@@ -112,20 +108,25 @@ def test_a_wrong_slot_size_is_refused_naming_the_file_the_slot_and_both_sizes(dl
 
 
 def test_a_library_without_the_runtime_symbols_is_refused(dla_bundle, tmp_path):
-    with pytest.raises(NeuronError, match="is not a Neuron runtime V2 library: it lacks NeuronRuntimeV2_create"):
+    with pytest.raises(NeuronError, match=r"is not a Neuron runtime library: it exports neither Runtime API \(V1 "
+                                          r"lacks NeuronRuntime_create, .* and 6 more; V2 lacks "
+                                          r"NeuronRuntimeV2_create"):
         DlaBackend.from_bundle(dla_bundle, str(build_empty(tmp_path)))
 
 
 def test_a_missing_library_and_a_failing_create_name_the_path_and_the_code(dla_bundle, tmp_path):
     with pytest.raises(NeuronError, match="/nowhere/libneuron_runtime.so does not exist.*neuron_lib=PATH"):
         DlaBackend.from_bundle(dla_bundle, "/nowhere/libneuron_runtime.so")
+    failing = build_standin(tmp_path, "FAIL_CREATE")
+    with pytest.raises(NeuronError, match="NeuronRuntime_create_with_options failed for encoder.dla with error code 4"):
+        DlaBackend.from_bundle(dla_bundle, str(failing))
     with pytest.raises(NeuronError, match="NeuronRuntimeV2_create failed for encoder.dla with error code 4"):
-        DlaBackend.from_bundle(dla_bundle, str(build_standin(tmp_path, "FAIL_CREATE")))
+        DlaBackend.from_bundle(dla_bundle, str(failing), neuron_api="v2")
 
 
 def test_a_run_that_fails_mid_decode_ends_the_decode_with_the_code(dla_bundle, tmp_path, clip_mels):
     backend = DlaBackend.from_bundle(dla_bundle, str(build_standin(tmp_path, "FAIL_RUN_AT=6")))
-    with pytest.raises(NeuronError, match="NeuronRuntimeV2_run failed for decoder_step.dla with error code 5"):
+    with pytest.raises(NeuronError, match="NeuronRuntime_inference failed for decoder_step.dla with error code 5"):
         decode(backend, dla_bundle, clip_mels("test_en.wav"), language="en")
 
 
@@ -142,7 +143,8 @@ def test_the_cli_transcribes_on_the_dla_through_the_local_runner(dla_bundle, sta
                        cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr
     assert "ask not what your country can do for you" in r.stdout and "backend dla" in r.stderr
-    assert "ran on the NPU (encoder.dla, decoder_step.dla on the Neuron runtime)]" in r.stderr
+    assert (f"ran on the NPU (encoder.dla, decoder_step.dla on the Neuron runtime) | Neuron runtime V1 0.0.1 "
+            f"({standin})]") in r.stderr
     assert calls(dla_bundle, "encoder") == ["create", "run"]
 
 
@@ -156,6 +158,6 @@ def test_a_runner_asked_for_dla_without_a_runtime_says_where_it_looked_and_keeps
             r.request({"op": "hello", "protocol": P.PROTOCOL})
             ev = error(r)
             assert ev["code"] == "model_missing" and "no Neuron runtime library here" in ev["message"]
-            assert "/vendor/lib64/libneuronusdk_runtime.mtk.so" in ev["message"] and "neuron_lib=PATH" in ev["message"]
+            assert "neuron_lib=PATH" in ev["message"] and all(p in ev["message"] for p in SEARCH_ORDER)
     finally:
         r.close()

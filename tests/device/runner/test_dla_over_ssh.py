@@ -78,6 +78,7 @@ def test_the_dla_over_ssh_gives_the_reference_tokens_and_says_it_ran_on_the_npu(
                      str(home / "prof"))
     assert text.returncode == 0, text.stderr
     assert "ask not what your country can do for you" in text.stdout
-    assert "backend dla | ran on the NPU (encoder.dla, decoder_step.dla on the Neuron runtime)]" in text.stderr
+    assert (f"backend dla | ran on the NPU (encoder.dla, decoder_step.dla on the Neuron runtime) | Neuron runtime "
+            f"V1 0.0.1 ({lib})]") in text.stderr
     assert sorted(p.name for p in (home / "prof").iterdir()) == ["w00-decoder_step.csv", "w00-encoder.csv"]
     assert "decoder step (one token):" in text.stderr

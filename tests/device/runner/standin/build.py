@@ -2,6 +2,7 @@
 (the emulated arm64 board builds its own, against its own Python's headers)."""
 from __future__ import annotations
 
+import re
 import subprocess
 import sysconfig
 from pathlib import Path
@@ -10,8 +11,11 @@ HERE = Path(__file__).resolve().parent
 SOURCES = ("neuron_runtime.c", "neuron_compute.py")     # what a board needs to build and run it
 
 
-def library_name(*defines: str) -> str:
-    return "libneuron_runtime" + "".join("-" + d.lower().replace("=", "") for d in defines) + ".so"
+def library_name(*defines: str, name: str | None = None) -> str:
+    """`name` when given (e.g. the Yocto image's libneuronusdk_runtime.mtk.so.8), else one naming the defines."""
+    if name:
+        return name
+    return "libneuron_runtime" + "".join("-" + re.sub(r"[^a-z0-9_]", "", d.lower()) for d in defines) + ".so"
 
 
 def compile_command(lib: str, include: str, compute_dir: str, source: str, *defines: str) -> list[str]:
@@ -22,9 +26,10 @@ def compile_command(lib: str, include: str, compute_dir: str, source: str, *defi
 
 
 def build_standin(out_dir: Path, *defines: str, source: Path = HERE / "neuron_runtime.c",
-                  compute_dir: Path = HERE) -> Path:
-    """libneuron_runtime.so built into `out_dir` (defines such as "FAIL_CREATE" or "FAIL_RUN_AT=3")."""
-    lib = Path(out_dir) / library_name(*defines)
+                  compute_dir: Path = HERE, name: str | None = None) -> Path:
+    """The library built into `out_dir` (defines such as "WITH_V1", "PADDED", "FAIL_CREATE" or "FAIL_RUN_AT=3",
+    neuron_runtime.c lists them), named `name` or after its defines."""
+    lib = Path(out_dir) / library_name(*defines, name=name)
     cmd = compile_command(str(lib), sysconfig.get_paths()["include"], str(compute_dir), str(source), *defines)
     subprocess.run(cmd, check=True, capture_output=True, text=True)
     return lib

@@ -1,9 +1,13 @@
 """The computing half of the STAND-IN Neuron runtime (neuron_runtime.c calls these, holding the GIL).
 
 A stand-in `.dla` (the tests' stand-in ncc-tflite writes them) is b"STAND-IN DLA of " + the TFLite graph it
-was compiled from: each runtime runs that graph in LiteRT, with its slots in the graph's input and output order.
-Every create and run is appended to `<dla>.calls` ("create", "run"), so a test can check that the encoder ran
-once per window and the step once per decoded position.
+was compiled from, or a plain TFLite file (the flatbuffer's identifier b"TFL3" at bytes 4..8): each runtime runs
+that graph in LiteRT, with its slots in the graph's input and output order. Every create and run is appended to
+`<dla>.calls` ("create", "run"), so a test can check that the encoder ran once per window and the step once per
+decoded position; the QoS a runtime was given goes to `<dla>.qos`. With conversion suppressed (V1's EnvOptions)
+a graph with fp32 slots is refused, as the MDLA takes none then. Runs take buffers of the tensors' own sizes
+only; the padded sizes (the last dimension rounded up to 16 elements, as the MDLA aligns widths) are reported,
+never accepted. `SITE` (set by the library from STANDIN_SITE) is a folder searched only to import LiteRT.
 
 The profiler, as MediaTek's runtime documents it: with MTKNN_ENABLE_PROFILER=1 at create, the report goes to the
 MTKNN_PROFILER_LOG_PATH named then, written when the runtime is released. Its tables have the documented columns
@@ -26,17 +30,43 @@ import time
 import numpy as np
 
 MAGIC = b"STAND-IN DLA of "
+ALIGN = 16                             # elements: the MDLA's width alignment, as the padded sizes report it
+SITE = ""
 _runtimes: dict[int, dict] = {}
 
 
-def create(path: str, threads: int) -> int:
+def _interpreter_class():
+    import sys
+
+    if SITE and SITE not in sys.path:
+        sys.path.insert(0, SITE)
+        try:
+            from ai_edge_litert.interpreter import Interpreter
+        finally:
+            sys.path.remove(SITE)
+        return Interpreter
     from ai_edge_litert.interpreter import Interpreter
 
-    data = open(path, "rb").read()
-    if not data.startswith(MAGIC):
+    return Interpreter
+
+
+def tflite_of(data: bytes) -> bytes | None:
+    """The TFLite graph a .dla holds, or None when it holds none."""
+    graph = data[len(MAGIC):] if data.startswith(MAGIC) else data
+    return graph if graph[4:8] == b"TFL3" else None
+
+
+def create(path: str, threads: int, suppress_in: int = 0, suppress_out: int = 0) -> int:
+    with open(path, "rb") as f:
+        graph = tflite_of(f.read())
+    if graph is None:
         return -1                      # not a .dla this stand-in can run: create fails with a code
-    interp = Interpreter(model_content=data[len(MAGIC):], num_threads=max(1, threads))
+    interp = _interpreter_class()(model_content=graph, num_threads=max(1, threads))
     interp.allocate_tensors()
+    for suppressed, details in ((suppress_in, interp.get_input_details()), (suppress_out, interp.get_output_details())):
+        if suppressed and any(d["dtype"] == np.float32 for d in details):
+            print("STAND-IN Neuron runtime: fp32 slots with conversion suppressed", flush=True)
+            return -4
     handle = len(_runtimes) + 1 + max(_runtimes, default=0)
     report = os.environ.get("MTKNN_PROFILER_LOG_PATH") if os.environ.get("MTKNN_ENABLE_PROFILER") == "1" else None
     _runtimes[handle] = {"interp": interp, "path": path, "inputs": interp.get_input_details(),
@@ -50,15 +80,26 @@ def _log(path: str, what: str) -> None:
         f.write(what + "\n")
 
 
-def size(handle: int, kind: str, slot: int) -> int:
+def size(handle: int, kind: str, slot: int, padded: int = 0) -> int:
+    """A slot's bytes (padded: its last dimension rounded up to ALIGN elements); the slot count for slot -1;
+    -1 for a slot past the last."""
     details = _runtimes[handle][kind]
     if slot < 0:
         return len(details)
+    if slot >= len(details):
+        return -1
     d = details[slot]
-    return int(np.prod(d["shape"], dtype=np.int64)) * np.dtype(d["dtype"]).itemsize
+    shape = [int(n) for n in d["shape"]]
+    if padded and shape:
+        shape[-1] = -(-shape[-1] // ALIGN) * ALIGN
+    return int(np.prod(shape, dtype=np.int64)) * np.dtype(d["dtype"]).itemsize
 
 
-count = lambda handle, kind: size(handle, kind, -1)  # noqa: E731
+def qos(handle: int, preference: int, priority: int, boost: int, policy: int) -> int:
+    with open(_runtimes[handle]["path"] + ".qos", "a") as f:
+        f.write(f"preference {preference} priority {priority} boost {boost} policy {policy}\n")
+    return 0
+
 
 
 def _view(address: int, length: int, detail: dict) -> np.ndarray:
