@@ -1,7 +1,8 @@
 """What the doctor asks of the board before any runner runs there: one stdlib script, run with the board's own
 Python (device-info's way), that reports the OS image, kernel, cores by type, memory, thermal zones, the SoC
-(device/runner/soc.py), what the system is (device/runner/runner_kind.py), /dev/apusys* and each Neuron runtime
-library found (device/runner/neuron_paths.py's probe, as device-info's) with whether it is a stand-in. The packages are deploy's own probe's (device/link/board_packages.py)."""
+(device/runner/soc.py), what the system is (device/runner/runner_kind.py), /dev/apusys* and the Neuron runtime
+library found (device/runner/neuron_paths.py's probe, as device-info's) with whether it is a stand-in. The
+packages are deploy's own probe's (device/link/board_packages.py)."""
 from __future__ import annotations
 
 import json
