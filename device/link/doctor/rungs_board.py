@@ -133,6 +133,15 @@ def runtime(c: Checkup) -> Verdict:
     return v
 
 
+def deployed_mode(t, root: str) -> str | None:
+    """The deploy mode the board's manifest.json records (device/link/deploy.py writes it), None without one."""
+    res = t.run(["cat", f"{root}/manifest.json"], timeout=60)
+    try:
+        return json.loads(res.text).get("backend") if res.rc == 0 else None
+    except (ValueError, AttributeError):
+        return None
+
+
 def deploy_mode(backend: str) -> str:
     """The `whisperkv deploy --backend` mode that ships what `backend` reads (the registry's `deploy`)."""
     from device.runner.backends import REGISTRY
@@ -150,8 +159,10 @@ def deployed(c: Checkup) -> Verdict:
     if t.label == "local" and Path(t.runner_dir).resolve() == ROOT:
         return Verdict(figures={"runner": "this checkout", "model": str(c.bundle or "the installed wheels")},
                        decided_by="the runner is this checkout, the model read in place")
-    mode = deploy_mode(backend_of(c))
     root = t.resolve(t.runner_dir or "~/whisperkv").rstrip("/")
+    mode = deploy_mode(backend_of(c))
+    if mode == "auto" and c.bundle is None:        # what was deployed there says which files to expect
+        mode = deployed_mode(t, root) or mode
     with tempfile.TemporaryDirectory(prefix="whisperkv-doctor-") as tmp:
         files = bundle(c.bundle, mode, Path(tmp), board_arch(t))
         have = remote_hashes(t, root, [f.rel for f in files])
