@@ -140,3 +140,18 @@ def test_qa_flags_the_clip_that_ran_past_the_throttle_mark(deployed, tmp_path, m
     assert hot["peak_temp_c"] == 91.5 and hot["throttled"] and "throttling" in hot["flag"]
     html = (out / "qa.html").read_text()
     assert "What each board paid" in html and "91.5" in html and "MT8371" in html and "MDLA 5.3" in html
+
+
+def test_the_doctor_climbs_the_box_with_warnings_and_writes_its_report(deployed, tmp_path):
+    """`whisperkv doctor --quick` on the box: every rung passes or warns (the box is an emulation: its speed and
+    where its graphs ran are not a board's), and the report is written."""
+    r = whisperkv("doctor", "--device", deployed["url"], "--quick", "--json", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    by = {rung["name"]: rung for rung in doc["rungs"]}
+    assert all(rung["status"] in ("pass", "warn") for rung in doc["rungs"]), r.stderr
+    assert by["identity"]["figures"]["soc"] == "MT8371" and by["identity"]["figures"]["runner_kind"] == "emulated"
+    assert by["deployed"]["figures"]["mode"] == "tflite" and not by["deployed"]["figures"]["changed"]
+    assert by["tokens"]["figures"]["clips"][0]["first_difference"] is None
+    assert any("emulation" in w for w in by["speed"]["figures"]["warnings"])
+    assert "MT8371" in (tmp_path / "doctor.html").read_text()
