@@ -29,6 +29,7 @@ import argparse
 import json
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,26 +38,26 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.bytes_by_dtype import dtype_report, graph_report
+from bench.step_bytes import step_bytes
+from core.decode.options import DecodeOptions
+from core.model.audio import load_audio
 from core.model.dims import ModelDims
+from core.model.kv_cache import KVCache
+from core.model.mel import mel_windows
+from core.model.weights import load_model
+from device.link.client import BoardClient
+from device.link.local import LocalTransport
+from device.runner.backends import make_backend
+from device.runner.bundle import read_bundle
+from device.toolchain.export import export_bundle
 
 AUDIO = ROOT / "resources" / "audio"
 FORMS = ("kv", "absorbed")
-VIEWS = {"RESHAPE", "SQUEEZE", "EXPAND_DIMS"}                  # no data moved
-LAYOUT = {"TRANSPOSE", "SPLIT", "SPLIT_V", "SLICE", "CONCATENATION"}   # copies of the data they read
-SELF_INPUTS, CROSS_INPUTS = ("self_k", "self_v"), ("cross_k", "cross_v", "F")
-# Bytes an element of (weights, cross state and self cache, logits). fp32 relaxed: weights as the .tflite stores
-# them, computed in fp16 (a board confirms what ncc-tflite stores); a16w8/a8w8 as int_quantize.py writes them;
-# quantized biases and scales left out. mixed is part float: --int-bundles counts its graph as written.
-DTYPE_BYTES = {"fp32-relaxed": (4, 2, 2), "fp16": (2, 2, 2), "a16w8": (1, 2, 2), "a8w8": (1, 1, 1)}
-STEPS = (1, 32, 100, 200)
 
 
 def bundles(work: Path) -> dict[str, Path]:
     """{form: fp32 ONNX+TFLite bundle}, exported unless --work already holds it."""
-    from core.model.weights import load_model
-    from device.runner.bundle import read_bundle
-    from device.toolchain.export import export_bundle
-
     out, weights = {}, None
     for form in FORMS:
         path = work / f"fp32-{form}"
@@ -73,61 +74,7 @@ def bundles(work: Path) -> dict[str, Path]:
     return out
 
 
-@dataclass
-class StepBytes:
-    """Bytes one decode step reads, at 4 bytes an element (fp32 graph); `scaled` for another dtype."""
-    weights: int          # every constant of the step graph
-    self_once: int        # self_k + self_v, all 448 slots (the graph is static: the mask hides the unused)
-    cross_once: int       # each distinct cross tensor read once (kv: 12 x [1500, d]; absorbed: F once)
-    self_folded: int      # every compute op's reads of cache data (layout ops folded into their consumers)
-    cross_folded: int
-    self_op: int          # every non-view op's reads of cache data, plus the layout copies it writes
-    cross_op: int
-    float_weights: int = 0    # the constants stored as FLOAT32 (all of them in the fp32 graph)
-    logits: int = 0           # the logits output
-
-    def total(self, count: str, itemsize: int = 2) -> float:
-        """Bytes per step at `itemsize` bytes an element, the caches counted `count` (once, folded, op)."""
-        return (self.weights + getattr(self, f"self_{count}") + getattr(self, f"cross_{count}")) * itemsize / 4
-
-
-def step_bytes(step_tflite: bytes) -> StepBytes:
-    """Counted from a TFLite step graph (fp32, or an integer one as written: each tensor at its own dtype):
-    its constants, its inputs, and its ops' reads of them."""
-    from device.graphs.tflite_read import io, operators, tensors
-
-    ts = tensors(step_tflite)
-    inputs = io(step_tflite)["inputs"]
-    by_name = {t.name: t for t in ts}
-    weights = sum(t.nbytes or 0 for t in ts if t.const)
-    source: dict[int, str] = {by_name[n].index: ("self" if n in SELF_INPUTS else "cross")
-                              for n in inputs if n in SELF_INPUTS + CROSS_INPUTS}
-    op_by_op, folded = {"self": 0, "cross": 0}, {"self": 0, "cross": 0}
-    for op in operators(step_tflite):
-        kinds = {source[i] for i in op.inputs if i in source}
-        if op.op in VIEWS or op.op in LAYOUT:
-            for o in op.outputs:                   # the cache in another layout is still the cache
-                if kinds:
-                    source[o] = next(iter(kinds))
-        if op.op in VIEWS:
-            continue
-        for i in op.inputs:
-            if i in source:
-                op_by_op[source[i]] += ts[i].nbytes or 0
-                if op.op not in LAYOUT:
-                    folded[source[i]] += ts[i].nbytes or 0
-        if op.op in LAYOUT and kinds:
-            op_by_op[next(iter(kinds))] += sum(ts[o].nbytes or 0 for o in op.outputs)
-    once = {kind: sum(by_name[n].nbytes for n in inputs if n in names)
-            for kind, names in (("self", SELF_INPUTS), ("cross", CROSS_INPUTS))}
-    return StepBytes(weights, once["self"], once["cross"], folded["self"], folded["cross"], op_by_op["self"],
-                     op_by_op["cross"], sum(t.nbytes or 0 for t in ts if t.const and t.dtype == "FLOAT32"),
-                     by_name["logits"].nbytes or 0)
-
-
 def bytes_report(paths: dict[str, Path], bandwidths: list[float], int_bundles: list[Path] = ()) -> dict:
-    from device.runner.bundle import read_bundle
-
     counted = {form: step_bytes(read_bundle(p).graph_path("decoder_step", "tflite").read_bytes())
                for form, p in paths.items()}
     d = ModelDims()
@@ -146,8 +93,6 @@ def bytes_report(paths: dict[str, Path], bandwidths: list[float], int_bundles: l
     for bw in bandwidths:
         print(f"{bw:7.0f} " + " ".join(f"{counted[f].total(c) / (bw * 1e9) * 1e3:16.2f}"
                                        for f in counted for c in counts))
-    from bench.bytes_by_dtype import dtype_report, graph_report
-
     dtype_report(counted, bandwidths)
     measured = graph_report(int_bundles, counted, bandwidths) if int_bundles else {}
     return {form: vars(b) for form, b in counted.items()} | {"integer_graphs": measured}
@@ -164,8 +109,6 @@ def _vm(pid: int, key: str) -> float:
 def _round(client, mel: np.ndarray, steps: int) -> dict:
     """One forced long decode: encoder ms, ms per token at step 1 and at `steps`, the cross state reported,
     and the runner's RSS at step `steps` (while it holds the window's cross state and self cache)."""
-    from core.decode.options import DecodeOptions
-
     opts = DecodeOptions(language="en", suppress_eot=True, max_tokens=steps + 6)
     events, rss = [], float("nan")
     for a in client.transcribe(mel, opts):
@@ -183,10 +126,6 @@ def measure(configs: dict[str, tuple[Path, str]], mel: np.ndarray, steps: int, r
     """One runner process per configuration ({name: (bundle, backend)}), all started first (each idles
     while another decodes), a warm-up request each, then `rounds` rounds that alternate the configurations,
     so that load from elsewhere on the machine falls on all of them alike. Best round per figure."""
-    from core.decode.options import DecodeOptions
-    from device.link.client import BoardClient
-    from device.link.local import LocalTransport
-
     clients, best = {}, {name: {} for name in configs}
     try:
         for name, (bundle, backend) in configs.items():
@@ -213,11 +152,6 @@ def measure(configs: dict[str, tuple[Path, str]], mel: np.ndarray, steps: int, r
 def step_times(paths: dict[str, Path], backends: list[str], mel: np.ndarray, reps: int) -> dict:
     """In one process: each backend and form's step graph alone, at cache_len 100, `reps` calls alternating
     the configurations; (min, median) ms. The minimum is the least disturbed by other load on the machine."""
-    import time
-
-    from core.model.kv_cache import KVCache
-    from device.runner.backends import make_backend
-
     steps, times = {}, {}
     for backend in backends:
         for form in FORMS:
@@ -260,9 +194,6 @@ def main(argv=None) -> int:
     result = {"bytes": bytes_report(paths, [float(b) for b in args.bandwidths.split(",")],
                                     [Path(b) for b in args.int_bundles.split(",") if b])}
     if not args.only_bytes:
-        from core.model.audio import load_audio
-        from core.model.mel import mel_windows
-
         mel = mel_windows(load_audio(AUDIO / args.clip))[:1]
         configs = {f"{backend} {form}": (paths[form], backend) for backend in args.backends.split(",")
                    for form in FORMS}

@@ -1,8 +1,7 @@
 """bench/absorbed.py's byte counts by dtype: what a decode step moves at steps 1, 32, 100 and 200.
 
-`dtype_report` scales the fp32 step graph's counts to each dtype's bytes an element (DTYPE_BYTES in
-bench/absorbed.py). `graph_report` counts integer step graphs as written (absorbed.step_bytes on the graph
-itself: int8 weights with their int32/int64 biases, int16 or int8 inputs, and whatever a recipe left in float),
+`dtype_report` scales the fp32 step graph's counts to each dtype's bytes an element (DTYPE_BYTES).
+`graph_report` counts integer step graphs as written (bench/step_bytes.py on the graph itself: int8 weights with their int32/int64 biases, int16 or int8 inputs, and whatever a recipe left in float),
 so a mixed recipe's cost is read from its graph, not assumed. FLOAT32 constants and inputs count 2 B an element
 there: a board computes them in fp16 (`ncc-tflite --relax-fp32`); the file stores 4. Per-tensor scales are a few kB.
 """
@@ -10,8 +9,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.absorbed import CROSS_INPUTS, DTYPE_BYTES, SELF_INPUTS, STEPS, step_bytes
+from bench.step_bytes import CROSS_INPUTS, SELF_INPUTS, step_bytes
 from core.model.dims import ModelDims
+from device.graphs.tflite_read import tensors
+from device.runner.bundle import read_bundle
+
+# Bytes an element of (weights, cross state and self cache, logits). fp32 relaxed: weights as the .tflite stores
+# them, computed in fp16 (a board confirms what ncc-tflite stores); a16w8/a8w8 as int_quantize.py writes them;
+# quantized biases and scales left out. mixed is part float: --int-bundles counts its graph as written.
+DTYPE_BYTES = {"fp32-relaxed": (4, 2, 2), "fp16": (2, 2, 2), "a16w8": (1, 2, 2), "a8w8": (1, 1, 1)}
+STEPS = (1, 32, 100, 200)
 
 
 def _head(bw: float, what: str) -> None:
@@ -46,9 +53,6 @@ def dtype_report(counted: dict, bandwidths: list[float]) -> dict:
 
 def graph_report(bundles: list[Path], counted: dict, bandwidths: list[float]) -> dict:
     """Integer bundles' step graphs counted as written; each total at step 32 against the fp16 step's."""
-    from device.graphs.tflite_read import tensors
-    from device.runner.bundle import read_bundle
-
     d, bw = ModelDims(), bandwidths[len(bandwidths) // 2]
     _head(bw, "integer step graphs as written (--int-bundles)")
     out = {}

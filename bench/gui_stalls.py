@@ -17,10 +17,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import soundfile
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -30,9 +33,10 @@ from PySide6.QtCore import QSettings, QTimer  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from app.board.worker import TranscribeWorker  # noqa: E402
 from app.main_window import MainWindow  # noqa: E402
+from app.work.decode_worker import TranscribeWorker  # noqa: E402
 from core.decode.events import DoneEvent, EncodedEvent, TokenEvent  # noqa: E402
+from core.model.audio import SAMPLE_RATE, load_audio  # noqa: E402
 from core.model.dims import ModelDims  # noqa: E402
 from device.link.decoder import Decoder  # noqa: E402
 from device.link.runner_info import RunnerInfo  # noqa: E402
@@ -121,8 +125,6 @@ def measure(app, window, label: str) -> dict:
 
 
 def run_window(app, settings_dir: Path, audio: Path, worker: TranscribeWorker | None, label: str, **options):
-    from dataclasses import replace
-
     store = QSettings(str(settings_dir / f"{label[:8]}.ini"), QSettings.Format.IniFormat)
     window = MainWindow(store=store, worker=worker)
     window.resize(1600, 1000)
@@ -140,10 +142,6 @@ def run_window(app, settings_dir: Path, audio: Path, worker: TranscribeWorker | 
 
 def four_windows(tmp: Path, audio: Path) -> Path:
     """The audio repeated to 4 windows of 30 s: the replayed stream's seek loop asks for four."""
-    import soundfile
-
-    from core.model.audio import SAMPLE_RATE, load_audio
-
     samples = load_audio(audio)
     path = tmp / "four_windows.wav"
     soundfile.write(path, np.resize(samples, 4 * 30 * SAMPLE_RATE), SAMPLE_RATE)
@@ -151,8 +149,6 @@ def four_windows(tmp: Path, audio: Path) -> Path:
 
 
 def main(argv=None) -> int:
-    import tempfile
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--audio", default=str(ROOT / "resources" / "audio" / "test_en.wav"))
     parser.add_argument("--skip-local", action="store_true", help="only the replayed fast stream")

@@ -41,13 +41,13 @@ from core.model.tokenizer import WhisperTokenizer  # noqa: E402
 from core.model.weights import find_tokenizer  # noqa: E402
 from core.qa.scoring import error_rate  # noqa: E402
 from core.stream.events import Committed  # noqa: E402
-from core.stream.feed import blocks_of, realtime_blocks, stream_fast, stream_live  # noqa: E402
+from core.stream.feed import blocks_of, realtime_blocks  # noqa: E402
 from core.stream.one_pass import warm_up  # noqa: E402
-from core.stream.policy import StreamConfig, StreamPolicy  # noqa: E402
-from core.stream.stats import percentiles, stream_summary, word_lags  # noqa: E402
-from core.stream.vad import SileroVad, VoiceGate  # noqa: E402
+from core.stream.policy import StreamConfig  # noqa: E402
+from core.stream.session import StreamSession  # noqa: E402
+from core.stream.stats import percentiles, word_lags  # noqa: E402
 from device.link.client import BoardClient  # noqa: E402
-from device.link.decoder import RunnerDecoder
+from device.link.decoder import RunnerDecoder  # noqa: E402
 from device.link.local import LocalTransport  # noqa: E402
 from device.link.target import parse_target  # noqa: E402
 
@@ -101,24 +101,17 @@ def offline(client: BoardClient, audio: np.ndarray) -> str:
 
 
 def live(client, tokenizer, audio: np.ndarray, config: StreamConfig) -> dict:
-    events: list = []
     t0 = time.monotonic()
-    decode_one = RunnerDecoder(client).window
-    policy = stream_live(realtime_blocks(audio),
-                         lambda clock: StreamPolicy(decode_one, tokenizer, config, VoiceGate(SileroVad()), clock),
-                         events.append)
-    doc = stream_summary(events, len(audio) / SAMPLE_RATE)
+    session = StreamSession(RunnerDecoder(client).window, tokenizer, config)
+    doc = session.run(realtime_blocks(audio), live=True, warm=False)   # the runner warmed up once, before offline
     doc["wall_s"] = round(time.monotonic() - t0, 1)
-    doc["events"] = events
-    doc["text_final"] = policy.text
+    doc["events"] = session.events
+    doc["text_final"] = session.policy.text
     return doc
 
 
 def fast(client, tokenizer, audio: np.ndarray, config: StreamConfig) -> dict:
-    events: list = []
-    policy = StreamPolicy(RunnerDecoder(client).window, tokenizer, config, VoiceGate(SileroVad()))
-    stream_fast(blocks_of(audio), policy, events.append)
-    return stream_summary(events, len(audio) / SAMPLE_RATE)
+    return StreamSession(RunnerDecoder(client).window, tokenizer, config).run(blocks_of(audio), live=False)
 
 
 def lag_by_minute(events) -> list[dict]:
@@ -148,8 +141,8 @@ def main() -> int:
     ap.add_argument("--backend", default="auto", help="the runner's backend (auto = native-int8b where it runs, else onnx; onnx-int8b, ...)")
     ap.add_argument("--out", default=None, help="write every figure as JSON here")
     args = ap.parse_args()
-    config = StreamConfig(language="en", min_chunk_s=args.min_chunk, prompt_chars=args.prompt_chars, trim_s=args.trim,
-                          word_cut_s=max(args.trim, 20.0))
+    config = StreamConfig(language="en", params={"min_chunk_s": args.min_chunk}, prompt_chars=args.prompt_chars,
+                          trim_s=args.trim, word_cut_s=max(args.trim, 20.0))
     tokenizer = WhisperTokenizer.from_file(find_tokenizer())
     clips = english_clips()
     audio, reference = joined(clips)

@@ -46,12 +46,11 @@ from core.model.tokenizer import WhisperTokenizer
 from core.model.weights import find_tokenizer
 from core.qa.scoring import error_rate
 from core.stream.against_offline import against_offline
-from core.stream.feed import blocks_of, realtime_blocks, stream_fast, stream_live
+from core.stream.feed import blocks_of, realtime_blocks
 from core.stream.one_pass import warm_up
 from core.stream.policies import POLICIES
-from core.stream.policy import StreamConfig, StreamPolicy
-from core.stream.stats import stream_summary
-from core.stream.vad import SileroVad, VoiceGate
+from core.stream.policy import StreamConfig
+from core.stream.session import StreamSession
 from device.link.client import BoardClient
 from device.link.decoder import RunnerDecoder
 from device.link.local import LocalTransport
@@ -90,16 +89,12 @@ def offline(client: BoardClient, audio: np.ndarray) -> Transcript:
 
 def live(client, tokenizer, audio: np.ndarray, config: StreamConfig, speech_start_s: float, fast: bool = False) -> dict:
     """The stream in real time; `fast`: as fast as possible, the clock the audio fed (the lag leaves out compute)."""
-    events: list = []
     load = os.getloadavg()[0]
-    if fast:
-        policy = StreamPolicy(RunnerDecoder(client).window, tokenizer, config, VoiceGate(SileroVad()))
-        stream_fast(blocks_of(audio), policy, events.append)
-    else:
-        policy = stream_live(realtime_blocks(audio), lambda clock: StreamPolicy(
-            RunnerDecoder(client).window, tokenizer, config, VoiceGate(SileroVad()), clock), events.append)
-    doc = stream_summary(events, len(audio) / SAMPLE_RATE, speech_start_s)
-    doc.update(events=events, text_final=policy.text, load=(round(load, 2), round(os.getloadavg()[0], 2)))
+    session = StreamSession(RunnerDecoder(client).window, tokenizer, config)
+    blocks = blocks_of(audio) if fast else realtime_blocks(audio)
+    session.run(blocks, live=not fast, warm=False)      # the runner warmed up once, at its start
+    doc = session.summary(speech_start_s)
+    doc.update(events=session.events, text_final=session.policy.text, load=(round(load, 2), round(os.getloadavg()[0], 2)))
     return doc
 
 
@@ -166,11 +161,8 @@ def main() -> int:
                  "white noise -15 dBFS": (rng.standard_normal(30 * SAMPLE_RATE) * 10 ** (-15 / 20)).astype(np.float32)}
         for sound_name, sound in quiet.items():
             for name in names:
-                events: list = []
-                stream_fast(blocks_of(sound), StreamPolicy(RunnerDecoder(client).window, tokenizer,
-                                                           StreamConfig(language="en", policy=name),
-                                                           VoiceGate(SileroVad())), events.append)
-                doc = stream_summary(events, 30.0)
+                doc = StreamSession(RunnerDecoder(client).window, tokenizer,
+                                    StreamConfig(language="en", policy=name)).run(blocks_of(sound), live=False)
                 report["quiet"][f"{sound_name} · {name}"] = {"commits": len(doc["commits"]),
                                                               "passes": len(doc["passes"])}
     print(table(report["results"]))

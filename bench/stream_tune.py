@@ -30,11 +30,10 @@ from core.model.tokenizer import WhisperTokenizer
 from core.model.weights import find_tokenizer
 from core.qa.scoring import error_rate
 from core.stream.against_offline import against_offline
-from core.stream.feed import blocks_of, realtime_blocks, stream_fast, stream_live
+from core.stream.feed import blocks_of, realtime_blocks
 from core.stream.one_pass import warm_up
-from core.stream.policy import StreamConfig, StreamPolicy
-from core.stream.stats import stream_summary
-from core.stream.vad import SileroVad, VoiceGate
+from core.stream.policy import StreamConfig
+from core.stream.session import StreamSession
 from device.link.client import BoardClient
 from device.link.decoder import RunnerDecoder
 from device.link.local import LocalTransport
@@ -81,15 +80,11 @@ def main() -> int:
               flush=True)
         for chunk in [float(c) for c in args.chunks.split(",")]:
             for margin in [int(m) for m in args.margins.split(",")]:
-                config = StreamConfig(language="en", policy="alignatt", margin_frames=margin, min_chunk_s=chunk)
-                events: list = []
-                if args.realtime:
-                    stream_live(realtime_blocks(audio), lambda clock, config=config: StreamPolicy(
-                        RunnerDecoder(client).window, tokenizer, config, VoiceGate(SileroVad()), clock), events.append)
-                else:
-                    stream_fast(blocks_of(audio), StreamPolicy(RunnerDecoder(client).window, tokenizer, config,
-                                                               VoiceGate(SileroVad())), events.append)
-                doc = stream_summary(events, len(audio) / SAMPLE_RATE)
+                config = StreamConfig(language="en", policy="alignatt",
+                                      params={"margin_frames": margin, "min_chunk_s": chunk})
+                session = StreamSession(RunnerDecoder(client).window, tokenizer, config)
+                blocks = realtime_blocks(audio) if args.realtime else blocks_of(audio)
+                doc = session.run(blocks, live=args.realtime, warm=False)    # warmed once, at the runner's start
                 row = {"margin": margin, "chunk": chunk, "wer": round(error_rate(reference, doc["text"]), 4),
                        **against_offline(off.text, doc["text"]), "lag_s": doc["lag_s"],
                        "passes": len(doc["passes"]), "compute_per_audio_s": doc["compute_per_audio_s"]}

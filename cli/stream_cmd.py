@@ -9,7 +9,7 @@ import sys
 import threading
 
 from cli.device_cmds import add_device_args, add_neuron_args, loading_line, open_cli_decoder
-from cli.stream_policy_args import add_policy_args, policy_options, policy_summary
+from cli.stream_policy_args import add_policy_args, policy_options
 from cli.transcribe import check_language
 from core.errors import WhisperKVError
 from device.runner.backends import backend_help
@@ -59,13 +59,14 @@ def stop_on_interrupt(stop: threading.Event):
 
 
 def run(args) -> int:
-    from core.model.audio import SAMPLE_RATE, load_audio
-    from core.stream.events import Committed
-    from core.stream.feed import blocks_of, realtime_blocks, stream_fast, stream_live
-    from core.stream.one_pass import warm_up
-    from core.stream.policy import StreamConfig, StreamPolicy
-    from core.stream.stats import stream_summary
-    from core.stream.vad import SileroVad, VoiceGate
+    # Imported when a stream runs: every other subcommand starts without the stream's modules (cli/main.py
+    # registers them all at start-up).
+    from cli.commit_printer import CommitPrinter
+    from core.model.audio import load_audio
+    from core.stream.feed import blocks_of, realtime_blocks
+    from core.stream.mic import mic_blocks, sounddevice_stream
+    from core.stream.policy import StreamConfig
+    from core.stream.session import StreamSession
 
     if bool(args.audio) == bool(args.mic):
         raise WhisperKVError("give an audio file or --mic, one of them", USAGE_FIX)
@@ -74,55 +75,31 @@ def run(args) -> int:
     config = StreamConfig(language=None if args.language in ("auto", "") else args.language,
                           prompt_chars=args.prompt_chars, **policy_options(args))
     audio = None if args.mic else load_audio(args.audio)     # bad audio fails before the runner starts
-    gate = None if args.no_vad else VoiceGate(SileroVad())
+    printer = None if args.json else CommitPrinter()
     stop = threading.Event()
-    printer = None
-    if not args.json:
-        from cli.commit_printer import CommitPrinter
-
-        printer = CommitPrinter()
-    events: list = []
-
-    def on_event(ev):
-        events.append(ev)
-        if printer:
-            printer.feed(ev)
-
     # a pass a second: the runner keeps its buffers (serve), and in this process the cross K/V of a pass heard again
     with open_cli_decoder(args, "serve") as decoder, stop_on_interrupt(stop):
         with loading_line():
             decoder.connect()
-        decode_one, tokenizer, meta = decoder.window, decoder.tokenizer, decoder.meta()
-        prompt_ok = decoder.takes("prompt")
-        check_language(config.language, tokenizer.languages)
-        if not prompt_ok and config.prompt_chars:
+        meta = decoder.meta()
+        check_language(config.language, decoder.tokenizer.languages)
+        session = StreamSession(decoder.window, decoder.tokenizer, config, vad=not args.no_vad,
+                                takes_prompt=decoder.takes("prompt"), stop=stop,
+                                on_event=printer.feed if printer else lambda event: None)   # --json: one document
+        if session.prompt_refused:
             print("whisperkv: the runner takes no prompt (deploy this version for better accuracy); "
                   "streaming without one", file=sys.stderr)
-
-        if args.mic or args.realtime:
-            warm_up(decode_one, config.language)     # before the clock starts: a first pass would stall on it
-
-        def make_policy(clock=None):
-            return StreamPolicy(decode_one, tokenizer, config, gate, clock, use_prompt=prompt_ok)
-
         if args.mic:
-            from core.stream.mic import mic_blocks, sounddevice_stream
-
-            policy = stream_live(mic_blocks(sounddevice_stream, args.mic_device, should_stop=stop.is_set),
-                                 make_policy, on_event, stop.is_set)
-        elif args.realtime:
-            policy = stream_live(realtime_blocks(audio), make_policy, on_event, stop.is_set)
+            blocks = mic_blocks(sounddevice_stream, args.mic_device, should_stop=lambda: session.stopped)
         else:
-            policy = make_policy()
-            stream_fast(blocks_of(audio), policy, on_event, stop.is_set)
-    audio_s = policy.fed / SAMPLE_RATE
-    doc = stream_summary(events, audio_s) | {"language": policy.language or "", "realtime": bool(args.realtime or args.mic),
-                                             **meta, **policy_summary(config)}
+            blocks = realtime_blocks(audio) if args.realtime else blocks_of(audio)
+        doc = session.run(blocks, live=bool(args.mic or args.realtime))
+    doc |= {"realtime": bool(args.realtime or args.mic), **meta}
     if args.json:
         print(json.dumps(doc, ensure_ascii=False, indent=1))
         return 0
     printer.end()
-    lag, n_commits = doc["lag_s"], sum(isinstance(e, Committed) for e in events)
+    lag, n_commits = doc["lag_s"], len(doc["commits"])
     lag_text = f"lag median {lag['median']:.2f} s, p90 {lag['p90']:.2f} s" if lag["n"] else "no text committed"
     print(f"[stream: {n_commits} commits · {lag_text} · compute {doc['compute_per_audio_s'] or 0:.2f} s per audio s · "
           f"{len(doc['passes'])} passes, {len(doc['skipped'])} skipped ahead · language {doc['language'] or '?'} · "

@@ -34,7 +34,7 @@ def special_tokens():
 
 @pytest.fixture(autouse=True)
 def collect_garbage_between_tests():
-    """Once a window exists the studio's collector runs on its GUI timer only (app/gui_thread_gc.py), and
+    """Once a window exists the studio's collector runs on its GUI timer only (app/background.py), and
     between event loops that timer does not fire: collect here, on the main thread, after each test."""
     yield
     if not gc.isenabled():

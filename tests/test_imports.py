@@ -1,10 +1,13 @@
-"""The product's import graph, drawn from the source with every import in it, those inside functions included: no
-module imports itself round a cycle, and core/ never imports device/ or app/."""
+"""The product's and the benchmarks' import graph, drawn from the source with every import in it, those inside
+functions included, and the backend registry's "module:function" strings (device/runner/backends.py imports them
+when a backend is built): no module imports itself round a cycle, and core/ never imports device/ or app/."""
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("core", "device", "app", "cli")
+PACKAGES = ("core", "device", "app", "cli", "bench")
+FACTORY = re.compile(r"^([a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+):[a-z_][a-z0-9_]*$")   # "module:function"
 
 
 def _modules() -> dict[str, Path]:
@@ -25,7 +28,9 @@ def import_graph() -> dict[str, set[str]]:
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         edges = set()
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, ast.Import):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and FACTORY.match(node.value):
+                targets = [FACTORY.match(node.value).group(1)]
+            elif isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom):
                 base = node.module or ""
@@ -81,6 +86,13 @@ def test_the_graph_holds_imports_inside_functions_and_the_finder_sees_a_cycle_th
     assert "device.graphs.onnx_graphs" in graph["device.runner.onnx_backend"]
     graph["device.runner.ort_session"] = graph["device.runner.ort_session"] | {"device.runner.onnx_backend"}
     assert any({"device.runner.onnx_backend", "device.runner.ort_session"} <= set(c) for c in cycles(graph))
+
+
+def test_the_graph_holds_the_registry_factories_and_the_benchmarks():
+    graph = import_graph()
+    assert "device.runner.dla_backend" in graph["device.runner.backends"]     # only a factory string names it
+    assert "device.runner.native.library" in graph["device.runner.backends"]  # a probe's string
+    assert "bench.step_bytes" in graph["bench.bytes_by_dtype"]
 
 
 def test_core_imports_neither_device_nor_app():

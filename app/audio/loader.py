@@ -6,10 +6,10 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from app.audio.clip import AudioClip, clip_from_samples, load_clip
 from app.audio.panel import AudioPanel
 from app.background import TaskRunner
 from app.errors import Failure
+from app.runs.clip import AudioClip, clip_from_samples, load_clip
 from app.runs.record import RunRecord
 from app.runs.run_audio import load_run_audio, missing_reason
 from app.settings import AppSettings

@@ -18,11 +18,11 @@ from PySide6.QtWidgets import (
 )
 
 from app.audio import player
-from app.audio.clip import AudioClip
 from app.audio.output import Output
 from app.audio.recorder import Recorder, input_devices
 from app.audio.view import AudioView
 from app.errors import failure_of
+from app.runs.clip import AudioClip
 from core.model.audio import SUPPORTED
 
 AUDIO_FILTER = f"Audio and video ({' '.join('*' + s for s in SUPPORTED)});;All files (*)"

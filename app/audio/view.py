@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 
-from app.audio.clip import AudioClip
+from app.runs.clip import AudioClip
 
 FRAMES_PER_S = 100  # 10 ms hop
 

@@ -5,7 +5,8 @@ from typing import Callable
 
 from app.board.link import make_decoder, make_transport
 from app.board.profile import DeviceProfile
-from app.board.worker import runner_summary
+from app.work.decode_worker import runner_summary
+from device.link.deploy import deploy as deploy_to
 
 
 def test_connection(profile: DeviceProfile, password: str = "") -> dict:
@@ -13,7 +14,7 @@ def test_connection(profile: DeviceProfile, password: str = "") -> dict:
     info: dict = {"device": profile.url()}
     transport = make_transport(profile, password)
     try:
-        from device.link.info import device_info
+        from device.link.info import device_info   # here, in the try: an older device package has none
         info.update(device_info(transport))
     except ImportError:
         pass  # an older device package without device-info: the runner's hello still says a lot
@@ -32,7 +33,6 @@ def test_connection(profile: DeviceProfile, password: str = "") -> dict:
 
 
 def deploy(profile: DeviceProfile, password: str = "", progress: Callable[[int, int], None] | None = None) -> dict:
-    from device.link.deploy import deploy as deploy_to
     transport = make_transport(profile, password)
     try:
         result = deploy_to(transport, progress=progress)

@@ -104,7 +104,10 @@ class AttentionHeatmap(pg.PlotWidget):
         self._fit_y(0)
         self.refresh()
 
-    def refresh(self) -> None:
+    def show_run(self, run: RunRecord | None) -> None:      # a run view (app/views/view_table.py)
+        self.set_run(run)
+
+    def refresh(self, run: RunRecord | None = None) -> None:
         """Add the rows the run gained since the last refresh, then redraw the blocks that changed."""
         rows = self.run.rows if self.run is not None else []
         added = rows[len(self.focus):]

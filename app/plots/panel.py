@@ -32,9 +32,16 @@ class PlotsPanel(QWidget):
         for plot in self.plots():
             plot.set_run(run)
 
-    def refresh(self) -> None:
+    def show_run(self, run: RunRecord | None) -> None:      # a run view (app/views/view_table.py)
+        self.set_run(run)
+
+    def refresh(self, run: RunRecord | None = None) -> None:
         for plot in self.plots():
             plot.refresh()
+
+    def turns(self) -> list:
+        """While a run streams, each plot is redrawn in a turn of its own (app/plots/live_refresh.py)."""
+        return [plot.refresh for plot in self.plots()]
 
     def select_step(self, x: int) -> None:
         for plot in self.plots():

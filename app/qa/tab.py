@@ -28,10 +28,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.audio.clip import AudioClip, load_clip
 from app.background import TaskRunner
 from app.errors import Failure, failure_of
 from app.qa.report_box import ReportBox
+from app.runs.clip import AudioClip, load_clip
 from app.runs.focus import run_energy
 from app.runs.record import RunRecord
 from core.errors import WhisperKVError

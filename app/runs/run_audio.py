@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.audio.clip import AudioClip, file_sha256, load_clip
+from app.runs.clip import AudioClip, file_sha256, load_clip
 from app.runs.record import RunRecord
 
 

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from app.audio.recorder import input_devices
 from app.plots.live_plots import LivePlots
 from app.runs.live_status import LiveTally
+from app.views.policy_params import PolicyParams
 from app.views.presenter import PresenterView
 from core.stream.policies import DEFAULT_POLICY, POLICIES
 
@@ -45,6 +46,8 @@ class LivePanel(QWidget):
             self.policy_box.setItemData(i, kind.summary, Qt.ItemDataRole.ToolTipRole)
         self.policy_box.setCurrentIndex(list(POLICIES).index(DEFAULT_POLICY))
         self.policy_box.setToolTip("How a pass's words are committed: hover a policy for what it does")
+        self.params = PolicyParams()      # a control per policy parameter, from its table
+        self.policy_box.currentIndexChanged.connect(lambda _: self.params.show_policy(self.policy()))
         self.present_action = QAction("Present", self, checkable=True, shortcut=QKeySequence("F11"))
         self.present_action.setToolTip("The live text large, in a window of its own, full screen (F11). "
                                        "Ctrl + / Ctrl − change its size; Esc stops the stream.")
@@ -67,6 +70,7 @@ class LivePanel(QWidget):
         policy_row.addWidget(QLabel("Policy"))
         policy_row.addWidget(self.policy_box, 1)
         side.addLayout(policy_row)
+        side.addWidget(self.params)
         side.addLayout(buttons)
         side.addWidget(self.status_line)
         side.addWidget(self.figures)
@@ -120,6 +124,7 @@ class LivePanel(QWidget):
         self.file_button.setEnabled(not running and have_file)
         self.stop_button.setEnabled(running)
         self.policy_box.setEnabled(not running)
+        self.params.setEnabled(not running)
         self.export_button.setEnabled(not running and self.summary is not None)
         self._show_status()
 

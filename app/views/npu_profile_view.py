@@ -26,6 +26,12 @@ class NpuProfileView(QWidget):
         layout.addWidget(self.tree, 1)
         self._shown: object = ()
 
+    def show_run(self, run) -> None:      # a run view (app/views/view_table.py)
+        self.set_run(run)
+
+    def refresh(self, run) -> None:
+        self.set_run(run)
+
     def set_run(self, run) -> None:
         """Cheap when nothing changed: the window calls it on every refresh of the run on display."""
         found = getattr(run, "npu_profile", None)

@@ -79,6 +79,9 @@ class QualityStrip(QLabel):
         """Wrapped text needs more lines when narrow: ask for them, so the last line is never cut."""
         self.setMinimumHeight(self.heightForWidth(self.width()) if self.text() else 0)
 
+    def refresh(self, run: RunRecord) -> None:      # a run view (app/views/view_table.py)
+        self.show_run(run)
+
     def show_run(self, run: RunRecord | None) -> None:
         q = window_quality(run) if run is not None else None
         keep_room = run is not None and bool(self.text())

@@ -26,6 +26,12 @@ class SegmentsView(QTableWidget):
         self._shown: tuple = ()
         self.setToolTip(HINT)
 
+    def show_run(self, run: RunRecord | None) -> None:      # a run view (app/views/view_table.py)
+        self.set_run(run)
+
+    def refresh(self, run: RunRecord) -> None:
+        self.set_run(run)
+
     def set_run(self, run: RunRecord | None) -> None:
         """Cheap to call on every refresh: segments only change when a window finishes."""
         key = (id(run), len(run.finished_windows)) if run is not None else ()

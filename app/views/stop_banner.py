@@ -72,7 +72,13 @@ class StopBanner(QLabel):
         self.setStyleSheet(f"QLabel {{ color: {fg}; background: {bg}; padding: 6px; border-radius: 4px; font-weight: bold; }}")
         self.show()
 
-    def show_run(self, run: RunRecord) -> None:
+    def refresh(self, run: RunRecord) -> None:      # a run view (app/views/view_table.py)
+        self.show_run(run)
+
+    def show_run(self, run: RunRecord | None) -> None:
+        if run is None:
+            self.show_reason(None)
+            return
         reason = run.stop_reason
         if reason is None:
             # No live count here: a banner whose text changes every frame relays out the whole window.

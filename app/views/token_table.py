@@ -36,6 +36,12 @@ class TokenTable(QTableView):
     def sync(self) -> None:
         self.model_.sync()
 
+    def show_run(self, run: RunRecord | None) -> None:      # a run view (app/views/view_table.py)
+        self.set_run(run)
+
+    def refresh(self, run: RunRecord) -> None:
+        self.sync()
+
     def row_count(self) -> int:
         return self.model_.rowCount()
 

@@ -75,6 +75,12 @@ class TranscriptView(QTextEdit):
         self.tinted = set()
         self.sync()
 
+    def show_run(self, run: RunRecord | None) -> None:      # a run view (app/views/view_table.py)
+        self.set_run(run)
+
+    def refresh(self, run: RunRecord) -> None:
+        self.sync()
+
     def sync(self) -> None:
         if self.run is None:
             return

@@ -1,10 +1,11 @@
 """The window's first size: what the views were laid out for, but never more than the screen's available
-area (the desktop minus panels and docks), so the status bar and the plots' right ends are on screen."""
+area (the desktop minus panels and docks), so the status bar and the plots' right ends are on screen; and the
+geometry and splitter saved from the last session, restored."""
 from __future__ import annotations
 
 from PySide6.QtCore import QRect, QSize
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QSplitter, QWidget
 
 PREFERRED = QSize(1600, 1000)
 FRAME_ALLOWANCE = QSize(16, 48)   # a window manager's borders and title bar, not yet known before the first show
@@ -29,3 +30,12 @@ def keep_on_screen(window: QWidget) -> None:
     area = available_area(window)
     if not area.contains(window.geometry()):
         fit_to_screen(window)
+
+
+def restore_window(window: QWidget, geometry, splitter: QSplitter, splitter_state) -> None:
+    """The saved geometry (kept on this screen) and splitter state; None: the first size, as laid out."""
+    if geometry is not None:
+        window.restoreGeometry(geometry)
+        keep_on_screen(window)
+    if splitter_state is not None:
+        splitter.restoreState(splitter_state)

@@ -1,6 +1,7 @@
 """The streaming policies, one row each: the rule that decides which words of a pass are committed, and the
-pass interval it is measured best with. `whisperkv stream --policy`, its help and the JSON's `policy`, and
-any selector in the studio are generated from this table (`POLICIES`, `policy_help`).
+pass interval it is measured best with; and their parameters, one row each (`PARAMS`). `whisperkv stream
+--policy` and a flag per parameter, their help, the JSON's `policy` and parameters (`policy_summary`), and the
+studio's Live tab (its policy selector and a control per parameter) are generated from these two tables.
 
 Both rules run inside the same StreamPolicy (core/stream/policy.py): the Silero VAD gate, the prompt of
 committed text, buffer trimming, skip-ahead and the final commit at a pause are shared.
@@ -22,6 +23,36 @@ class PolicyKind:
     rule: Callable[..., LocalAgreement]            # (core.stream.policy.StreamConfig) -> a fresh commit rule
     min_chunk_s: float                             # its default new audio between two passes
 
+    @property
+    def defaults(self) -> dict:
+        """Its own value of each parameter whose row has no default."""
+        return {"min_chunk_s": self.min_chunk_s}
+
+
+@dataclass(frozen=True)
+class PolicyParam:
+    """A parameter of the policies: a key of StreamConfig.params and of the JSON document, a CLI flag, a Live tab
+    control. A new parameter is one row here plus the code that reads `config.params[name]`."""
+    name: str
+    flag: str                      # `whisperkv stream`'s flag
+    kind: type                     # int or float
+    default: float | None          # None: each policy's own (PolicyKind.defaults)
+    low: float                     # the least value
+    low_allowed: bool              # whether `low` itself is allowed
+    unit: str                      # "s", "frames": the flag's metavar, its error, the control's suffix
+    help: str
+    policies: tuple[str, ...] = ()   # the policies that read it; empty: every one
+
+    def applies_to(self, policy: str) -> bool:
+        return not self.policies or policy in self.policies
+
+    def check(self, value) -> None:
+        if value < self.low or (value == self.low and not self.low_allowed):
+            bound = "at least" if self.low_allowed else "above"
+            raise WhisperKVError(f"{self.flag} must be {bound} {self.low:g} {self.unit}".rstrip(),
+                                 f"e.g. `whisperkv stream clip.wav --realtime --policy alignatt {self.flag} "
+                                 f"{self.kind(self.default if self.default is not None else self.low + 1):g}`")
+
 
 # AlignAtt's defaults, from bench/stream_tune.py on espeak-ng speech (never the clips docs/benchmarks.md reports on;
 # there, "Streaming policies side by side"): margins of 5, 10 and 20 frames committed the same words (2.7 % of them
@@ -42,6 +73,15 @@ POLICIES: dict[str, PolicyKind] = {p.name: p for p in (
 DEFAULT_POLICY = "local-agreement"
 DEFAULT_MARGIN_FRAMES = 10
 
+PARAMS: dict[str, PolicyParam] = {p.name: p for p in (
+    PolicyParam("min_chunk_s", "--min-chunk", float, None, 0.0, False, "s",
+                "new audio between passes (default: the policy's own, "
+                + ", ".join(f"{p.name} {p.min_chunk_s:g} s" for p in POLICIES.values()) + ")"),
+    PolicyParam("margin_frames", "--margin", int, DEFAULT_MARGIN_FRAMES, 0, True, "frames",
+                "alignatt: a token is committed only while its attention lies more than FRAMES encoder frames "
+                f"(20 ms each) before the end of the audio heard (default {DEFAULT_MARGIN_FRAMES})", ("alignatt",)),
+)}
+
 
 def policy_kind(name: str) -> PolicyKind:
     try:
@@ -49,6 +89,29 @@ def policy_kind(name: str) -> PolicyKind:
     except KeyError:
         raise WhisperKVError(f"unknown streaming policy {name!r}",
                              f"choose one of {', '.join(POLICIES)}") from None
+
+
+def resolve_params(policy: str, given: dict) -> dict:
+    """Every parameter's value for `policy`: the given one (checked), else its row's default, else the policy's own."""
+    unknown = set(given) - set(PARAMS)
+    if unknown:
+        raise WhisperKVError(f"unknown streaming parameter {', '.join(sorted(unknown))}",
+                             f"use {', '.join(PARAMS)}")
+    kind, out = policy_kind(policy), {}
+    for p in PARAMS.values():
+        value = given.get(p.name)
+        if value is None:
+            value = p.default if p.default is not None else kind.defaults[p.name]
+        else:
+            p.check(value)
+        out[p.name] = p.kind(value)
+    return out
+
+
+def policy_summary(config) -> dict:
+    """The JSON document's fields on the policy that ran and the parameters it reads."""
+    return {"policy": config.policy} | {p.name: config.params[p.name] for p in PARAMS.values()
+                                        if p.applies_to(config.policy)}
 
 
 def policy_help() -> str:

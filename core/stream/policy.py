@@ -25,7 +25,7 @@ No Qt, no transport: `decode_one` is a runner request or the model in this proce
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
@@ -37,7 +37,7 @@ from core.model.audio import SAMPLE_RATE
 from core.model.tokenizer import WhisperTokenizer
 from core.stream.events import Committed, Skipped, StreamEvent, Tentative, Trimmed
 from core.stream.one_pass import run_pass
-from core.stream.policies import DEFAULT_MARGIN_FRAMES, DEFAULT_POLICY, policy_kind
+from core.stream.policies import DEFAULT_POLICY, policy_kind, resolve_params
 from core.stream.prompt import prompt_text, prompt_tokens
 from core.stream.vad import VoiceGate
 
@@ -48,8 +48,9 @@ SENTENCE_ENDS = ".?!。！？"
 class StreamConfig:
     language: str | None = None    # None: detected on the first pass that hears speech, then kept
     policy: str = DEFAULT_POLICY   # the commit rule (core/stream/policies.py)
-    min_chunk_s: float | None = None   # new audio between two passes; None: the policy's own
-    margin_frames: int = DEFAULT_MARGIN_FRAMES   # alignatt: encoder frames (20 ms) kept clear of the audio's end
+    # The policy's parameters by name (PARAMS in core/stream/policies.py; a missing one: its default), e.g.
+    # min_chunk_s (new audio between two passes), margin_frames (alignatt: 20 ms frames kept clear of the end)
+    params: dict = field(default_factory=dict)
     # whisper_streaming trims at 15 s and prompts with 200 characters; on a 2-core CPU the shorter buffer and
     # prompt cut the decoder steps of every pass (bench/stream.py, onnx-int8, machine under load: median lag
     # 4.2 and 5.4 s in two runs against 6.1 s: docs/benchmarks-history.md, "Live transcription", the busy runs).
@@ -63,9 +64,15 @@ class StreamConfig:
     max_tokens: int = MAX_TOKENS
 
     def __post_init__(self):
-        kind = policy_kind(self.policy)
-        if self.min_chunk_s is None:
-            self.min_chunk_s = kind.min_chunk_s
+        self.params = resolve_params(self.policy, self.params)
+
+    @property
+    def min_chunk_s(self) -> float:
+        return self.params["min_chunk_s"]
+
+    @property
+    def margin_frames(self) -> int:
+        return self.params["margin_frames"]
 
 
 class StreamPolicy:

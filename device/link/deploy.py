@@ -30,7 +30,7 @@ from core.errors import WhisperKVError
 from device import protocol
 from device.link import board_install
 from device.link.transport import Transport
-from device.runner.agent import ROOT
+from device import ROOT
 from device.runner.backends import REGISTRY, deploy_modes
 
 DEFAULT_DIR = "~/whisperkv"

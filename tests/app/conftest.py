@@ -40,7 +40,7 @@ def run_events_for(ms: int) -> None:
 @pytest.fixture(autouse=True)
 def gui_thread_gc(qapp):
     """As in the studio (the main window installs it): cycles are collected on the GUI thread only."""
-    from app.gui_thread_gc import collect_garbage_on_gui_thread
+    from app.background import collect_garbage_on_gui_thread
 
     collect_garbage_on_gui_thread(qapp)
 

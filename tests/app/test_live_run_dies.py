@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from app.board.worker import TranscribeWorker
+from app.work.decode_worker import TranscribeWorker
 from core.decode.events import TokenEvent
 from device.link.client import BoardClient
 from device.link.decoder import RunnerDecoder

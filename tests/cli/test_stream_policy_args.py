@@ -49,3 +49,23 @@ def test_bad_policy_values_are_one_clear_line():
         assert r.returncode != 0 and len(lines) == 1 and words in lines[0], r.stderr
     r = whisperkv("stream", str(AUDIO / "test_en.wav"), "--policy", "nope")
     assert r.returncode != 0 and "alignatt" in r.stderr and "local-agreement" in r.stderr
+
+
+def test_a_toy_parameter_row_is_a_flag_that_reaches_the_stream_config(monkeypatch):
+    import argparse
+
+    from cli.stream_policy_args import add_policy_args, policy_options
+    from core.stream import policies
+    from core.stream.agreement import LocalAgreement
+    from core.stream.policy import StreamConfig
+
+    monkeypatch.setitem(policies.POLICIES, "toy", policies.PolicyKind("toy", "a toy rule", lambda c: LocalAgreement(),
+                                                                      0.5))
+    monkeypatch.setitem(policies.PARAMS, "patience", policies.PolicyParam(
+        "patience", "--patience", int, 2, 1, True, "passes", "toy: passes to wait", ("toy",)))
+    parser = argparse.ArgumentParser()
+    add_policy_args(parser)
+    assert "--patience PASSES" in parser.format_help() and "toy: passes to wait" in parser.format_help()
+    config = StreamConfig(**policy_options(parser.parse_args(["--policy", "toy", "--patience", "4"])))
+    assert config.params["patience"] == 4 and config.min_chunk_s == 0.5
+    assert StreamConfig(**policy_options(parser.parse_args(["--policy", "toy"]))).params["patience"] == 2

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 
-from app.audio.clip import file_sha256
+from app.runs.clip import file_sha256
 from app.runs.run_audio import missing_reason
 from app.runs.session import Session, run_from_dict, run_to_dict
 from core.decode.options import DecodeOptions

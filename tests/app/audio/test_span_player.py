@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.audio.clip import AudioClip
 from app.audio.span_player import SpanPlayer
+from app.runs.clip import AudioClip
 from app.runs.session import Session
 from core.decode.events import DoneEvent, EncodedEvent, TokenEvent
 from core.decode.options import DecodeOptions

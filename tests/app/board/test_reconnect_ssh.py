@@ -11,8 +11,8 @@ import pytest
 
 from app.board.profile import DeviceProfile
 from app.board.reconnect import BACKOFF_S
-from app.board.worker import TranscribeWorker
 from app.errors import RESTART_RUNNER
+from app.work.decode_worker import TranscribeWorker
 from device.link.connect import open_transport
 from device.runner.agent import ROOT
 from tests.app.board.dialogs import open_error_dialog, restart_button

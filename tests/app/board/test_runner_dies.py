@@ -2,7 +2,7 @@
 exports stay."""
 from __future__ import annotations
 
-from app.board.worker import TranscribeWorker
+from app.work.decode_worker import TranscribeWorker
 from tests.app.board.dialogs import open_error_dialog
 from tests.app.board.dying import KILL_AFTER_STEP, DiesOnce, KeepStreamTransport, kill_local_runner
 from tests.app.conftest import (

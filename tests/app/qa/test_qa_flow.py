@@ -2,7 +2,7 @@
 the main view with its banner verdict; then a timestamped run's segments in the Segments tab."""
 from __future__ import annotations
 
-from app.board.worker import TranscribeWorker
+from app.work.decode_worker import TranscribeWorker
 from core.model.audio import load_audio
 from core.model.mel import content_frames
 from device.link.client import BoardClient

@@ -1,6 +1,6 @@
 """The status bar's backend: where the connected runner's graphs run, from its hello (runner_summary)."""
-from app.board.worker import runner_summary
 from app.views.status_bar import StatusBar
+from app.work.decode_worker import runner_summary
 from device.link.runner_info import RunnerInfo
 from tests.core.model.test_placement import DLA_DETAIL
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.audio.clip import AudioClip
+from app.runs.clip import AudioClip
 from app.runs.session import Session
 from app.views.stop_banner import StopBanner
 from core.decode.events import DoneEvent, EncodedEvent, TokenEvent

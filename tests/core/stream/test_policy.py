@@ -80,8 +80,8 @@ def test_noise_alone_commits_nothing(client, tokenizer, policy):
 
 def test_long_speech_is_trimmed_at_commits_and_later_passes_are_prompted(client, tokenizer, references):
     audio = load_audio(AUDIO / "en_asterisk_demo-congrats.wav")
-    policy, events = stream(client, tokenizer, audio, gate=False, min_chunk_s=2.0, trim_s=8.0, word_cut_s=12.0,
-                            forced_s=20.0)
+    policy, events = stream(client, tokenizer, audio, gate=False, params={"min_chunk_s": 2.0}, trim_s=8.0,
+                            word_cut_s=12.0, forced_s=20.0)
     passes, trims = of(events, PassRecord), of(events, Trimmed)
     assert trims and all(t.reason in ("sentence", "word") for t in trims)
     assert max(p.audio_s for p in passes) <= 20.0 + 2.0 + 0.5
@@ -134,7 +134,7 @@ def test_an_identical_buffer_does_not_run_the_encoder_again(client, tokenizer):
 def test_finish_without_new_audio_commits_the_tentative_text_without_a_pass(client, tokenizer):
     counting, calls = counting_decoder(client)
 
-    policy = StreamPolicy(counting, tokenizer, StreamConfig(language="en", min_chunk_s=1.0))   # no VAD gate
+    policy = StreamPolicy(counting, tokenizer, StreamConfig(language="en", params={"min_chunk_s": 1.0}))   # no VAD gate
     events = []
     audio = load_audio(AUDIO / "en_arctic_slt_a0009.wav")
     for block in blocks_of(audio[:2 * SR]):
@@ -158,7 +158,7 @@ def test_a_pass_drafts_the_last_ones_tokens_when_it_hears_the_same_buffer_start_
                 decoded.append(ev.tokens)
             yield ev
 
-    policy = StreamPolicy(recording, tokenizer, StreamConfig(language="en", min_chunk_s=1.0, trim_s=4.0))
+    policy = StreamPolicy(recording, tokenizer, StreamConfig(language="en", params={"min_chunk_s": 1.0}, trim_s=4.0))
     events = []
     stream_fast(blocks_of(load_audio(AUDIO / "en_asterisk_demo-congrats.wav")[:16 * SR]), policy, events.append)
     passes = of(events, PassRecord)

@@ -51,7 +51,7 @@ def test_stop_during_a_pass_starts_no_other_and_commits_what_it_heard(local_clie
 def test_stop_with_new_audio_since_the_last_pass_runs_no_pass(local_client, tokenizer):
     counting, calls = counting_decoder(local_client)
 
-    policy = StreamPolicy(counting, tokenizer, StreamConfig(language="en", min_chunk_s=1.0))   # no VAD gate
+    policy = StreamPolicy(counting, tokenizer, StreamConfig(language="en", params={"min_chunk_s": 1.0}))   # no VAD gate
     audio = load_audio(AUDIO / "en_arctic_slt_a0009.wav")
     policy.feed(audio[:2 * SR])
     while policy.due():

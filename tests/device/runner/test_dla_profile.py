@@ -72,7 +72,7 @@ def test_qa_shows_each_clips_profile_in_json_and_html(dla_bundle, standin, tmp_p
 
 
 def test_the_studio_keeps_each_runs_profile_and_shows_it(qtbot, dla_bundle, standin, tmp_path):  # noqa: F811
-    from app.board.worker import TranscribeWorker
+    from app.work.decode_worker import TranscribeWorker
     from device.link.decoder import open_decoder
     from tests.app.conftest import make_window, open_and_wait, settings_file, transcribe_and_wait
 

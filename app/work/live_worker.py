@@ -14,13 +14,19 @@ import numpy as np
 from PySide6.QtCore import QObject, Signal, Slot
 
 from app.board.profile import DeviceProfile
-from app.board.worker import Batcher, TranscribeWorker
 from app.runs import token_names
 from app.runs.live import END_OF_STREAM, STOPPED, recording_decoder
+from app.work.decode_worker import Batcher, TranscribeWorker
 from core.decode.events import TokenEvent
-from core.model.audio import SAMPLE_RATE
+from core.model.tokenizer import WhisperTokenizer
+from core.model.weights import find_tokenizer
 from core.stream.events import PassRecord
-from core.stream.mic import sounddevice_stream
+from core.stream.feed import realtime_blocks
+from core.stream.mic import mic_blocks, sounddevice_stream
+from core.stream.policies import DEFAULT_POLICY
+from core.stream.policy import StreamConfig
+from core.stream.session import StreamSession
+from core.stream.stats import stream_summary
 
 
 class LiveWorker(QObject):
@@ -43,12 +49,12 @@ class LiveWorker(QObject):
 
     # --- called from the UI thread ----------------------------------------------------------------
     def start(self, samples: np.ndarray | None, mic_device: int | None, profile: DeviceProfile, password: str = "",
-              language: str | None = None, policy: str | None = None) -> None:
+              language: str | None = None, policy: str | None = None, params: dict | None = None) -> None:
         """samples: the clip to play at 1x, or None for the microphone `mic_device`; `policy`: the commit rule
-        (core/stream/policies.py; None: its default)."""
+        and `params` its parameters (core/stream/policies.py; None: their defaults)."""
         self._stop.clear()
         self.running = True
-        self._start_requested.emit(samples, mic_device, profile, password, (language, policy))
+        self._start_requested.emit(samples, mic_device, profile, password, (language, policy, params))
 
     def stop(self) -> None:
         """Thread-safe; a plain call from the UI thread (a signal connected to it would queue behind the stream)."""
@@ -57,59 +63,33 @@ class LiveWorker(QObject):
     # --- on the worker thread ---------------------------------------------------------------------
     @Slot()
     def _preload(self) -> None:
-        """At start-up: import what a stream needs. Importing ONNX Runtime (the VAD's) holds the GIL for 30-70 ms,
-        which at a stream's start froze the window that long."""
-        with contextlib.suppress(ImportError):    # a stream that needs them says what is missing when it starts
+        """At start-up, on this thread: import ONNX Runtime (the VAD's). Its import holds the GIL for 30-70 ms,
+        which at a stream's start froze the window that long; a stream that needs it says what is missing."""
+        with contextlib.suppress(ImportError):
             import onnxruntime  # noqa: F401
-
-            import core.stream.feed
-            import core.stream.mic
-            import core.stream.vad  # noqa: F401
 
     @Slot(object, object, object, str, object)
     def _run(self, samples, mic_device, profile: DeviceProfile, password: str, asked) -> None:
-        from core.model.tokenizer import WhisperTokenizer
-        from core.model.weights import find_tokenizer
-        from core.stream.feed import realtime_blocks, stream_live
-        from core.stream.mic import mic_blocks
-        from core.stream.one_pass import warm_up
-        from core.stream.policies import DEFAULT_POLICY
-        from core.stream.policy import StreamConfig, StreamPolicy
-        from core.stream.stats import stream_summary
-        from core.stream.vad import SileroVad, VoiceGate
-
-        language, policy_name = asked
-        config = StreamConfig(language=language, policy=policy_name or DEFAULT_POLICY)
+        language, policy_name, params = asked
         batch, telemetry = Batcher(self.events.emit), Batcher(self.runner_events.emit)
-        collected: list = []
-        policies: list = []
-        backend = ""
-
-        def on_event(ev):
-            collected.append(ev)
-            batch.add(ev, urgent=not isinstance(ev, PassRecord))
-
-        def make_policy(clock):
-            policies.append(StreamPolicy(decode_one, tokenizer, config, gate, clock, decoder.takes("prompt")))
-            return policies[0]
-
+        session, backend, end = None, "", END_OF_STREAM
         try:
-            decoder = self.transcriber._ensure_decoder(profile, password)   # the worker's runner, on its thread
+            # A bad parameter fails here, as the stream's error, before the runner is asked for anything.
+            config = StreamConfig(language=language, policy=policy_name or DEFAULT_POLICY, params=params or {})
+            decoder = self.transcriber.ensure_decoder(profile, password)   # the worker's runner, on its thread
             decoder.new_run()
             backend = decoder.info.backend
             # The studio's tokenizer, read once at start-up: reading it holds the GIL for 80-300 ms, and done here at
             # every stream's start it froze the window that long.
             tokenizer = token_names.tokenizer() or WhisperTokenizer.from_file(find_tokenizer())
-            decode_one = decoder.window
-            warm_up(decode_one, language)
-            decode_one = recording_decoder(decode_one, lambda ev, ms: telemetry.add(
-                (ev, ms), urgent=not isinstance(ev, TokenEvent)),
-                buffer_start_s=lambda: policies[0].buffer_start_s if policies else 0.0)
-            gate = VoiceGate(SileroVad())
+            session = StreamSession(
+                decoder.window, tokenizer, config, takes_prompt=decoder.takes("prompt"), stop=self._stop,
+                on_event=lambda ev: batch.add(ev, urgent=not isinstance(ev, PassRecord)),
+                watch=lambda decode_one: recording_decoder(decode_one, lambda ev, ms: telemetry.add(
+                    (ev, ms), urgent=not isinstance(ev, TokenEvent)), buffer_start_s=lambda: session.buffer_start_s))
             blocks = (realtime_blocks(samples) if samples is not None
                       else mic_blocks(self.stream_factory, mic_device, should_stop=self._stop.is_set))
-            if not self._stop.is_set():      # stopped while the runner started or warmed up: no pass at all
-                stream_live(blocks, make_policy, on_event, self._stop.is_set)
+            session.run(blocks, live=True)
             end = STOPPED if self._stop.is_set() else END_OF_STREAM
         except Exception as exc:
             telemetry.flush()       # what the stream got before the failure reaches the run before its error
@@ -119,8 +99,7 @@ class LiveWorker(QObject):
             end = "error"
         telemetry.flush()
         batch.flush()
-        policy = policies[0] if policies else None
-        fed_s = policy.fed / SAMPLE_RATE if policy else 0.0
         self.running = False
-        self.ended.emit(stream_summary(collected, fed_s) | {"language": (policy and policy.language) or "",
-                                                            "backend": backend, "end": end, "policy": config.policy})
+        summary = session.summary() if session else stream_summary([], 0.0) | {"language": "",
+                                                                                 "policy": policy_name or DEFAULT_POLICY}
+        self.ended.emit(summary | {"backend": backend, "end": end})

@@ -1,15 +1,17 @@
 """A live stream's life as a run of the session: the run is created when the stream starts, the live worker's
-runner-event batches and commits are folded into it, and it ends with the stream's summary (or its error)."""
+runner-event batches and commits are folded into it, and it ends with the stream's summary (or its error). The
+Live tab follows it: reset and running at the start, the stream's events as they come, its summary at the end."""
 from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
 from app.board.profile import DeviceProfile
 from app.errors import Failure
-from app.live_worker import LiveWorker
 from app.runs import live as live_runs
 from app.runs.record import RunRecord
 from app.runs.session import Session
+from app.views.live_panel import LivePanel
+from app.work.live_worker import LiveWorker
 from core.decode.options import DecodeOptions
 
 
@@ -17,25 +19,32 @@ class LiveRunController(QObject):
     updated = Signal(object)       # RunRecord that received runner events
     ended = Signal(object)         # RunRecord: its stream ended (stopped, end of stream, or error)
 
-    def __init__(self, session: Session, worker: LiveWorker, parent=None):
+    def __init__(self, session: Session, worker: LiveWorker, panel: LivePanel, parent=None):
         super().__init__(parent)
-        self.session, self.worker = session, worker
+        self.session, self.worker, self.panel = session, worker, panel
         self.run: RunRecord | None = None           # the run streaming now
         worker.events.connect(self._on_events)
         worker.runner_events.connect(self._on_runner_events)
         worker.failed.connect(self._on_failed)
         worker.ended.connect(self._on_ended)
+        panel.stopRequested.connect(self.stop)       # a flag for the decode thread, set from the UI thread
+        worker.events.connect(panel.add_events)
+        worker.ended.connect(panel.finish)
 
     def start(self, clip, mic_device, profile: DeviceProfile, password: str, device_info: dict,
-              language: str | None, policy: str | None = None) -> RunRecord | None:
-        """A new live run of `clip` at 1x, or of the microphone when clip is None; None while one streams."""
+              language: str | None) -> RunRecord | None:
+        """A new live run of `clip` at 1x, or of the microphone when clip is None, with the Live tab's policy and
+        parameters; None while one streams."""
         if self.worker.running:
             return None
         name = "mic" if clip is None else clip.name
         options = DecodeOptions(language=language, word_timestamps=True)   # what every pass asks for
         run = self.session.new_run(name, options, profile.url(), device_info, clip.duration_s if clip else 0.0)
         self.run = live_runs.start_live(run, name)
-        self.worker.start(None if clip is None else clip.samples, mic_device, profile, password, language, policy)
+        self.worker.start(None if clip is None else clip.samples, mic_device, profile, password, language,
+                          self.panel.policy(), self.panel.params.values())
+        self.panel.reset()
+        self.panel.set_running(True)
         return run
 
     def stop(self) -> bool:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from app.audio.clip import AudioClip
 from app.board.profile import DeviceProfile
-from app.board.worker import TranscribeWorker, WorkerThread
 from app.errors import Failure
+from app.runs.clip import AudioClip
 from app.runs.record import RunRecord
 from app.runs.session import Session
+from app.work.decode_worker import TranscribeWorker, WorkerThread
 from core.decode.options import DecodeOptions
 
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
+from app.background import TaskRunner
 from app.board.check import check_board, rung_line
 from app.board.form_terms import in_form_terms
-from app.background import TaskRunner
 from app.board.panel import DevicePanel
 from app.board.profile import DeviceProfile
 from app.board.tasks import deploy, test_connection
-from app.board.worker import TranscribeWorker
 from app.errors import RESTART_RUNNER, Failure
 from app.views.board_cost import BoardCostLabel
 from app.views.status_bar import StatusBar
+from app.work.decode_worker import TranscribeWorker
 from core.model.device_words import machine_words
 
 

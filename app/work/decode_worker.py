@@ -113,7 +113,7 @@ class TranscribeWorker(QObject):
     @Slot(object, str)
     def _connect(self, profile: DeviceProfile, password: str) -> None:
         try:
-            self._ensure_decoder(profile, password)
+            self.ensure_decoder(profile, password)
         except Exception as exc:
             self.failed.emit(0, in_form_terms(failure_of(exc)))
 
@@ -131,7 +131,9 @@ class TranscribeWorker(QObject):
                 and (current.url(), current.trust_host_key, current.npu_profile)
                 == (profile.url(), profile.trust_host_key, profile.npu_profile))
 
-    def _ensure_decoder(self, profile: DeviceProfile, password: str = "", run_id: int = 0):
+    def ensure_decoder(self, profile: DeviceProfile, password: str = "", run_id: int = 0):
+        """The worker's connected decoder for `profile`, its runner started (again, with a backoff, after a lost
+        link) when it is not up. Only on the worker's thread: a run's requests and a live stream's share it."""
         if self.is_connected(profile):
             return self.decoder
         if run_id:
@@ -171,7 +173,7 @@ class TranscribeWorker(QObject):
         batch = Batcher(lambda items: self.events.emit(run_id, items))
         decoder = None
         try:
-            decoder = self._ensure_decoder(profile, password, run_id)
+            decoder = self.ensure_decoder(profile, password, run_id)
             decoder.on_sample = lambda sample: self.samples.emit(run_id, sample)
             decoder.new_run()
             if options.wants_attention and not decoder.takes("attention"):

@@ -9,7 +9,7 @@ import gc
 import threading
 import weakref
 
-from app.gui_thread_gc import collect_garbage_on_gui_thread
+from app.background import collect_garbage_on_gui_thread
 from tests.app.conftest import wait_for
 
 

@@ -1,0 +1,135 @@
+"""The main window's views, one row each: what makes it, where it sits, and whether it follows a live run. The
+window's layout, its `show_run`, the text views' sync and the live refresher's turns are generated from `VIEWS`;
+the window's signal connections (the views' links to each other, a selected step, a clicked word, and the
+controllers' and panels' requests to the window) from `LINKS`.
+
+A view of a run implements `RunView`: it reads a RunRecord (app/runs/record.py) and never talks to the link
+(app/work/decode_worker.py turns runner events into Qt signals). A new view is its widget file and one row here
+(docs/architecture.md, "How to add a view")."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Protocol
+
+from PySide6.QtWidgets import QWidget
+
+from app.plots.attention_heatmap import AttentionHeatmap
+from app.plots.panel import PlotsPanel
+from app.qa.tab import QaTab
+from app.runs.record import RunRecord
+from app.views.compare_panel import ComparePanel
+from app.views.live_panel import LivePanel
+from app.views.npu_profile_view import NpuProfileView
+from app.views.quality_strip import QualityStrip
+from app.views.segments import SegmentsView
+from app.views.stop_banner import StopBanner
+from app.views.token_table import TokenTable
+from app.views.transcript import TranscriptView
+
+
+class RunView(Protocol):
+    def show_run(self, run: RunRecord | None) -> None:
+        """The window shows `run` now (None: no run)."""
+
+    def refresh(self, run: RunRecord) -> None:
+        """The run on display gained events (or ended): show what is new. Cheap when nothing changed."""
+
+
+@dataclass(frozen=True)
+class ViewRow:
+    name: str                         # the window's attribute
+    make: Callable[..., QWidget]      # (window) -> the widget
+    place: str                        # "banner" (beside the stop banner), "transcript", "pane" (under it), "tab:<title>"
+    live: str | None                  # its turn of the live refresher (views sharing a turn redraw together);
+                                      # None: not a view of the run on display
+
+
+# Taking turns keeps each event-loop pass to one turn's views (app/plots/live_refresh.py): the text views are
+# cheap and share one; the heatmap, the table and each plot (PlotsPanel.turns) take one each.
+VIEWS: list[ViewRow] = [
+    ViewRow("banner", lambda window: StopBanner(), "banner", "text"),
+    ViewRow("quality", lambda window: QualityStrip(), "banner", "text"),
+    ViewRow("transcript", lambda window: TranscriptView(), "transcript", "text"),
+    ViewRow("heatmap", lambda window: AttentionHeatmap(), "pane", "heatmap"),
+    ViewRow("plots", lambda window: PlotsPanel(), "pane", "plots"),
+    ViewRow("table", lambda window: TokenTable(), "tab:Tokens", "table"),
+    ViewRow("segments", lambda window: SegmentsView(), "tab:Segments", "text"),
+    ViewRow("compare", lambda window: ComparePanel(window.session), "tab:Compare runs", None),
+    ViewRow("qa", lambda window: QaTab(), "tab:QA suite", None),
+    ViewRow("live_panel", lambda window: LivePanel(), "tab:Live", None),
+    ViewRow("npu_view", lambda window: NpuProfileView(), "tab:NPU profile", "text"),
+]
+
+# (the window's signal, the slot it drives), as attribute paths on the window: the heatmap, the table and the
+# plots follow each other's selected step; a clicked word or token selects its step everywhere; requests from the
+# panels and the controllers' news reach the window.
+LINKS: list[tuple[str, str]] = [
+    ("runs.updated", "_on_run_updated"), ("runs.ended", "_on_run_ended"),
+    ("live_runs.updated", "_on_run_updated"), ("live_runs.ended", "_on_run_ended"),
+    ("loader.loaded", "_on_clip"), ("board.connected", "_on_connected"), ("run_picker.picked", "show_run"),
+    ("controls.transcribeRequested", "transcribe"), ("controls.stopRequested", "stop"), ("qa.stopRequested", "stop"),
+    ("qa.openRunRequested", "open_run"), ("runFinished", "qa.run_finished"), ("live_panel.startRequested", "start_live"),
+    ("plots.stepSelected", "table.select_step"), ("table.stepSelected", "plots.select_step"),
+    ("plots.stepSelected", "heatmap.select_step"), ("table.stepSelected", "heatmap.select_step"),
+    ("heatmap.stepClicked", "table.select_step"), ("heatmap.stepClicked", "plots.select_step"),
+    ("transcript.stepClicked", "table.select_step"), ("transcript.stepClicked", "plots.select_step"),
+    ("transcript.stepClicked", "heatmap.select_step"),
+    ("span_player.spanShown", "audio.view.show_span"), ("span_player.spanShown", "heatmap.show_span"),
+]
+
+
+def build_views(window) -> dict:
+    """Makes every view as the window's attribute; returns lay_out's arguments: the banner row, the transcript,
+    the panes and the tabs (app/views/window_layout.py)."""
+    placed: dict = {"banner": [], "transcript": None, "pane": [], "tabs": {}}
+    for row in VIEWS:
+        widget = row.make(window)
+        setattr(window, row.name, widget)
+        if row.place.startswith("tab:"):
+            placed["tabs"][row.place[4:]] = widget
+        elif row.place == "transcript":
+            placed["transcript"] = widget
+        else:
+            placed[row.place].append(widget)
+    return {"banner": placed["banner"], "transcript": placed["transcript"], "panes": placed["pane"],
+            "tabs": placed["tabs"]}
+
+
+def run_views(window) -> list[RunView]:
+    return [getattr(window, row.name) for row in VIEWS if row.live is not None]
+
+
+def show_run(window, run: RunRecord | None) -> None:
+    """Every view of a run shows `run` (the refresher's flush then brings each up to date)."""
+    for view in run_views(window):
+        view.show_run(run)
+
+
+def live_turns(window) -> list[Callable[[], None]]:
+    """The live refresher's turns, in the table's order: a turn redraws its views with the run on display."""
+    turns: dict[str, list] = {}
+    for row in VIEWS:
+        if row.live is not None:
+            turns.setdefault(row.live, []).append(getattr(window, row.name))
+    out = []
+    for views in turns.values():
+        parts = getattr(views[0], "turns", None) if len(views) == 1 else None
+        out += parts() if parts else [lambda views=views: _refresh(window, views)]
+    return out
+
+
+def _refresh(window, views: list) -> None:
+    if window.run is not None:
+        for view in views:
+            view.refresh(window.run)
+
+
+def link_views(window) -> None:
+    for source, target in LINKS:
+        _attribute(window, source).connect(_attribute(window, target))
+
+
+def _attribute(window, path: str):
+    for name in path.split("."):
+        window = getattr(window, name)
+    return window
