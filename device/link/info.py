@@ -1,4 +1,4 @@
-"""What a device has: OS, CPU, Python/NumPy, memory, the deployed runner and model, and what the
+"""What a device has: OS, CPU, Python/NumPy, a C compiler, memory, the deployed runner and model, and what the
 NPU path needs (docs/board.md): /dev/apusys*, neuronrt and ncc-tflite, the Neuron runtime library the dla
 backend would load (its path, version and the Runtime API the runner would use), the Neuron delegate, a TFLite
 interpreter (and which one the runner's tflite backend takes).
@@ -17,7 +17,7 @@ from device.link import cpu_name
 from device.link.transport import Transport, TransportError
 from device.runner import deployed_packages, neuron_paths
 from device.runner import soc as soc_table
-from device.runner.backends import TFLITE_INTERPRETERS
+from device.runner.litert import TFLITE_INTERPRETERS
 
 ABSENT = "absent"
 NOT_FOUND = "not found"
@@ -82,6 +82,7 @@ print(json.dumps({
     "cpu": cpu_name(read("/proc/cpuinfo")) or platform.processor() or None, "cpu_count": os.cpu_count(),
     "python": platform.python_version(), "numpy": version("numpy"),
     "onnxruntime": version("onnxruntime"),
+    "compiler": next(filter(None, map(shutil.which, ("cc", "gcc", "clang"))), None),
     "mem_total_mb": int(mem["MemTotal"]) // 1024 if "MemTotal" in mem else None,
     "mem_free_mb": int(mem.get("MemAvailable", mem.get("MemFree", 0))) // 1024 if mem else None,
     "runner_dir": root, "runner_version": ver.group(1) if ver else None,
@@ -109,6 +110,7 @@ SH_PROBE = ('. /etc/os-release 2>/dev/null; echo "os=$PRETTY_NAME"; echo "kernel
             'for t in neuronrt:-v ncc-tflite:--version; do p=$(command -v "${t%%:*}") && '
             'echo "${t%%:*}=$p|$("$p" "${t#*:}" 2>&1 | grep -i version | head -n 1)"; done; '
             'echo "neuron_delegates=$(ls -d $DELEGATE_GLOBS 2>/dev/null | tr \'\\n\' \' \')"; '
+            'echo "compiler=$(command -v cc gcc clang 2>/dev/null | head -n 1)"; '
             'command -v getprop >/dev/null && echo "android=$(getprop ro.build.version.release)"')
 # Android images ship no Python, so the runner cannot start there: the public MT8371 Android ports
 # (superLin006/MTK_model_zoo) push native C++ binaries over adb instead, while Genio IoT Yocto (Python 3.12.11
@@ -116,7 +118,7 @@ SH_PROBE = ('. /etc/os-release 2>/dev/null; echo "os=$PRETTY_NAME"; echo "kernel
 ANDROID_NO_PYTHON = "absent: Android has no Python; the runner needs a Linux image (IoT Yocto or Ubuntu)"
 
 FIELDS = ("device", "os", "kernel", "arch", "soc", "cpu", "cpu_count", "python", "numpy", "onnxruntime",
-          "mem_total_mb", "mem_free_mb", "runner_dir", "runner_version", "model", "model_sha256", "npu",
+          "compiler", "mem_total_mb", "mem_free_mb", "runner_dir", "runner_version", "model", "model_sha256", "npu",
           "neuronrt", "ncc_tflite", "neuron_runtime", "neuron_delegates", "tflite", "tflite_used", "npu_ready")
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.errors import WhisperKVError
+from device.runner.litert import TFLITE_INTERPRETERS
 from device.runner.runtime_config import RuntimeConfig
 
 
@@ -22,10 +23,6 @@ class BackendError(WhisperKVError):
     code = "model_missing"
 
 
-# The tflite backend's interpreters, the image's own first: a stock Genio 520 EVK image (IoT Yocto Rity 25.1.1,
-# recorded in bbudaedu/talkybuddy `edge/`) has tflite_runtime 2.16.1 in its system Python; ai_edge_litert is the
-# wheel pip installs elsewhere.
-TFLITE_INTERPRETERS = ("tflite_runtime", "ai_edge_litert")
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ names its path: never a silent CPU fallback. `cross` is the form of the cross st
 from __future__ import annotations
 
 import ctypes
-import importlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,26 +21,13 @@ from core.model.backend import check_cross
 from core.model.dims import ModelDims
 from core.model.kv_cache import uncached_by_steps
 from core.model.weights import WhisperWeights
-from device.runner.backends import TFLITE_INTERPRETERS
 from device.runner.bundle import read_bundle
 from device.runner.int_slots import from_slot, to_slot
+from device.runner.litert import load_interpreter
 
 
 class DelegateError(WhisperKVError):
     code = "model_missing"
-
-
-def _litert():
-    """(Interpreter, load_delegate, OpResolverType or None, package name): the first of TFLITE_INTERPRETERS (the
-    image's tflite_runtime before ai_edge_litert) that imports."""
-    for package in TFLITE_INTERPRETERS:
-        try:    # ai_edge_litert takes ~1.2 s to import: only when a tflite backend is built
-            m = importlib.import_module(package + ".interpreter")
-        except ImportError:
-            continue
-        return m.Interpreter, m.load_delegate, getattr(m, "OpResolverType", None), package
-    raise WhisperKVError("no TFLite interpreter here: neither tflite_runtime nor ai_edge_litert imports",
-                         "install the board image's tflite_runtime, or pip install ai-edge-litert (x86_64/aarch64)")
 
 
 def refuse_stable_delegate(path: str) -> None:
@@ -101,7 +87,7 @@ class _Graph:
     """One interpreter, its tensors found by name (the exporter names them after docs/protocol.md)."""
 
     def __init__(self, name: str, model: bytes, threads: int, delegate_path: str | None):
-        Interpreter, load_delegate, resolver, self.package = _litert()
+        Interpreter, load_delegate, resolver, self.package = load_interpreter()
         kw: dict = {"model_content": model, "num_threads": threads}
         if delegate_path:
             refuse_stable_delegate(delegate_path)

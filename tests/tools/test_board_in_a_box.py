@@ -1,157 +1,95 @@
-"""The board path on an emulated arm64 board: tools/board-in-a-box up, device-info, deploy, test_en.wav's JFK
-sentence with the PC's NumPy reference's tokens (docs/board.md's done-when, through the CLI), a QA suite on
-hello-world sampled while the box's thermal zone passes its throttle mark, then down.
+"""The board in a box as a replica of the recorded Genio 520 image (tools/board-in-a-box, its `genio-520`
+profile): what device-info reads on it, what its system Python has and lacks, root's empty password, the switch
+that cuts it off from every package index. The transcripts on it are in test_dla_on_the_box.py.
 
-The box is a STAND-IN for an MT8371 board, named as one here: qemu emulates a Neoverse N1 (so nothing here
-is timed), there is no NPU, and its SoC and thermal zones are files tools/board_box/identity.py writes.
-It needs root and binfmt_misc; it is skipped only when the binfmt_misc mount itself fails (or, off CI, when
-not root), saying so. The first run builds the root filesystem (tens of minutes); later runs unpack the
-cached tarball (docs/benchmarks.md).
+The box is a STAND-IN for a Genio 520 board, named as one here: qemu emulates a Neoverse N1 (so nothing here
+is timed), its SoC, cores, memory, thermal zones and /dev/apusys are files tools/board_box writes, and its
+Neuron runtime is the tests' STAND-IN library. The `board` fixture (tests/tools/conftest.py) brings it up once a
+session; run under `flock /tmp/board-box.lock`.
 """
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-import pytest
+from tests.tools.conftest import box, on_box, whisperkv
 
-from device.runner.backends import REGISTRY
-
-ROOT = Path(__file__).resolve().parents[2]
-BOX = ROOT / "tools" / "board-in-a-box"
-HELLO = ROOT / "resources" / "audio" / "en_asterisk_hello-world.wav"
-TEST_EN = ROOT / "resources" / "audio" / "test_en.wav"
-JFK = "And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country."
-# All device-info may call absent on the box, because the box lacks it: a runner and model before deploy,
-# ONNX Runtime (the `runner` extra has none), the NPU's /dev/apusys*.
-ABSENT_ON_THE_BOX = {"onnxruntime", "runner_version", "model", "model_sha256", "npu"}
+# All device-info may call absent on the box, because the image lacks it or the replica leaves it out: a
+# runner and model before deploy, ONNX Runtime, neuronrt and the Neuron delegate (MediaTek's, not here), a
+# TFLite interpreter in the system Python (deploy brings one), a C compiler.
+ABSENT_ON_THE_BOX = {"onnxruntime", "compiler", "runner_version", "model", "model_sha256", "neuronrt",
+                     "ncc_tflite", "neuron_delegates", "tflite_used"}
 
 
-def box(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(BOX), *args], capture_output=True, text=True, timeout=timeout)
-
-
-def whisperkv(*args: str, timeout: float = 1200) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cli.main", *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT, stdin=subprocess.DEVNULL)
-
-
-@pytest.fixture(scope="module")
-def board():
-    if os.geteuid() != 0:
-        pytest.skip("the board in a box needs root (chroot and mounts); CI runs as root")
-    up = box("up", timeout=90 * 60)        # a first build runs debootstrap under emulation
-    if up.returncode == 2 and "binfmt_misc cannot be mounted" in up.stderr:
-        pytest.skip(up.stderr.strip())
-    assert up.returncode == 0, up.stderr
-    url = up.stdout.strip().splitlines()[-1]
-    state = json.loads(box("status", "--json").stdout)
-    yield {"url": url, "root": Path(state["root"]), "state": state}
-    down = box("down")
-    assert down.returncode == 0, down.stderr
-    assert box("status").stdout.strip() == "down"
-    assert box("down").returncode == 0        # safe twice
-
-
-def test_the_box_says_what_it_is(board):
-    assert board["url"].startswith("ssh://root@127.83.71.1:")
-    assert "python=/opt/whisperkv/venv/bin/python" in board["url"]
+def test_device_info_reads_a_genio_520_logged_in_as_root_with_no_key(board):
+    assert board["url"] == f"ssh://root@127.83.71.1:{board['state']['port']}?python=/usr/bin/python3"
     assert box("status").stdout.startswith("up ")
     info = whisperkv("device-info", "--device", board["url"], "--json")
     assert info.returncode == 0, info.stderr
     d = json.loads(info.stdout)
     assert d["arch"] == "aarch64" and d["python"].startswith("3.11") and d["numpy"]
+    assert d["os"].startswith("Debian GNU/Linux 12")
     assert d["soc"]["name"] == "MT8371" and d["soc"]["npu"] == "MDLA 5.3"
     assert d["soc"]["read_from"] == "/sys/firmware/devicetree/base/compatible"
-    assert d["tflite"]["ai_edge_litert"] and not d["tflite"]["ai_edge_litert"].startswith("import failed")
-    # arm64's /proc/cpuinfo has no "model name": the cores are named from their implementer and part
-    assert d["cpu"] == f"{d['cpu_count']}x Neoverse-N1"
-    text = whisperkv("device-info", "--device", board["url"])
+    # the EVK's cores as the kernel would list them, eight of them, and its 3.7 GiB
+    assert d["cpu"] == "6x Cortex-A55 + 2x Cortex-A78" and d["cpu_count"] == 8
+    assert d["mem_total_mb"] == 3788
+    # /dev/apusys is the box's own (a file in its private /dev); the PC's /dev has none
+    assert d["npu"] == ["/dev/apusys"] and not Path("/dev/apusys").exists()
+    assert d["tflite"] == {"ai_edge_litert": None, "tflite_runtime": None} and d["tflite_used"] is None
+    assert d["compiler"] is None
+    # the STAND-IN runtime where a Genio IoT Yocto image keeps MediaTek's, a build exporting Runtime V1 only
+    runtime = d["neuron_runtime"]
+    assert runtime["path"] == "/usr/lib/libneuronusdk_runtime.mtk.so.8"
+    assert runtime["apis"] == ["V1"] and runtime["api"] == "V1"
+    text = whisperkv("device-info", "--device", board["url_key"])     # the generated key logs in too
     assert text.returncode == 0, text.stderr
     absent = {line.split()[0] for line in text.stdout.splitlines() if line.split()[1:] == ["absent"]}
-    assert "cpu" not in absent and absent <= ABSENT_ON_THE_BOX
+    assert "cpu" not in absent and "compiler" in absent and absent <= ABSENT_ON_THE_BOX
 
 
-@pytest.fixture(scope="module")
-def deployed(board):
-    r = whisperkv("deploy", "--device", board["url"], "--backend", "tflite")
+def test_the_system_python_has_numpy_from_debian_and_nothing_pip_installed_and_no_compiler(board):
+    r = on_box(board, "python3 -c 'import numpy; print(numpy.__file__)'; pip3 --version; "
+                      "python3 -c 'import tokenizers' 2>/dev/null || echo no tokenizers; "
+                      "ls /usr/local/lib/python3*/dist-packages 2>/dev/null | wc -l; "
+                      "for c in cc gcc cpp c99 as ld; do command -v $c; done; true")
     assert r.returncode == 0, r.stderr
-    return board
+    numpy_at, pip, tokenizers, pip_installed, *compilers = r.stdout.split("\n")
+    assert numpy_at.startswith("/usr/lib/python3/dist-packages/numpy/")
+    assert pip.startswith("pip ") and tokenizers == "no tokenizers" and pip_installed == "0"
+    assert [c for c in compilers if c] == []
 
 
-def test_deploy_ships_no_c_source(deployed):
-    shipped = list((deployed["root"] / "root/whisperkv").rglob("*"))
-    assert any(p.suffix == ".tflite" for p in shipped)
-    # the x86-64 C decoder step (device/runner/native/) can never build on an aarch64 board: deploy leaves it out
-    assert not [p for p in shipped if p.suffix in (".c", ".h") or "native" in p.parts]
+def test_the_standin_runtime_is_at_its_yocto_path_and_its_litert_out_of_the_runners_reach(board):
+    r = on_box(board, "readlink /usr/lib/libneuronusdk_runtime.mtk.so /usr/lib/libneuronusdk_runtime.mtk.so.8; "
+                      "test -f /usr/lib/libneuronusdk_runtime.mtk.so.8.2.16 && echo lib; "
+                      "test -f /opt/standin/v1v2/libneuronusdk_runtime.mtk.so.8 && echo v1v2; "
+                      "python3 -c 'import ai_edge_litert' 2>&1 | tail -n 1")
+    assert r.stdout.split("\n")[:4] == ["libneuronusdk_runtime.mtk.so.8.2.16"] * 2 + ["lib", "v1v2"]
+    assert "No module named 'ai_edge_litert'" in r.stdout
 
 
-def test_jfk_on_the_box_with_the_pc_references_tokens(deployed):
-    """docs/board.md's done-when: up, deploy --backend tflite, then `transcribe test_en.wav --device URL`."""
-    pc = whisperkv("transcribe", str(TEST_EN), "--backend", "numpy", "--json")
-    assert pc.returncode == 0, pc.stderr
-    arm = whisperkv("transcribe", str(TEST_EN), "--device", deployed["url"], "--json")
-    assert arm.returncode == 0, arm.stderr
-    pc_doc, arm_doc = json.loads(pc.stdout), json.loads(arm.stdout)
-    assert arm_doc["text"] == JFK and arm_doc["tokens"] == pc_doc["tokens"]
-    # the URL names no backend: the runner's `auto` chose one that runs on an Arm CPU (the registry's arches),
-    # never the x86-64 AVX-512 C step
-    assert "backend=" not in deployed["url"]
-    assert arm_doc["backend"] == "tflite" and REGISTRY[arm_doc["backend"]].runs_on("aarch64")
-    assert arm_doc["soc"] == {"name": "MT8371", "npu": "MDLA 5.3"}
-    assert arm_doc["samples"] and all(s["rss_mb"] > 10 for s in arm_doc["samples"])
+def test_root_logs_in_with_an_empty_password_by_the_none_method(board):
+    """The image's debug-tweaks: no key, no password; `none` is what an SSH client tries first."""
+    import paramiko
 
-
-def test_qa_flags_the_clip_that_ran_past_the_throttle_mark(deployed, tmp_path, monkeypatch):
-    import core.qa.run as qa_run
-    from cli.main import main
-
-    # The same audio twice: the runner's encoder cache spares the second encoder run, the costliest part of
-    # an emulated request (minutes), so the suite's two clips cost about one.
-    suite = tmp_path / "suite.toml"
-    suite.write_text(f'references = "{ROOT / "resources/audio/transcripts.json"}"\n'
-                     f'[[clip]]\nname = "cool"\naudio = "{HELLO}"\nmax_wer = 0.5\n'
-                     f'[[clip]]\nname = "hot"\naudio = "{HELLO}"\nmax_wer = 0.5\n')
-    zone = deployed["root"] / "sys/class/thermal/thermal_zone0/temp"
-    real_run_clip = qa_run.run_clip
-
-    def heat_after_the_first_clip(clip, *args, **kw):
-        result = real_run_clip(clip, *args, **kw)
-        zone.write_text("91500\n")       # past the box's passive trip point (85 C): the board throttles
-        return result
-
-    monkeypatch.setattr(qa_run, "run_clip", heat_after_the_first_clip)
-    out = tmp_path / "report"
+    state = board["state"]
+    t = paramiko.Transport((state["addr"], state["port"]))
     try:
-        main(["qa", str(suite), "--device", deployed["url"], "--out", str(out)])
+        t.start_client(timeout=30)
+        assert t.auth_none("root") == []        # accepted: no further method needed
+        chan = t.open_session()
+        chan.exec_command("id -u")
+        assert chan.makefile().read().strip() == b"0"
     finally:
-        zone.write_text("45000\n")
-    doc = json.loads((out / "qa.json").read_text())
-    pc = whisperkv("transcribe", str(HELLO), "--backend", "numpy")
-    assert [c["text"] for c in doc["clips"]] == [pc.stdout.strip()] * 2 == ["Hello world."] * 2
-    assert doc["meta"]["soc"] == {"name": "MT8371", "npu": "MDLA 5.3"}
-    assert doc["devices"][0]["board"]["peak_temp_c"] == 91.5
-    assert doc["devices"][0]["board"]["flagged"] == ["hot"]
-    cool, hot = (c["board"] for c in doc["clips"])
-    assert cool["peak_temp_c"] < 85 and not cool["flag"]
-    assert hot["peak_temp_c"] == 91.5 and hot["throttled"] and "throttling" in hot["flag"]
-    html = (out / "qa.html").read_text()
-    assert "What each board paid" in html and "91.5" in html and "MT8371" in html and "MDLA 5.3" in html
+        t.close()
 
 
-def test_the_doctor_climbs_the_box_with_warnings_and_writes_its_report(deployed, tmp_path):
-    """`whisperkv doctor --quick` on the box: every rung passes or warns (the box is an emulation: its speed and
-    where its graphs ran are not a board's), and the report is written."""
-    r = whisperkv("doctor", "--device", deployed["url"], "--quick", "--json", "--out", str(tmp_path))
-    assert r.returncode == 0, r.stderr
-    doc = json.loads(r.stdout)
-    by = {rung["name"]: rung for rung in doc["rungs"]}
-    assert all(rung["status"] in ("pass", "warn") for rung in doc["rungs"]), r.stderr
-    assert by["identity"]["figures"]["soc"] == "MT8371" and by["identity"]["figures"]["runner_kind"] == "emulated"
-    assert by["deployed"]["figures"]["mode"] == "tflite" and not by["deployed"]["figures"]["changed"]
-    assert by["tokens"]["figures"]["clips"][0]["first_difference"] is None
-    assert any("emulation" in w for w in by["speed"]["figures"]["warnings"])
-    assert "MT8371" in (tmp_path / "doctor.html").read_text()
+def test_cut_off_the_box_reaches_no_index_and_fails_at_once(offline_board):
+    assert box("status").stdout.split()[-1] == "offline"
+    r = on_box(offline_board, "getent hosts pypi.org; echo rc=$?; "
+                              "python3 -m pip download --no-deps -d /tmp/w numpy 2>&1; echo rc=$?", timeout=120)
+    lines = r.stdout.strip().splitlines()
+    assert lines[0] == "rc=2" and lines[-1] == "rc=1"     # getent: no such name; pip: nothing fetched
+    # pip asked only the closed port its configuration names, once (no retries), and found nothing
+    assert "Looking in indexes: http://127.83.71.1:9/simple/" in r.stdout and "(from versions: none)" in r.stdout

@@ -1,65 +1,136 @@
-"""The dla path on the emulated arm64 board (tools/board-in-a-box; see test_board_in_a_box.py for what the box
-is and is not): a bundle compiled on the PC by the STAND-IN ncc-tflite, `whisperkv deploy --backend dla`, the
-STAND-IN Neuron runtime library built on the box by the box's own compiler against its own Python, then
-`whisperkv transcribe` on the box's runner through that library. The tokens must equal the PC's NumPy
-reference, every graph must have been created once and run by the runtime on the box, and the stop line must
-say the graphs ran on the NPU (there is no NPU in the box: the stand-in runs the graphs in LiteRT on the
-emulated Arm CPU, so nothing here is a timing).
+"""The dla path on the board in a box (tests/tools/conftest.py's `board`, a STAND-IN for a Genio 520): a bundle
+compiled on the PC by the STAND-IN ncc-tflite, `whisperkv deploy --backend dla`, then transcripts through the
+STAND-IN Neuron runtime library the box carries at its Yocto path (built while its root filesystem was made;
+there is no compiler on the box). The stand-in computes each graph in its own LiteRT on the emulated Arm CPU,
+so the tokens must equal the PC's NumPy reference and nothing here is a timing.
 
-The box is shared: run this under `flock /tmp/board-box.lock`, as every use of it.
+The one full test_en.wav transcription of the suite on the box is here (an emulated encoder window costs
+minutes); every other run is the short hello-world clip, twice in one QA suite so that the runner's encoder
+cache spares the second encoder run. Run under `flock /tmp/board-box.lock`.
 """
 from __future__ import annotations
 
 import json
+import shutil
 
-from tests.device.runner.standin.build import HERE, SOURCES, compile_command, library_name
+import pytest
+
+from tests.device.runner.standin.neuron_compute import MAGIC
 from tests.device.runner.test_dla_backend import dla_bundle  # noqa: F401  (the compiled bundle, module fixture)
-from tests.tools.test_board_in_a_box import HELLO, board, whisperkv  # noqa: F401  (board: the box, up then down)
+from tests.tools.conftest import HELLO, JFK, ROOT, TEST_EN, whisperkv
 
-STANDIN_DIR = "/opt/standin"          # on the box
-
-
-def build_on_the_box(board) -> str:  # noqa: F811
-    """Copy the stand-in's sources onto the box and compile them there; returns the library's path on the box."""
-    from device.link.connect import open_transport
-
-    folder = board["root"] / STANDIN_DIR.lstrip("/")
-    folder.mkdir(parents=True, exist_ok=True)
-    for name in SOURCES:
-        (folder / name).write_bytes((HERE / name).read_bytes())
-    t = open_transport(board["url"])
-    try:
-        include = t.run([t.python, "-c", "import sysconfig; print(sysconfig.get_paths()['include'])"], timeout=300)
-        assert include.rc == 0, include.stderr
-        lib = f"{STANDIN_DIR}/{library_name()}"
-        built = t.run(compile_command(lib, include.text.strip(), STANDIN_DIR, f"{STANDIN_DIR}/neuron_runtime.c"),
-                      timeout=900)
-        assert built.rc == 0, built.stderr
-        arch = t.run(["uname", "-m"])
-    finally:
-        t.close()
-    assert arch.text.strip() == "aarch64" and (folder / library_name()).is_file()
-    return lib
+V1V2_LIB = "/opt/standin/v1v2/libneuronusdk_runtime.mtk.so.8"     # tools/board_box/standin.py
+MODEL_FILES = {"encoder.dla", "decoder_step.dla", "token_embedding.npy", "positional_embedding.npy",
+               "tokenizer.json", "model.json"}
 
 
-def test_the_dla_on_the_box_gives_the_reference_tokens_and_runs_every_graph_on_the_runtime(board,  # noqa: F811
-                                                                                          dla_bundle):  # noqa: F811
-    deployed = whisperkv("deploy", "--device", board["url"], "--backend", "dla", "--model", str(dla_bundle))
-    assert deployed.returncode == 0, deployed.stderr
-    model = board["root"] / "root/whisperkv/model"
-    assert {p.name for p in model.iterdir()} == {"encoder.dla", "decoder_step.dla", "token_embedding.npy",
-                                                 "positional_embedding.npy", "tokenizer.json", "model.json"}
-    lib = build_on_the_box(board)
-    device = f"{board['url']}&backend=dla&neuron_lib={lib}"
-    pc = whisperkv("transcribe", str(HELLO), "--backend", "numpy", "--language", "en", "--json")
+@pytest.fixture(scope="module")
+def deployed(board, dla_bundle):  # noqa: F811
+    r = whisperkv("deploy", "--device", board["url"], "--backend", "dla", "--model", str(dla_bundle))
+    assert r.returncode == 0, r.stderr
+    return board
+
+
+@pytest.fixture(scope="module")
+def plain_bundle(dla_bundle, tmp_path_factory):  # noqa: F811
+    """The same bundle with each `.dla` a plain TFLite file (the stand-in ncc-tflite's wrapping taken off)."""
+    bundle = tmp_path_factory.mktemp("plain") / "bundle"
+    shutil.copytree(dla_bundle, bundle)
+    for dla in bundle.glob("*.dla"):
+        data = dla.read_bytes()
+        assert data.startswith(MAGIC)
+        dla.write_bytes(data[len(MAGIC):])
+    return bundle
+
+
+def reference(audio) -> dict:
+    pc = whisperkv("transcribe", str(audio), "--backend", "numpy", "--json")
     assert pc.returncode == 0, pc.stderr
-    arm = whisperkv("transcribe", str(HELLO), "--device", device, "--language", "en", "--json", timeout=3600)
+    return json.loads(pc.stdout)
+
+
+def calls(board, graph: str) -> list[str]:
+    f = board["root"] / f"root/whisperkv/model/{graph}.dla.calls"
+    return f.read_text().split() if f.is_file() else []
+
+
+def test_deploy_ships_the_dla_bundle_and_no_c_source(deployed):
+    shipped = list((deployed["root"] / "root/whisperkv").rglob("*"))
+    assert {p.name for p in (deployed["root"] / "root/whisperkv/model").iterdir()} >= MODEL_FILES
+    # the x86-64 C decoder step (device/runner/native/) can never build on an aarch64 board: deploy leaves it out
+    assert not [p for p in shipped if p.suffix in (".c", ".h") or "native" in p.parts]
+
+
+def test_jfk_through_the_v1_standin_found_at_its_yocto_path(deployed):
+    """Issue 43's done-when: the URL names no backend and no neuron_lib; the runner finds the library where a
+    Genio IoT Yocto image has it and calls it through the V1 API, the only one that build exports."""
+    for graph in ("encoder", "decoder_step"):
+        (deployed["root"] / f"root/whisperkv/model/{graph}.dla.calls").unlink(missing_ok=True)
+    pc = reference(TEST_EN)
+    arm = whisperkv("transcribe", str(TEST_EN), "--device", deployed["url"], "--json", timeout=3600)
     assert arm.returncode == 0, arm.stderr
-    pc_doc, arm_doc = json.loads(pc.stdout), json.loads(arm.stdout)
-    assert arm_doc["tokens"] == pc_doc["tokens"] and "hello" in arm_doc["text"].lower()
-    assert arm_doc["backend"] == "dla" and arm_doc["ran_on"]["where"] == "npu"
-    assert arm_doc["ran_on"]["label"] == "the NPU (encoder.dla, decoder_step.dla on the Neuron runtime)"
-    calls = {g: (model / f"{g}.dla.calls").read_text().split() for g in ("encoder", "decoder_step")}
-    assert calls["encoder"] == ["create", "run"]
-    assert calls["decoder_step"].count("create") == 1
-    assert calls["decoder_step"].count("run") == 4 + len(arm_doc["steps"]) - 1
+    doc = json.loads(arm.stdout)
+    assert "neuron_lib=" not in deployed["url"] and "backend=" not in deployed["url"]
+    assert doc["text"] == JFK and doc["tokens"] == pc["tokens"]
+    assert doc["backend"] == "dla" and doc["ran_on"]["where"] == "npu"
+    assert doc["soc"] == {"name": "MT8371", "npu": "MDLA 5.3"}
+    assert calls(deployed, "encoder") == ["create", "run"]
+    assert calls(deployed, "decoder_step").count("create") == 1
+    assert calls(deployed, "decoder_step").count("run") == 4 + len(doc["steps"]) - 1
+
+
+def test_qa_on_hello_world_via_the_v1v2_build_on_plain_tflite_dlas_flags_the_hot_clip(deployed, plain_bundle,
+                                                                                      tmp_path, monkeypatch):
+    """The V1+V2 build, named by the URL, on a bundle whose `.dla` files are plain TFLite: the reference's
+    tokens on hello-world, twice (the second clip's encoder served by the runner's cache), the second hot."""
+    import core.qa.run as qa_run
+    from cli.main import main
+
+    r = whisperkv("deploy", "--device", deployed["url"], "--backend", "dla", "--model", str(plain_bundle))
+    assert r.returncode == 0, r.stderr
+    assert (deployed["root"] / "root/whisperkv/model/encoder.dla").read_bytes()[4:8] == b"TFL3"
+
+    suite = tmp_path / "suite.toml"
+    suite.write_text(f'references = "{ROOT / "resources/audio/transcripts.json"}"\n'
+                     f'[[clip]]\nname = "cool"\naudio = "{HELLO}"\nmax_wer = 0.5\n'
+                     f'[[clip]]\nname = "hot"\naudio = "{HELLO}"\nmax_wer = 0.5\n')
+    zone = deployed["root"] / "sys/class/thermal/thermal_zone0/temp"
+    real_run_clip = qa_run.run_clip
+
+    def heat_after_the_first_clip(clip, *args, **kw):
+        result = real_run_clip(clip, *args, **kw)
+        zone.write_text("91500\n")       # past the box's passive trip point (85 C): the board throttles
+        return result
+
+    monkeypatch.setattr(qa_run, "run_clip", heat_after_the_first_clip)
+    out = tmp_path / "report"
+    try:
+        main(["qa", str(suite), "--device", f"{deployed['url']}&neuron_lib={V1V2_LIB}", "--out", str(out)])
+    finally:
+        zone.write_text("45000\n")
+    doc = json.loads((out / "qa.json").read_text())
+    pc = reference(HELLO)
+    assert [c["token_ids"] for c in doc["clips"]] == [pc["tokens"]] * 2
+    assert [c["text"] for c in doc["clips"]] == ["Hello world."] * 2
+    assert doc["meta"]["soc"] == {"name": "MT8371", "npu": "MDLA 5.3"}
+    assert doc["devices"][0]["board"]["peak_temp_c"] == 91.5
+    assert doc["devices"][0]["board"]["flagged"] == ["hot"]
+    cool, hot = (c["board"] for c in doc["clips"])
+    assert cool["peak_temp_c"] < 85 and not cool["flag"]
+    assert hot["peak_temp_c"] == 91.5 and hot["throttled"] and "throttling" in hot["flag"]
+    html = (out / "qa.html").read_text()
+    assert "What each board paid" in html and "91.5" in html and "MT8371" in html and "MDLA 5.3" in html
+
+
+def test_the_doctor_climbs_the_box_with_warnings_and_writes_its_report(deployed, dla_bundle, tmp_path):  # noqa: F811
+    """`whisperkv doctor --quick` on the replica: every rung passes or warns (an emulation with a STAND-IN runtime:
+    its SoC and /dev/apusys are files, its speed and placement not a board's), and the report is written."""
+    r = whisperkv("doctor", "--device", deployed["url"], "--model", str(dla_bundle), "--quick", "--json",
+                  "--out", str(tmp_path), timeout=3600)
+    assert r.returncode == 0, r.stderr
+    by = {rung["name"]: rung for rung in json.loads(r.stdout)["rungs"]}
+    assert all(rung["status"] in ("pass", "warn") for rung in by.values()), r.stderr
+    assert by["identity"]["figures"]["soc"] == "MT8371" and by["runtime"]["figures"]["api"] == "V1"
+    assert by["deployed"]["figures"]["mode"] == "dla" and not by["deployed"]["figures"]["changed"]
+    assert by["tokens"]["figures"]["clips"][0]["first_difference"] is None
+    assert by["loads"]["figures"]["npu"] == "stand-in" and "MT8371" in (tmp_path / "doctor.html").read_text()

@@ -1,5 +1,8 @@
 """up / down / status of the box: mounts, the box's own sshd on a loopback port, and the host key handed over.
 
+Root logs in as on a Genio IoT Yocto development image: with an empty password (the image's `debug-tweaks`), or
+with the generated key the box also trusts.
+
 The box listens on its own loopback address (BOX_ADDR, inside 127.0.0.0/8), so the known_hosts line it adds
 for `[BOX_ADDR]:PORT` can never be mistaken for another local sshd's. Its host key and the user key are made
 once and kept in the cache directory: the box is the same board from one `up` to the next. Every `up`
@@ -17,16 +20,17 @@ import subprocess
 import time
 from pathlib import Path
 
-from tools.board_box import host, identity, rootfs
+from tools.board_box import devices, host, identity, offline, rootfs
 
 BOX_ADDR = "127.83.71.1"
 SSHD_CONFIG = """Port {port}
 ListenAddress {addr}
 HostKey /etc/ssh/box_host_ed25519_key
 AuthorizedKeysFile /etc/ssh/box_authorized_keys
-PasswordAuthentication no
+PasswordAuthentication yes
+PermitEmptyPasswords yes
 KbdInteractiveAuthentication no
-PermitRootLogin prohibit-password
+PermitRootLogin yes
 UsePAM no
 StrictModes no
 PidFile /run/sshd.pid
@@ -77,12 +81,17 @@ def _mounts_under(root: Path) -> list[str]:
     return points
 
 
-def url_for(state: dict) -> str:
-    return (f"ssh://root@{state['addr']}:{state['port']}?python={rootfs.VENV}/bin/python"
-            f"&key={state['key']}")
+PYTHON = "/usr/bin/python3"        # the system Python, as on the image
 
 
-def up() -> dict:
+def url_for(state: dict, key: bool = False) -> str:
+    """root with the image's empty password; `key` names the generated key instead."""
+    url = f"ssh://root@{state['addr']}:{state['port']}?python={PYTHON}"
+    return url + f"&key={state['key']}" if key else url
+
+
+def up(cut_off: bool = False) -> dict:
+    """The box up (unpacked fresh, built first if need be); `cut_off` leaves it with no package index."""
     host.require_root()
     host.require_tools(("debootstrap", "chroot", "ssh-keygen", "zstd", "mount"))
     host.enable_binfmt()
@@ -90,7 +99,8 @@ def up() -> dict:
     if p["state"].is_file():
         state = json.loads(p["state"].read_text())
         if _alive(state["pid"]):
-            return state
+            set_offline(cut_off)
+            return status()
     if p["up"].exists():
         down()      # what an interrupted up or down left: a dead sshd, mounts, a half-removed tree
     times = {}
@@ -100,16 +110,15 @@ def up() -> dict:
     root = p["root"]
     times["unpack"] = rootfs.extract(tar, root)
     t_mount = time.monotonic()
-    cpuinfo = p["up"] / "cpuinfo"
-    cpuinfo.write_text(identity.fake_cpuinfo())
-    _mount(["-t", "proc", "proc"], root / "proc")
-    _mount(["--bind", str(cpuinfo)], root / "proc/cpuinfo")
-    _mount(["--bind", "/dev"], root / "dev")
+    devices.mount_proc(root, p["up"])
+    devices.mount_dev(root)
     _mount(["-t", "tmpfs", "-o", "size=4m,mode=755", "boxsys"], root / "sys")
     identity.write_sysfs(root / "sys")
     _mount(["-t", "tmpfs", "-o", "size=16m,mode=755", "boxrun"], root / "run")
     (root / "run/sshd").mkdir(mode=0o755)
     (root / "etc/environment").write_text(f"QEMU_CPU={host.QEMU_CPU}\n")
+    if cut_off:
+        offline.cut_off(root, BOX_ADDR)
     host_key, user_key = _keys()
     port = _free_port()
     (root / "etc/ssh/box_sshd_config").write_text(SSHD_CONFIG.format(port=port, addr=BOX_ADDR, cpu=host.QEMU_CPU))
@@ -132,7 +141,7 @@ def up() -> dict:
     state["times"]["total"] = round(time.monotonic() - t, 1)
     state["url"] = url_for(state)
     p["state"].write_text(json.dumps(state, indent=1))
-    return state
+    return status()
 
 
 def _wait_for_sshd(state: dict, log: Path, timeout: float = 60.0) -> None:
@@ -229,4 +238,19 @@ def status() -> dict | None:
     state = json.loads(p["state"].read_text())
     state["running"] = _alive(state["pid"])
     state["mounts"] = _mounts_under(p["root"])
+    state["offline"] = offline.is_offline(p["root"])
+    state["url_key"] = url_for(state, key=True)
     return state
+
+
+def set_offline(cut: bool) -> bool:
+    """Cut the running box off from every package index (True) or reconnect it (False); returns the state."""
+    host.require_root()
+    s = status()
+    if not s or not s["running"]:
+        raise host.Missing("the box is down: run `tools/board-in-a-box up` first")
+    if cut:
+        offline.cut_off(Path(s["root"]), s["addr"])
+    else:
+        offline.reconnect(Path(s["root"]))
+    return offline.is_offline(Path(s["root"]))

@@ -1,12 +1,12 @@
 """What the box says about itself: an arm64 /proc/cpuinfo and a small sysfs that names an MT8371.
 
 These are files this tool writes, a stand-in for the board's: the device tree's `compatible`, the SoC's
-`/sys/devices/soc0` attributes and two thermal zones whose temperatures the tests raise at will.
+`/sys/devices/soc0` attributes, the eight cores' cpuinfo and CPU lists, the memory, and two thermal zones whose
+temperatures the tests raise at will.
 `/proc/device-tree` cannot be made inside the PC's procfs, so the runner also reads /sys/firmware/devicetree.
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 # The MT8189 family's compatible strings as the Linux device trees spell them (vendor,board then vendor,soc).
@@ -16,16 +16,31 @@ SOC0 = {"family": "MediaTek", "machine": "MediaTek MT8371 board-in-a-box (stand-
 # Millidegrees, as the kernel writes them. Zone 0 passes its passive trip point (the throttle mark) at 85 C.
 ZONES = (("soc_max", 45000, ((85000, "passive"), (105000, "critical"))),
          ("cpu_little", 43000, ((85000, "passive"), (105000, "critical"))))
+# The Genio 520 EVK (../shared/NEUROPILOT.md: upstream device-tree patches, a public EVK bring-up): 2x Cortex-A78
+# and 6x Cortex-A55, numbered little cores first as MediaTek's big.LITTLE device trees do, and 3.7 GiB.
+LITTLE = {"variant": "0x2", "part": "0xd05", "rev": "0"}
+BIG = {"variant": "0x1", "part": "0xd41", "rev": "1"}
+LITTLE_CORES, CORES = 6, 8
+MEM_GIB = 3.7
 
 
-def fake_cpuinfo(cores: int | None = None) -> str:
-    """An arm64 cpuinfo for qemu's Neoverse N1 model (LiteRT crashes reading the PC's x86 one). As many
-    processors as the PC lends the emulation, not the board's eight."""
-    n = cores or os.cpu_count() or 1
-    block = ("processor\t: {i}\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics "
-             "fphp asimdhp cpuid asimdrdm lrcpc dcpop asimddp ssbs\nCPU implementer\t: 0x41\n"
-             "CPU architecture: 8\nCPU variant\t: 0x3\nCPU part\t: 0xd0c\nCPU revision\t: 1\n\n")
-    return "".join(block.format(i=i) for i in range(n))
+def cpuinfo() -> str:
+    """The Genio 520's eight cores as an arm64 kernel lists them: six Cortex-A55 (part 0xd05), then two
+    Cortex-A78 (0xd41). For identity only: qemu emulates a Neoverse N1 with as many CPUs as the PC lends, and
+    the runner counts those (os.sched_getaffinity), not these lines. LiteRT crashes reading an x86 cpuinfo."""
+    block = ("processor\t: {i}\nBogoMIPS\t: 26.00\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics "
+             "fphp asimdhp cpuid asimdrdm lrcpc dcpop asimddp\nCPU implementer\t: 0x41\nCPU architecture: 8\n"
+             "CPU variant\t: {variant}\nCPU part\t: {part}\nCPU revision\t: {rev}\n\n")
+    return "".join(block.format(i=i, **(LITTLE if i < LITTLE_CORES else BIG)) for i in range(CORES))
+
+
+def meminfo() -> str:
+    """/proc/meminfo with the EVK's 3.7 GiB, where device-info and the runner's sampler read memory."""
+    total = round(MEM_GIB * 2**20)
+    free = total * 3 // 4
+    return "".join(f"{k}:{v:>16} kB\n" for k, v in (("MemTotal", total), ("MemFree", free), ("MemAvailable", free),
+                                                     ("Buffers", 0), ("Cached", 0), ("SwapTotal", 0),
+                                                     ("SwapFree", 0)))
 
 
 def write_sysfs(sys_root: Path) -> None:
@@ -48,9 +63,8 @@ def write_sysfs(sys_root: Path) -> None:
             (z / f"trip_point_{j}_type").write_text(ttype + "\n")
     cpu = sys_root / "devices/system/cpu"
     cpu.mkdir(parents=True)
-    n = os.cpu_count() or 1
-    (cpu / "online").write_text(f"0-{n - 1}\n" if n > 1 else "0\n")
-    (cpu / "possible").write_text(f"0-{n - 1}\n" if n > 1 else "0\n")
+    for name in ("online", "possible", "present"):
+        (cpu / name).write_text(f"0-{CORES - 1}\n")
 
 
 def set_temperature(sys_root: Path, zone: int, millideg: int) -> None:

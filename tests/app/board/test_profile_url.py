@@ -4,13 +4,13 @@ import pytest
 from app.board.profile import DeviceProfile
 from device.link.urls import DeviceURLError
 
-BOX = "ssh://root@127.83.71.1:40123?python=/opt/whisperkv/venv/bin/python&key=/root/.cache/box/id_ed25519"
+BOX = "ssh://root@127.83.71.1:40123?python=/usr/bin/python3&key=/root/.cache/box/id_ed25519"
 
 
 def test_an_ssh_url_fills_the_profile_a_user_would_and_gives_the_same_url_back():
     p = DeviceProfile.from_url(BOX, "board in a box")
     assert (p.name, p.kind, p.user, p.host, p.port) == ("board in a box", "ssh", "root", "127.83.71.1", 40123)
-    assert p.python == "/opt/whisperkv/venv/bin/python" and p.key == "/root/.cache/box/id_ed25519"
+    assert p.python == "/usr/bin/python3" and p.key == "/root/.cache/box/id_ed25519"
     assert p.backend == "auto" and p.url() == BOX
 
 

@@ -1,7 +1,6 @@
 """device-info's CPU name from /proc/cpuinfo texts: an arm64 kernel prints no `model name`, only each core's
 implementer and part, which are named as lscpu names them."""
 from device.link.cpu_name import cpu_name
-from tools.board_box.identity import fake_cpuinfo
 
 ARM_CORE = ("processor\t: {i}\nBogoMIPS\t: 26.00\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32\n"
             "CPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x{v}\nCPU part\t: {part}\n"
@@ -12,10 +11,6 @@ def test_a_big_little_arm64_board_is_named_by_its_clusters():
     # an MT8189-family layout: six little cores listed first, then two big ones
     text = "".join(ARM_CORE.format(i=i, v=2 if i < 6 else 1, part="0xd05" if i < 6 else "0xd41") for i in range(8))
     assert cpu_name(text) == "6x Cortex-A55 + 2x Cortex-A78"
-
-
-def test_the_box_cpuinfo_names_qemus_neoverse_n1():
-    assert cpu_name(fake_cpuinfo(2)) == "2x Neoverse-N1"
 
 
 def test_an_unlisted_part_or_implementer_keeps_its_numbers():

@@ -6,6 +6,7 @@ stand-in delegate file (an empty file) where the probe looks: MediaTek's real on
 """
 import os
 import platform
+import shutil
 import sys
 
 import pytest
@@ -42,8 +43,16 @@ def test_local_device_info_reports_every_field():
     assert info["device"] == "local" and info["python"] == platform.python_version()
     assert info["numpy"] and info["mem_total_mb"] > 0 and info["runner_version"]
     assert info["model"]                      # the installed wheels
+    assert info["compiler"] == shutil.which("cc")          # this PC builds the native-int8b step with it
     text = format_info(info)
     assert "python" in text and ("absent" in text) == (None in info.values() or not info["npu"])
+
+
+def test_a_board_with_no_compiler_on_its_path_says_so(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))              # as on the Genio 520 image: no cc, gcc or clang
+    info = device_info(LocalTransport())
+    assert info["compiler"] is None and info["python"]
+    assert dict(line.split(None, 1) for line in format_info(info).splitlines())["compiler"] == "absent"
 
 
 def test_this_pc_is_not_npu_ready_and_says_what_is_missing():
