@@ -12,7 +12,7 @@ from core.errors import WhisperKVError
 # beside the runner, docs/benchmarks-history.md "Whole process").
 COMMANDS = {"transcribe": "transcribe", "stream": "stream_cmd", "gui": "gui_cmd", "deploy": "device_cmds",
             "device-info": "device_cmds", "export": "export_cmds", "check-dla": "export_cmds",
-            "compile": "compile_cmd", "qa": "qa_cmd"}
+            "compile": "compile_cmd", "qa": "qa_cmd", "doctor": "doctor_cmd"}
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

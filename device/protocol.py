@@ -21,7 +21,7 @@ N_MELS, N_FRAMES = 80, 3000
 MEL_DTYPES = ("float16", "float32")
 # What this runner takes beyond its protocol as first written, listed in `hello.features`; a host sends such a
 # field only to a runner that lists it (an older runner would ignore it and answer something else).
-FEATURES = ("prompt", "seek_timestamps", "draft", "samples")
+FEATURES = ("prompt", "seek_timestamps", "draft", "samples", "probe")
 
 # Error codes carried by `error` events.
 BAD_FRAME = "bad_frame"              # header is not UTF-8 JSON object with a string "op"
@@ -36,8 +36,8 @@ INTERNAL = "internal"                # the backend raised; the request ends, the
 ERROR_CODES = (BAD_FRAME, FRAME_TOO_LARGE, UNKNOWN_OP, BAD_REQUEST, BAD_MEL, BAD_PROTOCOL,
                BUSY, MODEL_MISSING, INTERNAL)
 
-REQUEST_OPS = ("hello", "transcribe", "cancel", "bye")
-EVENT_TYPES = ("hello", "encoded", "token", "done", "sample", "npu_profile", "error")
+REQUEST_OPS = ("hello", "transcribe", "probe", "cancel", "bye")
+EVENT_TYPES = ("hello", "encoded", "token", "done", "sample", "npu_profile", "probe", "error")
 
 _LEN = struct.Struct(">I")
 

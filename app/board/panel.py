@@ -1,5 +1,6 @@
-"""Device panel: Local/SSH/ADB picker with saved profiles, connect, test connection (device-info) and
-deploy with a progress bar. The window runs the actual work off the UI thread."""
+"""Device panel: Local/SSH/ADB picker with saved profiles, connect, test connection (device-info),
+deploy with a progress bar, and Check board (the doctor's rungs as they are decided). The window runs the
+actual work off the UI thread."""
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
@@ -8,6 +9,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
+    QGridLayout,
     QGroupBox,
     QHBoxLayout,
     QInputDialog,
@@ -45,6 +47,7 @@ class DevicePanel(QGroupBox):
     connectRequested = Signal(object, str)    # DeviceProfile, password
     testRequested = Signal(object, str)
     deployRequested = Signal(object, str)
+    checkRequested = Signal(object, str)
     profilesChanged = Signal(list)            # [DeviceProfile]
 
     def __init__(self, parent=None):
@@ -96,6 +99,9 @@ class DevicePanel(QGroupBox):
         self.connect_button = QPushButton("Connect")
         self.test_button = QPushButton("Test connection")
         self.deploy_button = QPushButton("Deploy")
+        self.check_button = QPushButton("Check board")
+        self.check_button.setToolTip("Climb the doctor's rungs, from reaching the device to its tokens and speed, "
+                                     "and stop at the first that fails with its fix (docs/doctor.md)")
         self.progress = QProgressBar()
         self.progress.setVisible(False)
         self.info = QPlainTextEdit()
@@ -123,10 +129,9 @@ class DevicePanel(QGroupBox):
         self.form.addRow("QA floor", self.floor)
         self.form.addRow("Require NPU", self.require_npu)
         self.form.addRow("NPU profile", self.npu_profile)
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.connect_button)
-        buttons.addWidget(self.test_button)
-        buttons.addWidget(self.deploy_button)
+        buttons = QGridLayout()       # two by two: a fourth button in one row would widen the window's side panel
+        for i, b in enumerate((self.connect_button, self.test_button, self.deploy_button, self.check_button)):
+            buttons.addWidget(b, i // 2, i % 2)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addLayout(self.form)
@@ -142,6 +147,7 @@ class DevicePanel(QGroupBox):
         self.connect_button.clicked.connect(lambda: self.connectRequested.emit(self.profile(), self.password.text()))
         self.test_button.clicked.connect(lambda: self.testRequested.emit(self.profile(), self.password.text()))
         self.deploy_button.clicked.connect(lambda: self.deployRequested.emit(self.profile(), self.password.text()))
+        self.check_button.clicked.connect(lambda: self.checkRequested.emit(self.profile(), self.password.text()))
         self.set_profiles(self.profiles)
 
     # --- profiles -------------------------------------------------------------------------------
@@ -229,7 +235,7 @@ class DevicePanel(QGroupBox):
     # --- feedback from the window ---------------------------------------------------------------
 
     def set_busy(self, busy: bool) -> None:
-        for b in (self.connect_button, self.test_button):
+        for b in (self.connect_button, self.test_button, self.check_button):
             b.setEnabled(not busy)
         self.deploy_button.setEnabled(not busy and self._can_deploy())
 
@@ -239,6 +245,12 @@ class DevicePanel(QGroupBox):
 
     def show_info(self, info: dict) -> None:
         self.info.setPlainText("\n".join(f"{k}: {'absent' if v is None else v}" for k, v in info.items()))
+
+    def show_lines(self, lines: list[str]) -> None:
+        self.info.setPlainText("\n".join(lines))
+
+    def add_line(self, line: str) -> None:
+        self.info.appendPlainText(line)
 
     def show_progress(self, done: int, total: int) -> None:
         self.progress.setVisible(True)

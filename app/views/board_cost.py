@@ -21,9 +21,10 @@ class BoardCostLabel(QLabel):
         self.soc = ""
         self.show_soc(None)
 
-    def show_soc(self, soc: dict | None) -> None:
-        """From the runner's hello: the SoC and NPU (a runner that predates them reports neither)."""
-        self.soc = f"SoC {soc['name']} ({soc['npu']})" if soc else "SoC —"
+    def show_soc(self, soc: dict | None, words: str = "") -> None:
+        """From the runner's hello: the SoC and NPU (a runner that predates them reports neither), or `words`, what
+        the device is in the words every report uses (core/model/device_words.py: this PC, its CPU)."""
+        self.soc = words or (f"SoC {soc['name']} ({soc['npu']})" if soc else "SoC —")
         self.setText(self.soc)
         self.setToolTip("")
 

@@ -1,4 +1,4 @@
-"""The device side of the window: the device panel's connect, test and deploy, run off the UI thread; the
+"""The device side of the window: the device panel's connect, test, deploy and Check board, run off the UI thread; the
 status bar's device line; Restart runner, the action the error dialog offers when the runner died or the
 link dropped; and what the connected runner said of itself, which every run records."""
 from __future__ import annotations
@@ -6,6 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Signal
 
 from app.background import TaskRunner
+from app.board.check import check_board, rung_line
 from app.board.form_terms import in_form_terms
 from app.board.panel import DevicePanel
 from app.board.profile import DeviceProfile
@@ -14,6 +15,7 @@ from app.errors import RESTART_RUNNER, Failure
 from app.views.board_cost import BoardCostLabel
 from app.views.status_bar import StatusBar
 from app.work.decode_worker import TranscribeWorker
+from core.model.device_words import machine_words
 
 
 class BoardController(QObject):
@@ -26,9 +28,11 @@ class BoardController(QObject):
         self.panel, self.status, self.worker, self.tasks = panel, status, worker, tasks
         self.runner: dict = {}     # the connected runner's hello summary
         self.info: dict = {}       # the last device-info of the connected profile
+        self.checked: dict = {}    # the last Check board report (the doctor's, device/link/doctor/ladder.py)
         panel.connectRequested.connect(self.connect_device)
         panel.testRequested.connect(self.test_device)
         panel.deployRequested.connect(self.deploy_device)
+        panel.checkRequested.connect(self.check_device)
         worker.connected.connect(self._on_connected)
         worker.failed.connect(self._on_worker_failed)
         self.cost = BoardCostLabel()      # beside the run: the SoC, then what each second of it costs the board
@@ -47,7 +51,7 @@ class BoardController(QObject):
         self.runner = summary
         profile = self.worker.profile or DeviceProfile()
         self.status.show_device(profile.url(), "connected", summary)
-        self.cost.show_soc(summary.get("soc"))
+        self.cost.show_soc(summary.get("soc"), machine_words({"device": profile.url(), **summary}))
         self.connected.emit(summary)
 
     def _on_worker_failed(self, run_id: int, failure: Failure) -> None:
@@ -89,6 +93,19 @@ class BoardController(QObject):
         self.panel.set_busy(False)
         self.panel.show_info(result)
         self.status.showMessage("Deploy finished", 5000)
+
+    def check_device(self, profile: DeviceProfile, password: str = "") -> None:
+        self.panel.set_busy(True)
+        self.panel.show_lines([f"checking {profile.url()}…"])
+        self.tasks.start(check_board, profile, password, on_done=self._on_checked, on_failed=self._on_failed,
+                         on_progress=lambda index, status: self.panel.add_line(rung_line(index, status)))
+
+    def _on_checked(self, report: dict) -> None:
+        self.panel.set_busy(False)
+        self.checked = report
+        self.panel.show_lines(report["lines"])
+        failed = next((r["name"] for r in report["rungs"] if r["status"] == "fail"), None)
+        self.status.showMessage(f"Check board: stopped at {failed}" if failed else "Check board: no rung failed", 5000)
 
     def _on_failed(self, failure: Failure) -> None:
         failure = in_form_terms(failure)

@@ -31,7 +31,8 @@ def runner_summary(info) -> dict:
     """The hello fields the status bar and the session JSON keep."""
     return {"runner_version": info.runner_version, "backend": info.backend, "model_sha256": info.model_sha256,
             "cache_max_len": info.cache_max_len, "bytes_per_token": info.bytes_per_token, "protocol": info.protocol,
-            "soc": info.soc, "dtype": info.dtype, "cross": info.cross, "ran_on": info.ran_on.to_dict()}
+            "soc": info.soc, "dtype": info.dtype, "cross": info.cross, "ran_on": info.ran_on.to_dict(),
+            **{k: info.raw[k] for k in ("machine", "runner_kind") if info.raw.get(k)}}
 
 
 class Batcher:

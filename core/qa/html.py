@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from html import escape
 
+from core.model.device_words import meta_words
 from core.model.dims import ModelDims
 from core.model.npu_profile import label
 from core.qa import html_tables as tables
@@ -18,7 +19,8 @@ from core.qa.word_diff import LEGEND, diff_html
 
 STYLE = """
 body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #222; max-width: 1200px; }
-table { border-collapse: collapse; } td, th { padding: 3px 8px; border-bottom: 1px solid #ddd; text-align: right; }
+table { border-collapse: collapse; margin-bottom: 16px; }
+td, th { padding: 3px 8px; border-bottom: 1px solid #ddd; text-align: right; }
 td:first-child, th:first-child, td:last-child, th:last-child, td.text { text-align: left; }
 th.group { text-align: center; background: #eceff1; } colgroup.device { border-left: 2px solid #999; }
 .pass { color: #1b5e20; font-weight: bold; } .fail { color: #b71c1c; font-weight: bold; }
@@ -147,7 +149,7 @@ def render(report: QAReport | SuiteResult) -> str:
         report = QAReport.single(report)
     verdict = "PASS" if report.passed else "FAIL"
     doc = report.to_dict()
-    meta = tables.meta_line(doc["meta"])
+    meta = escape(meta_words(doc["meta"]))
     where = f" on {len(report.runs)} devices" if report.multi else ""
     return ("<!DOCTYPE html><html><head><meta charset='utf-8'>"
             f"<title>QA {escape(report.suite)}: {verdict}</title><style>{STYLE}</style></head><body>"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
-from core.model.placement import RanOn
+from core.model.device_words import SILENT, machine_words, meta_words
 from core.qa.board_cost import HOT_C
 from core.qa.device_compare import DEVICE_ROW_COLUMNS
 from core.qa.farm import QAReport
@@ -12,17 +12,6 @@ from core.qa.run import SUMMARY_COLUMNS, ClipResult
 
 # The columns each device's group shows, picked from SUMMARY_COLUMNS.
 DEVICE_COLUMNS = ("result", "error rate", "stop", "tokens", "ms/token p50", "RTF", "ran on")
-
-
-def meta_line(meta: dict) -> str:
-    """A run's meta in words: where it ran with, on the Neuron runtime, the library, its version and its API."""
-    def shown(key: str, value) -> str:
-        ran = RanOn.from_dict(value) if key == "ran_on" else None
-        if ran is not None:
-            return ran.label + (f" ({ran.runtime})" if ran.runtime else "")
-        return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
-
-    return " · ".join(f"{escape(str(k))} {escape(shown(k, v))}" for k, v in meta.items())
 
 
 def badge(r: ClipResult) -> str:
@@ -104,7 +93,7 @@ def devices(report: QAReport) -> str:
         return (f"<ul class='fail'><li>{escape(failed)}</li></ul>" if failed else "") + board_costs(report)
     items = []
     for run in report.runs:
-        meta = meta_line(run.result.meta)
+        meta = escape(meta_words(run.result.meta, with_device=False))
         failed = (f" <span class='fail'>FAILED ({len(run.result.results)} clips done): {escape(run.error)}</span>"
                   if run.error else "")
         items.append(f"<li><b>{escape(run.device)}</b> <span class='muted'>{meta}</span>{failed}</li>")
@@ -122,13 +111,14 @@ def board_costs(report: QAReport) -> str:
         cell = lambda v, spec: "-" if v is None else format(v, spec)  # noqa: E731
         cost = cost or {}
         flagged = ", ".join(cost.get("flagged", []))
-        rows.append(f"<tr><td>{escape(run.device)}</td><td>{escape(soc.get('name', '?'))}</td>"
-                    f"<td>{escape(soc.get('npu', '?'))}</td><td>{cell(cost.get('peak_rss_mb'), '.0f')}</td>"
+        npu = soc.get("npu") if soc.get("npu") not in SILENT else "-"
+        rows.append(f"<tr><td>{escape(run.device)}</td><td>{escape(machine_words(run.result.meta))}</td>"
+                    f"<td>{escape(npu)}</td><td>{cell(cost.get('peak_rss_mb'), '.0f')}</td>"
                     f"<td>{cell(cost.get('min_mem_available_mb'), '.0f')}</td>"
                     f"<td>{cell(cost.get('peak_temp_c'), '.1f')}</td>"
                     f"<td class='text{' fail' if flagged else ''}'>{escape(flagged) or 'none'}</td></tr>")
     if not rows:
         return ""
-    return ("<h3>What each board paid</h3><table><tr><th>device</th><th>SoC</th><th>NPU</th>"
+    return ("<h3>What each board paid</h3><table><tr><th>device</th><th>what it is</th><th>NPU</th>"
             "<th>peak runner RSS MB</th><th>lowest available MB</th><th>peak °C</th>"
             f"<th>ran throttling or ≥ {HOT_C:.0f} °C</th></tr>{''.join(rows)}</table>")

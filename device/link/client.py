@@ -174,6 +174,23 @@ class BoardClient:
             if not finished and self._stream is not None:
                 self._abandon(rid)
 
+    def probe(self, mel, *, timeout: float | None = None) -> dict:
+        """The `probe` event for one [1, 80, 3000] window (docs/protocol.md, feature `probe`): the graphs' outputs
+        sampled and the first step's logits, for the doctor (device/runner/probe.py)."""
+        self.connect()
+        if "probe" not in self.info.features:
+            raise FeatureError(f"the runner on {self.transport.label} takes no `probe` request",
+                               "deploy this version of the runner with `whisperkv deploy --device URL`")
+        desc, payload = P.mel_to_payload(mel, "float32")
+        rid = uuid.uuid4().hex[:12]
+        self._send_raw(P.encode_frame({"op": "probe", "id": rid, "mel": desc}, payload))
+        while True:
+            _, h = self._next(timeout or self.read_timeout, "waiting for the probe's answer")
+            if h.get("id") == rid and h.get("type") == "error":
+                raise RunnerError(h.get("code", "?"), h.get("message", ""), _FIXES.get(h.get("code"), ""))
+            if h.get("id") == rid and h.get("type") == "probe":
+                return h
+
     def _event(self, header: dict):
         """The event a frame holds; one this host cannot read ends the request (the finally above cancels it,
         so the link stays usable) with the events received so far kept."""

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from core.errors import WhisperKVError
+from core.model.device_words import machine_words
 from device.link import cpu_name
 from device.link.transport import Transport, TransportError
 from device.runner import deployed_packages, neuron_paths
@@ -192,14 +193,17 @@ def npu_ready(info: dict) -> str:
     return "yes: " + "; ".join(paths) if paths else "no: missing " + ", ".join(missing)
 
 
-def _show(key: str, value) -> str:
+def _show(key: str, value, info: dict) -> str:
     if key in ("neuronrt", "ncc_tflite"):
         return f"{value['path']} ({value['version']})" if value else NOT_FOUND
     if key == "soc":
+        what = machine_words({"device": info.get("device"), "soc": value,
+                              "machine": {"arch": info.get("arch"), "cores": info.get("cpu_count")}})
         if not value:
-            return "unknown (no Python on the device to read it)"
-        where = f", read from {value['read_from']}" if value.get("read_from") else ", named nowhere on the board"
-        return f"{value['name']} (NPU {value['npu']}{where})"
+            return f"{what}; no SoC read (no Python on the device to read it)"
+        if value.get("read_from"):
+            return f"{what}, read from {value['read_from']}"
+        return f"{what}; no SoC named on the board"
     if key == "neuron_runtime":
         if not value:
             return NOT_FOUND
@@ -222,5 +226,5 @@ def _show(key: str, value) -> str:
 def format_info(info: dict) -> str:
     """One `name value` line per field: `absent` for what the device lacks, `not found` for NPU tools."""
     android = (info.get("os") or "").startswith("Android") and info.get("python") is None
-    return "\n".join(f"{key:17} {ANDROID_NO_PYTHON if key == 'python' and android else _show(key, info.get(key))}"
+    return "\n".join(f"{key:17} {ANDROID_NO_PYTHON if key == 'python' and android else _show(key, info.get(key), info)}"
                      for key in FIELDS)

@@ -44,6 +44,7 @@ class Job:
     n_frames: int | None = None   # mel frames holding audio; the rest of the last window is padding
     sample_s: float | None = None    # send `sample` events this often while the request runs (device/runner/sampler.py)
     sampler: object | None = None    # its Sampler, stopped before the request's last event
+    op: str = "transcribe"           # or "probe": the graphs' outputs for the doctor (device/runner/probe.py)
 
 
 class Agent:
@@ -91,7 +92,7 @@ class Agent:
                 self._check_protocol(h.get("protocol", P.PROTOCOL))
                 self._need_model(rid)
                 self.out.send(self.served.hello(self.limits))
-            elif op == "transcribe":
+            elif op in ("transcribe", "probe"):
                 self.submit(h, frame.payload)
             elif op == "cancel":
                 if rid is None:
@@ -133,6 +134,9 @@ class Agent:
             raise P.ProtocolError(P.BAD_REQUEST, "transcribe needs an id")
         self._need_model(rid)
         mel = P.mel_from_payload(h.get("mel"), payload, rid)
+        if h["op"] == "probe":
+            self._queue(Job(rid, mel, None, op="probe"))
+            return
         options = self.served.options(h, rid)
         n_frames = h.get("n_frames")
         if n_frames is not None and (type(n_frames) is not int or not 1 <= n_frames <= P.N_FRAMES):
@@ -140,11 +144,14 @@ class Agent:
         sample_s = h.get("sample_s")
         if sample_s is not None and (type(sample_s) not in (int, float) or not 0.1 <= sample_s <= 60):
             raise P.ProtocolError(P.BAD_REQUEST, f"sample_s {sample_s!r} is not a number of seconds in 0.1..60", rid)
+        self._queue(Job(rid, mel, options, n_frames, sample_s))
+
+    def _queue(self, job: Job) -> None:
         with self.lock:
-            if rid in self.pending:
-                raise P.ProtocolError(P.BUSY, f"request {rid!r} is still running; use a new id", rid)
-            self.pending.add(rid)
-        self.jobs.put(Job(rid, mel, options, n_frames, sample_s))
+            if job.id in self.pending:
+                raise P.ProtocolError(P.BUSY, f"request {job.id!r} is still running; use a new id", job.id)
+            self.pending.add(job.id)
+        self.jobs.put(job)
 
     def shutdown(self) -> None:
         """bye, EOF or a broken stdout: nobody is listening any more, so stop the decode at its next step."""
@@ -169,6 +176,8 @@ class Agent:
                     self.cancelled.discard(job.id)
 
     def run(self, job: Job) -> None:
+        if job.op == "probe":
+            return self.run_probe(job)
         should_cancel = lambda: job.id in self.cancelled  # noqa: E731
         done = None
         try:
@@ -190,6 +199,17 @@ class Agent:
             if job.sampler:
                 job.sampler.close()
             self._send_npu_profile(job)      # what ran before the failure was profiled too
+            self.out.send(P.error_event(P.INTERNAL, f"{type(exc).__name__}: {exc}", job.id))
+
+    def run_probe(self, job: Job) -> None:
+        from device.runner.probe import probe
+
+        try:
+            model = self.served.model
+            self.out.send({"type": "probe", "id": job.id, "final": True,
+                           **probe(model.backend, model.tokenizer.special.sot, job.mel)})
+        except Exception as exc:
+            log.exception("probe %s failed", job.id)
             self.out.send(P.error_event(P.INTERNAL, f"{type(exc).__name__}: {exc}", job.id))
 
     def _send_npu_profile(self, job: Job) -> None:

@@ -3,6 +3,8 @@ says about it, and the decode options a request may ask of it."""
 from __future__ import annotations
 
 import logging
+import os
+import platform
 import time
 from dataclasses import asdict
 
@@ -10,6 +12,7 @@ from core.decode.options import DecodeOptions, OptionsError
 from core.model.backend import AttentionBackend
 from core.model.encoder_cache import EncoderCache
 from device import protocol as P
+from device.runner.runner_kind import npu_kind, runner_kind
 
 log = logging.getLogger("whisperkv.agent")
 
@@ -22,6 +25,7 @@ class ServedModel:
         self.error: str | None = None
         self.model = None           # device.runner.load.LoadedModel
         self.encoder_cache = None
+        self.load_ms: float | None = None
         self.npu_profile = config.npu_profile if config is not None else None   # the profiler's folder
         from device.runner.soc import board_soc
 
@@ -36,6 +40,7 @@ class ServedModel:
             self.model = load_model_source(path, backend, delegate=delegate, config=config)
             # Reruns of the same audio (cache on/off comparisons, QA) skip the encoder.
             self.encoder_cache = EncoderCache(encoder_cache_mb << 20)
+            self.load_ms = (time.perf_counter() - t0) * 1e3
             log.info("model %s (%s) on %s backend loaded in %.1f s", self.model.sha256[:12], self.model.source,
                      self.model.backend.name, time.perf_counter() - t0)
         except Exception as exc:
@@ -43,7 +48,8 @@ class ServedModel:
             log.error("model not loaded: %s", exc)
 
     def hello(self, limits: dict) -> dict:
-        return {**hello_of(self.model, self.soc, limits), **({"npu_profile": True} if self.npu_profile else {})}
+        return {**hello_of(self.model, self.soc, limits), **({"npu_profile": True} if self.npu_profile else {}),
+                **({"load_ms": round(self.load_ms, 1)} if self.load_ms is not None else {})}
 
     def npu_report(self) -> list[dict] | None:
         """With the profiler on, the reports the Neuron runtime wrote during the request just served (none when
@@ -91,6 +97,9 @@ def hello_of(model, soc: dict, limits: dict) -> dict:
             "model": {"dims": asdict(dims), "sha256": model.sha256, "source": model.source},
             "cache": {"max_len": dims.n_text_ctx, "bytes_per_token": dims.cache_bytes_per_token()},
             "soc": soc,
+            # what the runner runs on and which Neuron runtime it loaded: the doctor's board-only rungs read these
+            "runner_kind": runner_kind(), "npu": npu_kind(model.backend),
+            "machine": {"arch": platform.machine(), "cores": os.cpu_count()},
             "limits": limits,
             "mel_dtypes": list(P.MEL_DTYPES),
             "features": features_of(model)}

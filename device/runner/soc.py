@@ -7,6 +7,7 @@ its name with the NPU unknown, and a board that names none reports unknown.
 """
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -68,10 +69,12 @@ def describe(name: str | None, read_from: str | None = None, raw: str = "") -> d
             "read_from": read_from, "raw": raw[:200]}
 
 
-def board_soc(root: str = "/") -> dict:
+def board_soc(root: str | None = None) -> dict:
     """The SoC this board names: the first source that names one the table knows, else the first MTxxxx seen
     (NPU unknown), else unknown. Family names (MT8189) are skipped when a member is named. getprop (Android)
-    is asked only when no file names anything. `root`: where the board's / is (tests)."""
+    is asked only when no file names anything. `root`: where the board's / is; by default WHISPERKV_SOC_ROOT, where
+    a replica board or a test keeps the files that name the SoC it poses as, else /."""
+    root = root or os.environ.get("WHISPERKV_SOC_ROOT") or "/"
     sources = [(p, _read(root.rstrip("/") + p)) for p in COMPATIBLE + SOC0]
     sources += [(f"getprop {p}", _getprop(p)) for p in GETPROP if not any(t for _, t in sources)]
     first = None

@@ -120,3 +120,17 @@ def test_qa_on_hello_world_via_the_v1v2_build_on_plain_tflite_dlas_flags_the_hot
     assert hot["peak_temp_c"] == 91.5 and hot["throttled"] and "throttling" in hot["flag"]
     html = (out / "qa.html").read_text()
     assert "What each board paid" in html and "91.5" in html and "MT8371" in html and "MDLA 5.3" in html
+
+
+def test_the_doctor_climbs_the_box_with_warnings_and_writes_its_report(deployed, dla_bundle, tmp_path):  # noqa: F811
+    """`whisperkv doctor --quick` on the replica: every rung passes or warns (an emulation with a STAND-IN runtime:
+    its SoC and /dev/apusys are files, its speed and placement not a board's), and the report is written."""
+    r = whisperkv("doctor", "--device", deployed["url"], "--model", str(dla_bundle), "--quick", "--json",
+                  "--out", str(tmp_path), timeout=3600)
+    assert r.returncode == 0, r.stderr
+    by = {rung["name"]: rung for rung in json.loads(r.stdout)["rungs"]}
+    assert all(rung["status"] in ("pass", "warn") for rung in by.values()), r.stderr
+    assert by["identity"]["figures"]["soc"] == "MT8371" and by["runtime"]["figures"]["api"] == "V1"
+    assert by["deployed"]["figures"]["mode"] == "dla" and not by["deployed"]["figures"]["changed"]
+    assert by["tokens"]["figures"]["clips"][0]["first_difference"] is None
+    assert by["loads"]["figures"]["npu"] == "stand-in" and "MT8371" in (tmp_path / "doctor.html").read_text()

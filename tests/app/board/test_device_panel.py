@@ -62,3 +62,22 @@ def test_url_settings_in_a_fix_are_named_as_the_forms_fields():
 
     said = in_form_terms(Failure("x refused authentication", "check the user name, pass ?key=PATH, or use a password"))
     assert said.fix == "check the user name, fill in Key file, or use a password"
+
+
+def test_check_board_shows_the_doctors_rungs_as_they_are_decided(qtbot, tmp_path):
+    """The local runner on the NumPy backend: every rung passes or warns (this PC is no board), line by line."""
+    from device.link.doctor.ladder import NAMES
+
+    window = make_window(settings_file(tmp_path / "app.ini"))
+    qtbot.addWidget(window)
+    window.device.show_profile(DeviceProfile(kind="local", backend="numpy"))
+    seen = []
+    window.device.info.textChanged.connect(lambda: seen.append(window.device.info.toPlainText()))
+    window.device.check_button.click()
+    wait_for(lambda: window.device.check_button.isEnabled() and window.board.checked, "the check to finish", 600)
+    report = window.board.checked
+    assert [r["name"] for r in report["rungs"]] == list(NAMES)
+    assert all(r["status"] in ("pass", "warn") for r in report["rungs"]), report["lines"]
+    assert any(text.endswith("✔ reach") for text in seen)      # shown before the ladder was done
+    final = window.device.info.toPlainText()
+    assert "this PC" in final and final.count("\n") >= len(NAMES) - 1

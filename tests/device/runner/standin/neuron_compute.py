@@ -14,6 +14,10 @@ MTKNN_PROFILER_LOG_PATH named then, written when the runtime is released. Its ta
 (Time, Ratio, ExeTimes, Time/Inf., Description, GraphIdx, ExeIdx), but titles of its own, and LiteRT cannot time
 single ops: its per-op table splits each run's measured time over the ops by their multiply-accumulates. So it
 tests the path (board → PC → view), never the NPU's figures.
+
+Two faults an NPU could show, read from the environment at each run (the doctor's numbers rung must catch both):
+STANDIN_NOISE=0.05 adds Gaussian noise of that standard deviation to every float output, as an NPU computing
+wrongly would; STANDIN_SWAP=cross_k,cross_v hands those two outputs (same size) back swapped, as a layout bug would.
 """
 from __future__ import annotations
 
@@ -113,13 +117,35 @@ def run(handle: int, inputs: list, outputs: list) -> int:
     t0 = time.perf_counter()
     interp.invoke()
     rt["run_ms"].append((time.perf_counter() - t0) * 1000)
-    for (address, length), d in zip(outputs, rt["outputs"]):
-        out = np.ascontiguousarray(interp.get_tensor(d["index"]))
+    for (address, length), d in zip(outputs, _faulty(rt["outputs"])):
+        out = _noisy(np.ascontiguousarray(interp.get_tensor(d["index"])))
         if length != out.nbytes:
             return 3
         ctypes.memmove(address, out.ctypes.data, out.nbytes)
     _log(rt["path"], "run")
     return 0
+
+
+def _faulty(details: list) -> list:
+    """The outputs in the order they are written back: STANDIN_SWAP's two exchanged (matched by name)."""
+    names = [n for n in os.environ.get("STANDIN_SWAP", "").split(",") if n]
+    found = [next((i for i, d in enumerate(details) if n in d["name"]), None) for n in names[:2]]
+    if len(found) < 2 or None in found:
+        return details
+    out = list(details)
+    out[found[0]], out[found[1]] = details[found[1]], details[found[0]]
+    return out
+
+
+def _noisy(out: np.ndarray) -> np.ndarray:
+    std = float(os.environ.get("STANDIN_NOISE") or 0)
+    if not std or out.dtype.kind != "f":
+        return out
+    noise = np.random.default_rng(_rng_calls.append(0) or len(_rng_calls)).normal(0, std, out.shape)
+    return (out + noise).astype(out.dtype)
+
+
+_rng_calls: list[int] = []
 
 
 def release(handle: int) -> int:

@@ -10,6 +10,8 @@
  * to 16 elements), larger than the tensors; runs still take buffers of the tensors' own sizes only.
  * FAIL_CREATE makes every create fail with code 4; FAIL_RUN_AT=N makes the Nth run (1-based) fail with code 5.
  * NeuronRuntime_getVersion reports 0.0.1 (no real runtime is that old); NO_VERSION leaves the symbol out.
+ * It exports `whisperkv_standin`, so a runner can say in hello that its NPU is a stand-in
+ * (device/runner/runner_kind.py).
  * STANDIN_SITE="DIR": a folder put on sys.path only while neuron_compute imports its LiteRT.
  * The V1 runtime refuses (loadNetworkFromFile fails with code 4) a .dla with fp32 slots when conversion is
  * suppressed (EnvOptions.suppressInputConversion / suppressOutputConversion): the MDLA takes no fp32 slot then.
@@ -26,6 +28,8 @@
 #ifndef STANDIN_SITE
 #define STANDIN_SITE ""
 #endif
+
+const char whisperkv_standin[] = "STAND-IN Neuron runtime (tests/device/runner/standin)";
 
 static PyObject* compute_module(void) {
     static PyObject* module = NULL;

@@ -1,0 +1,159 @@
+"""The rungs that run the runner: loads, numbers, tokens, speed, placement (ladder.py)."""
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import replace
+
+from device.link.doctor.ladder import Checkup, Verdict
+from device.link.doctor.reference import (
+    CLIPS,
+    QUICK_CLIPS,
+    check_same_model,
+    first_difference,
+    first_window,
+    reference_probe,
+    run_clip,
+    run_reference,
+)
+from device.link.doctor.rungs_board import backend_of, bundle_doc
+
+CREATE_FIX = ("check that the .dla was compiled for this SoC (`whisperkv compile DIR --soc auto --device URL`), "
+              "that the APU driver is loaded (`dmesg | grep -i apu`) and that the runtime is MediaTek's")
+NUMBERS_FIX = ("the board computes other numbers than the PC: check the compile flags for the bundle's dtype and "
+               "the runtime's version, and attach doctor.html to a bug")
+# The seed's targets, and what the public MT8371 port measured (superLin006/MTK_model_zoo, whisper/mtk README).
+TARGET_ENCODER_MS, TARGET_TOKEN_MS = 150.0, 15.0
+PORT_ENCODER_MS, PORT_TOKEN_MS = 88.0, 44.0
+
+
+def loads(c: Checkup) -> Verdict:
+    from device.link.client import RunnerError
+    from device.link.decoder import open_decoder
+
+    # a dla runner runs the Neuron profiler, so that placement can read where the runtime says the work ran
+    target = replace(c.target, npu_profile=True) if backend_of(c) == "dla" else c.target
+    c.decoder = open_decoder(target, c.transport)
+    t0 = time.monotonic()
+    try:
+        info = c.decoder.connect()
+    except RunnerError as exc:
+        message = exc.problem.split(": ", 1)[-1]
+        fix = CREATE_FIX if "create" in message.lower() else exc.fix
+        return Verdict(figures={"error": message}).fail(message, fix)
+    raw = info.raw
+    detail = raw.get("backend_detail") or {}
+    graphs = [{k: g.get(k) for k in ("graph", "file", "load_ms", "runs_on") if g.get(k) is not None}
+              for g in detail.get("graphs") or () if isinstance(g, dict)]
+    v = Verdict(figures={"backend": info.backend, "load_ms": raw.get("load_ms"),
+                         "hello_ms": round((time.monotonic() - t0) * 1e3, 1), "graphs": graphs,
+                         "runner_version": info.runner_version, "runner_kind": raw.get("runner_kind"),
+                         "npu": raw.get("npu"), "soc": raw.get("soc"), "model_sha256": info.model_sha256,
+                         "library": detail.get("library"), "library_version": detail.get("library_version"),
+                         "api": detail.get("api")})
+    v.decided_by = f"{info.backend}, loaded in {raw.get('load_ms') or v.figures['hello_ms']} ms"
+    return v
+
+
+def _dtype(c: Checkup) -> str:
+    return str(bundle_doc(c.bundle).get("dtype") or c.decoder.info.dtype or "fp32")
+
+
+def _cross(c: Checkup) -> str:
+    return str(bundle_doc(c.bundle).get("cross") or c.decoder.info.cross or "kv")
+
+
+def numbers(c: Checkup) -> Verdict:
+    from device.link.doctor.numbers import INTEGER_AGAINST_FP32, against_own_graphs, compare, threshold
+
+    check_same_model(c.decoder.info.model_sha256, _cross(c))
+    board = c.decoder.client.probe(first_window(), timeout=900)
+    dtype = _dtype(c)
+    own = against_own_graphs(dtype) and c.bundle is not None and any(c.bundle.glob("*.tflite"))
+    floor = INTEGER_AGAINST_FP32 if against_own_graphs(dtype) and not own else threshold(dtype)
+    rows, problems = compare(board, reference_probe(_cross(c), str(c.bundle) if own else None), dtype, floor)
+    v = Verdict(figures={"dtype": dtype, "against": "the bundle's TFLite graphs in LiteRT" if own else
+                         "the NumPy reference", "cosine_floor": floor, "outputs": rows})
+    if own:
+        v.figures["against_fp32"] = compare(board, reference_probe(_cross(c)), dtype)[0]
+    elif against_own_graphs(dtype):
+        v.warn(f"an integer bundle ({dtype}) without its .tflite graphs on this PC is held against fp32, at a "
+               f"cosine of {floor}: noise as large as its quantization's passes")
+    if problems:
+        return v.fail(problems[0], NUMBERS_FIX)
+    worst = min(rows, key=lambda r: r["cosine"])
+    v.decided_by = f"lowest cosine {worst['cosine']} ({worst['name']}), logits top-1 agree"
+    return v
+
+
+def tokens(c: Checkup) -> Verdict:
+    from core.qa.scoring import error_rate, uses_cer
+
+    v = Verdict(figures={"clips": []})
+    for path in QUICK_CLIPS if c.quick else CLIPS:
+        c.decoder.new_run()
+        board = run_clip(path, c.decoder.window)
+        board["samples"] = list(c.decoder.samples)
+        pc = dict(run_reference(path, _cross(c)))
+        label = check_same_model(None, _cross(c)).tokenizer.token_label
+        for run in (board, pc):
+            run["pieces"] = [label(t) for t in run["tokens"]]
+        lang = pc["language"] or "en"
+        part = first_difference(board["tokens"], pc["tokens"])
+        c.runs[path.name] = {"board": board, "pc": pc, "first_difference": part}
+        row = {"clip": path.name, "tokens": len(board["tokens"]), "pc_tokens": len(pc["tokens"]),
+               "first_difference": part, "cer" if uses_cer(lang) else "wer":
+               round(error_rate(pc["text"], board["text"], lang), 4)}
+        v.figures["clips"].append(row)
+        if part is not None and v.status != "fail":
+            v.fail(f"{path.name}: the board's tokens part from the PC's at step {part}", NUMBERS_FIX)
+    if v.status == "pass":
+        v.decided_by = ", ".join(f"{r['clip']} {r['tokens']} tokens equal" for r in v.figures["clips"])
+    return v
+
+
+def speed(c: Checkup) -> Verdict:
+    from core.qa.board_cost import clip_cost
+
+    runs = [r["board"] for r in c.runs.values()]
+    enc = [ms for r in runs for ms in r["encoder_ms"]]
+    first = [ms for r in runs for (_, step, ms) in r["steps"] if step == 0]
+    after = [ms for r in runs for (_, step, ms) in r["steps"] if step > 0]
+    cost = clip_cost([s for r in runs for s in r.get("samples") or []]) or {}
+    v = Verdict(figures={"encoder_ms": _med(enc), "first_token_ms": _med(first), "ms_per_token": _med(after),
+                         "target_encoder_ms": TARGET_ENCODER_MS, "target_ms_per_token": TARGET_TOKEN_MS,
+                         "port_encoder_ms": PORT_ENCODER_MS, "port_ms_per_token": PORT_TOKEN_MS,
+                         "peak_rss_mb": cost.get("peak_rss_mb"), "peak_temp_c": cost.get("peak_temp_c"),
+                         "throttled": cost.get("throttled")})
+    f = v.figures
+    v.decided_by = f"encoder {f['encoder_ms']} ms, {f['ms_per_token']} ms a token"
+    if c.kind != "board":
+        c.board_only(v, "these times are not the board's", "")
+    slow = [f"{what} {got} ms > {want:.0f} ms" for what, got, want in
+            (("encoder", f["encoder_ms"], TARGET_ENCODER_MS), ("a token", f["ms_per_token"], TARGET_TOKEN_MS))
+            if got is not None and got > want]
+    if slow:
+        v.warn("slower than the seed's targets: " + ", ".join(slow))      # speed never fails
+    if cost.get("throttled") or cost.get("flag"):
+        v.warn(cost.get("flag") or "the board throttled")
+    return v
+
+
+def _med(values: list[float]) -> float | None:
+    return round(statistics.median(values), 2) if values else None
+
+
+def placement(c: Checkup) -> Verdict:
+    from core.model.npu_profile import profiles
+
+    ran = c.decoder.info.ran_on
+    found = [{"graph": p.graph, "inferences": p.inferences, "ms_per_inference": round(p.ms_per_inference, 2),
+              "slowest_ops": [o.name for o in p.ops[:3]], "table": p.table} for p in profiles(c.decoder.npu_files())]
+    v = Verdict(figures={"where": ran.where, "label": ran.label, "ops": ran.ops, "cpu_ops": ran.cpu_ops,
+                         "npu_profile": found}, decided_by=ran.label)
+    has_npu = (c.board.get("soc") or {}).get("npu") not in (None, "unknown") or bool(c.board.get("apusys"))
+    if ran.where != "npu" and has_npu:
+        v.warn(f"the graphs ran on {ran.label} on a board with an NPU")
+    elif ran.where == "npu" and c.kind != "board":
+        c.board_only(v, "the NPU here is not the board's", "")
+    return v

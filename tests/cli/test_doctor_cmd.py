@@ -1,0 +1,142 @@
+"""`whisperkv doctor` on the local runner with the STAND-IN Neuron runtime (tests/device/runner/standin/) and a
+bundle compiled by the STAND-IN ncc-tflite: the whole ladder, and one failure per rung, each stopping there with
+its fix and keeping what the rungs before it measured. `--quick` wherever the tokens are not the point."""
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from cli.main import main
+from device.link.doctor.ladder import NAMES
+from tests.cli.doctor_helpers import bundle_for, claim_soc, compiled_bundle, standin_library
+from tests.device.link_helpers import STAND_IN_ADB, install_stand_in, sshd  # noqa: F401  (sshd: a real OpenSSH server)
+
+
+def doctor(capsys, device: str, *extra: str, model=None) -> tuple[int, dict]:
+    code = main(["doctor", "--device", device, "--model", str(model or compiled_bundle()), "--quick", "--json",
+                 *extra])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def rungs(doc: dict) -> dict:
+    assert [r["name"] for r in doc["rungs"]] == list(NAMES)
+    return {r["name"]: r for r in doc["rungs"]}
+
+
+def stopped_at(doc: dict, name: str) -> dict:
+    """The failed rung; every rung before it ran, every one after it did not."""
+    by = rungs(doc)
+    at = NAMES.index(name)
+    assert [by[n]["status"] for n in NAMES[at:]] == ["fail"] + ["not-run"] * (len(NAMES) - at - 1)
+    assert all(by[n]["status"] in ("pass", "warn") and by[n]["figures"] for n in NAMES[:at])
+    assert by[name]["fix"]
+    return by
+
+
+def dla(lib, **settings) -> str:
+    query = "&".join(f"{k}={v}" for k, v in {"backend": "dla", "neuron_lib": lib, **settings}.items())
+    return f"local?{query}"
+
+
+def test_the_whole_ladder_passes_with_warnings_and_writes_its_report(capsys, tmp_path):
+    code, doc = doctor(capsys, dla(standin_library()), "--out", str(tmp_path))
+    by = rungs(doc)
+    assert code == 0, doc
+    assert set(doc) == {"device", "bundle", "rungs"} and doc["bundle"] == str(compiled_bundle())
+    for r in doc["rungs"]:
+        assert set(r) == {"name", "status", "figures", "fix"} and r["status"] in ("pass", "warn"), r
+    # a PC with a STAND-IN runtime: what only a board shows warns, and says why
+    assert by["runtime"]["figures"]["api"] in ("V1", "V2") and by["loads"]["figures"]["npu"] == "stand-in"
+    assert any("this PC" in w for w in by["speed"]["figures"]["warnings"])
+    numbers = {o["name"]: o for o in by["numbers"]["figures"]["outputs"]}
+    assert set(numbers) == {"cross_k", "cross_v", "logits"} and numbers["logits"]["top1_agrees"]
+    assert by["tokens"]["figures"]["clips"][0]["first_difference"] is None
+    # the runtime's profiler (the STAND-IN writes MediaTek's columns) says what ran on each graph
+    assert [g["graph"] for g in by["placement"]["figures"]["npu_profile"]] == ["encoder", "decoder_step"]
+    assert json.loads((tmp_path / "doctor.json").read_text()) == doc
+    page = (tmp_path / "doctor.html").read_text()
+    assert "the board" in page and "NumPy reference" in page and "hello" in page.lower()
+
+
+def test_an_unreachable_port_stops_at_reach(capsys):
+    code, doc = doctor(capsys, "ssh://nobody@127.0.0.1:1")
+    by = stopped_at(doc, "reach")
+    assert code == 1 and "port 1" in by["reach"]["figures"]["decided_by"]
+
+
+def test_an_unknown_host_key_stops_at_reach_with_the_way_to_trust_it(capsys, sshd, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))          # no known_hosts
+    code, doc = doctor(capsys, f"ssh://{sshd.user}@127.0.0.1:{sshd.port}?key={sshd.user_key}")
+    by = stopped_at(doc, "reach")
+    assert code == 1 and "unknown" in by["reach"]["figures"]["decided_by"]
+    assert "--trust-host-key SHA256:" in by["reach"]["fix"]
+
+
+GETPROP = "#!/bin/sh\n# STAND-IN for Android's getprop (test only)\n[ \"$1\" = ro.build.version.release ] && echo 14\n"
+
+
+def test_an_android_device_stops_at_identity(capsys, tmp_path, monkeypatch):
+    """A STAND-IN adb whose device answers getprop as Android does."""
+    bindir = install_stand_in(tmp_path, monkeypatch, "adb", STAND_IN_ADB, "ADB_STANDIN_LOG").parent / "standin-adb"
+    (bindir / "getprop").write_text(GETPROP)
+    (bindir / "getprop").chmod(0o755)
+    code, doc = doctor(capsys, "adb://STANDIN01?python=" + sys.executable)
+    by = stopped_at(doc, "identity")
+    assert code == 1 and by["identity"]["figures"]["os"] == "Android 14"
+    assert "Linux image" in by["identity"]["fix"] and by["reach"]["figures"]["link"].startswith("adb")
+
+
+def test_a_bundle_for_an_mdla_3_soc_stops_at_identity_on_an_mt8371(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("WHISPERKV_SOC_ROOT", str(claim_soc(tmp_path / "board", "MT8371")))
+    bundle = bundle_for("mt8390", tmp_path / "mt8390")
+    code, doc = doctor(capsys, dla(standin_library()), model=bundle)
+    by = stopped_at(doc, "identity")
+    assert code == 1 and by["identity"]["figures"]["soc"] == "MT8371"
+    assert by["identity"]["figures"]["bundle_npu"] == "MDLA 3.0" and "--soc mt8371" in by["identity"]["fix"]
+
+
+@pytest.mark.parametrize("lib, said", [("/nonexistent/libneuron_runtime.so", "no Neuron runtime library"),
+                                       ("EMPTY", "neither")])
+def test_no_runtime_library_or_one_with_neither_api_stops_at_runtime(capsys, lib, said):
+    code, doc = doctor(capsys, dla(standin_library("EMPTY") if lib == "EMPTY" else lib))
+    by = stopped_at(doc, "runtime")
+    assert code == 1 and said in by["runtime"]["figures"]["decided_by"] and "neuron_lib" in by["runtime"]["fix"]
+    assert by["identity"]["figures"]["os"]
+
+
+def test_a_model_file_changed_after_deploy_stops_at_deployed(capsys, tmp_path):
+    from device.link.deploy import deploy
+    from device.link.local import LocalTransport
+
+    board = tmp_path / "board"
+    deploy(LocalTransport(dir=str(board)), backend="dla", model=compiled_bundle())
+    with open(board / "model" / "encoder.dla", "ab") as f:
+        f.write(b"\0")
+    code, doc = doctor(capsys, dla(standin_library(), dir=board))
+    by = stopped_at(doc, "deployed")
+    assert code == 1 and by["deployed"]["figures"]["changed"] == ["model/encoder.dla"]
+    assert "whisperkv deploy" in by["deployed"]["fix"]
+
+
+def test_a_create_that_fails_stops_at_loads(capsys):
+    code, doc = doctor(capsys, dla(standin_library("FAIL_CREATE")))
+    by = stopped_at(doc, "loads")
+    assert code == 1 and "create" in by["loads"]["figures"]["decided_by"] and "compile" in by["loads"]["fix"]
+
+
+@pytest.mark.parametrize("fault, value", [("STANDIN_NOISE", "0.05"), ("STANDIN_SWAP", "cross_k,cross_v")])
+def test_noise_or_swapped_outputs_stop_at_numbers(capsys, monkeypatch, fault, value):
+    monkeypatch.setenv(fault, value)
+    code, doc = doctor(capsys, dla(standin_library()))
+    by = stopped_at(doc, "numbers")
+    bad = [o["name"] for o in by["numbers"]["figures"]["outputs"] if not o["ok"]]
+    assert code == 1 and "cross_k" in bad and by["loads"]["figures"]["npu"] == "stand-in"
+
+
+def test_what_the_doctor_cannot_check_is_exit_2(capsys, tmp_path):
+    assert main(["doctor", "--device", "inprocess"]) == 2
+    assert "runner" in capsys.readouterr().err
+    assert main(["doctor", "--model", str(tmp_path)]) == 2
+    assert "no model.json" in capsys.readouterr().err
