@@ -124,7 +124,11 @@ def test_qa_on_hello_world_via_the_v1v2_build_on_plain_tflite_dlas_flags_the_hot
 
 def test_the_doctor_climbs_the_box_with_warnings_and_writes_its_report(deployed, dla_bundle, tmp_path):  # noqa: F811
     """`whisperkv doctor --quick` on the replica: every rung passes or warns (an emulation with a STAND-IN runtime:
-    its SoC and /dev/apusys are files, its speed and placement not a board's), and the report is written."""
+    its SoC and /dev/apusys are files, its speed and placement not a board's), and the report is written. The QA
+    test before it deployed the plain-TFLite `.dla`s: deploy the compiled bundle again, or the deployed rung fails
+    (rightly: two files differ from the PC's)."""
+    again = whisperkv("deploy", "--device", deployed["url"], "--backend", "dla", "--model", str(dla_bundle))
+    assert again.returncode == 0, again.stderr
     r = whisperkv("doctor", "--device", deployed["url"], "--model", str(dla_bundle), "--quick", "--json",
                   "--out", str(tmp_path), timeout=3600)
     assert r.returncode == 0, r.stderr
