@@ -60,13 +60,16 @@ def test_the_system_python_has_numpy_from_debian_and_nothing_pip_installed_and_n
     assert [c for c in compilers if c] == []
 
 
-def test_the_standin_runtime_is_at_its_yocto_path_and_its_litert_out_of_the_runners_reach(board):
+def test_the_standin_runtime_is_at_its_yocto_path_built_for_arm64_and_its_apu_listens_beside_it(board):
     r = on_box(board, "readlink /usr/lib/libneuronusdk_runtime.mtk.so /usr/lib/libneuronusdk_runtime.mtk.so.8; "
                       "test -f /usr/lib/libneuronusdk_runtime.mtk.so.8.2.16 && echo lib; "
                       "test -f /opt/standin/v1v2/libneuronusdk_runtime.mtk.so.8 && echo v1v2; "
+                      "test -S /run/standin-apu.sock && echo apu; "
                       "python3 -c 'import ai_edge_litert' 2>&1 | tail -n 1")
-    assert r.stdout.split("\n")[:4] == ["libneuronusdk_runtime.mtk.so.8.2.16"] * 2 + ["lib", "v1v2"]
-    assert "No module named 'ai_edge_litert'" in r.stdout
+    assert r.stdout.split("\n")[:5] == ["libneuronusdk_runtime.mtk.so.8.2.16"] * 2 + ["lib", "v1v2", "apu"]
+    assert "No module named 'ai_edge_litert'" in r.stdout       # the arithmetic is the APU's, out of reach
+    elf = (board["root"] / "usr/lib/libneuronusdk_runtime.mtk.so.8.2.16").read_bytes()[:20]
+    assert elf[:4] == b"\x7fELF" and int.from_bytes(elf[18:20], "little") == 183       # e_machine: EM_AARCH64
 
 
 def test_root_logs_in_with_an_empty_password_by_the_none_method(board):

@@ -1,8 +1,9 @@
 """The dla path on the board in a box (tests/tools/conftest.py's `board`, a STAND-IN for a Genio 520): a bundle
 compiled on the PC by the STAND-IN ncc-tflite, `whisperkv deploy --backend dla`, then transcripts through the
 STAND-IN Neuron runtime library the box carries at its Yocto path (built while its root filesystem was made;
-there is no compiler on the box). The stand-in computes each graph in its own LiteRT on the emulated Arm CPU,
-so the tokens must equal the PC's NumPy reference and nothing here is a timing.
+there is no compiler on the box). The stand-in hands each graph to the STAND-IN APU, a process on the PC that
+computes it in LiteRT (tools/board_box/standin.py), so the tokens must equal the PC's NumPy reference and
+nothing here is a timing.
 
 The one full test_en.wav transcription of the suite on the box is here (an emulated encoder window costs
 minutes); every other run is the short hello-world clip, twice in one QA suite so that the runner's encoder

@@ -20,7 +20,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from tools.board_box import devices, host, identity, offline, rootfs
+from tools.board_box import devices, host, identity, offline, rootfs, standin
 
 BOX_ADDR = "127.83.71.1"
 SSHD_CONFIG = """Port {port}
@@ -93,7 +93,7 @@ def url_for(state: dict, key: bool = False) -> str:
 def up(cut_off: bool = False) -> dict:
     """The box up (unpacked fresh, built first if need be); `cut_off` leaves it with no package index."""
     host.require_root()
-    host.require_tools(("debootstrap", "chroot", "ssh-keygen", "zstd", "mount"))
+    host.require_tools(("debootstrap", "chroot", "ssh-keygen", "zstd", "mount", standin.CROSS_CC, "dpkg-deb"))
     host.enable_binfmt()
     p = paths()
     if p["state"].is_file():
@@ -116,6 +116,7 @@ def up(cut_off: bool = False) -> dict:
     identity.write_sysfs(root / "sys")
     _mount(["-t", "tmpfs", "-o", "size=16m,mode=755", "boxrun"], root / "run")
     (root / "run/sshd").mkdir(mode=0o755)
+    apu_pid = standin.start_apu(root, p["up"] / "apu.log")
     (root / "etc/environment").write_text(f"QEMU_CPU={host.QEMU_CPU}\n")
     if cut_off:
         offline.cut_off(root, BOX_ADDR)
@@ -131,7 +132,8 @@ def up(cut_off: bool = False) -> dict:
         proc = subprocess.Popen(["chroot", str(root), "/usr/sbin/sshd", "-D", "-e", "-f", "/etc/ssh/box_sshd_config"],
                                 env=host.CLEAN_ENV, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                 start_new_session=True)
-    state = {"pid": proc.pid, "addr": BOX_ADDR, "port": port, "root": str(root), "key": str(user_key),
+    state = {"pid": proc.pid, "apu_pid": apu_pid, "addr": BOX_ADDR, "port": port, "root": str(root),
+             "key": str(user_key),
              "fingerprint": fingerprint(Path(str(host_key) + ".pub")), "tarball": str(tar)}
     p["state"].write_text(json.dumps(state, indent=1))
     _wait_for_sshd(state, p["log"])
@@ -180,6 +182,13 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _is_apu(pid: int | None) -> bool:
+    try:
+        return bool(pid) and b"standin.apu" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
 def _box_pids(root: Path) -> list[int]:
     """Every process whose root directory is the box: sshd, its sessions and the runners they started."""
     real = str(root.resolve())
@@ -203,6 +212,7 @@ def down() -> list[str]:
     root = p["root"]
     for sig in (signal.SIGTERM, signal.SIGKILL):
         pids = _box_pids(root) if root.exists() else []
+        pids += [state["apu_pid"]] if _is_apu(state.get("apu_pid")) else []
         for pid in pids:
             try:
                 os.kill(pid, sig)

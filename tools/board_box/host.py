@@ -42,7 +42,7 @@ def require_tools(names: tuple[str, ...]) -> None:
     lacking = [n for n in names if shutil.which(n) is None]
     if lacking:
         raise Missing(f"missing {', '.join(lacking)}: apt-get install qemu-user-static debootstrap binfmt-support "
-                      "openssh-client zstd")
+                      "openssh-client zstd gcc-aarch64-linux-gnu libc6-dev-arm64-cross")
 
 
 def enable_binfmt() -> None:

@@ -5,10 +5,9 @@ Python with NumPy from the distribution (python3-numpy) and pip3, nothing pip-in
 that lets root in with an empty password, the STAND-IN Neuron runtime at its Yocto path (standin.py), and no C
 compiler. Two steps, each cached under the cache directory with a hash of what went into it in its name:
 
-- base: debootstrap of Debian 12 arm64 plus the compiler and Python headers the stand-in is built with
-  (minutes: every package is configured under emulation);
-- genio-520: the base unpacked, the stand-in built and installed, then the compiler purged; rebuilt from the
-  base when the stand-in's sources change, which takes a minute or two, not a debootstrap.
+- base: debootstrap of Debian 12 arm64 (minutes: every package is configured under emulation);
+- genio-520: the base unpacked, the stand-in cross-compiled on the PC and installed, binutils purged; rebuilt
+  from the base when the stand-in's sources change, which takes seconds, not a debootstrap.
 """
 from __future__ import annotations
 
@@ -23,10 +22,9 @@ from tools.board_box import devices, host, standin
 
 PROFILE = "genio-520"
 DEBIAN_PACKAGES = ("python3", "python3-numpy", "python3-pip", "ca-certificates", "openssh-server")
-BUILD_ONLY = ("gcc", "libc6-dev", "python3-dev")      # installed for the stand-in's build, purged after it
-PURGED = (*BUILD_ONLY, "binutils")      # debootstrap brings binutils (as, ld) for python3.11, which only suggests it
+PURGED = ("binutils",)      # debootstrap brings binutils (as, ld) for python3.11, which only suggests it
 NO_COMPILER = ("cc", "gcc", "c99", "cpp", "g++", "clang", "tcc", "as", "ld")
-BASE_FORMAT, FORMAT = 2, 3      # bump when the build steps change
+BASE_FORMAT, FORMAT = 3, 4      # bump when the build steps change
 
 
 def log(msg: str) -> None:
@@ -38,11 +36,11 @@ def _key(*parts) -> str:
 
 
 def base_tarball() -> Path:
-    return host.cache_dir() / f"base-{host.SUITE}-arm64-{_key(BASE_FORMAT, host.SUITE, DEBIAN_PACKAGES, BUILD_ONLY)}.tar.zst"
+    return host.cache_dir() / f"base-{host.SUITE}-arm64-{_key(BASE_FORMAT, host.SUITE, DEBIAN_PACKAGES)}.tar.zst"
 
 
 def tarball() -> Path:
-    key = _key(FORMAT, base_tarball().name, PURGED, standin.BUILDS, standin.LITERT, standin.sources_hash())
+    key = _key(FORMAT, base_tarball().name, PURGED, standin.BUILDS, standin.HEADERS, standin.sources_hash())
     return host.cache_dir() / f"rootfs-{PROFILE}-{key}.tar.zst"
 
 
@@ -83,9 +81,6 @@ def build_base(out: Path) -> dict[str, float]:
         shutil.copy2(crt, dest)
     with _mounts(root):
         host.chroot(root, ["update-ca-certificates"], stdout=subprocess.DEVNULL)
-        log(f"apt-get install {' '.join(BUILD_ONLY)} (for the stand-in's build; purged after it)")
-        host.chroot(root, ["apt-get", "install", "-y", "-q", "--no-install-recommends", *BUILD_ONLY],
-                    stdout=subprocess.DEVNULL)
         host.chroot(root, ["apt-get", "clean"])
     times = {"debootstrap": time.monotonic() - t}
     t = time.monotonic()
@@ -96,7 +91,7 @@ def build_base(out: Path) -> dict[str, float]:
 
 
 def build(base: Path, out: Path) -> dict[str, float]:
-    """The base unpacked, the stand-in installed, the compiler purged, root's password emptied, packed."""
+    """The base unpacked, the stand-in installed, binutils purged, root's password emptied, packed."""
     t = time.monotonic()
     work = out.parent / "build"
     root = _fresh(work)
@@ -104,7 +99,7 @@ def build(base: Path, out: Path) -> dict[str, float]:
     with _mounts(root):
         log(f"the stand-in Neuron runtime: {', '.join(lib for lib, _ in standin.BUILDS)}")
         standin.install(root)
-        log(f"apt-get purge {' '.join(PURGED)}: no compiler on the board")
+        log(f"apt-get purge {' '.join(PURGED)}: no compiler, assembler or linker on the board")
         host.chroot(root, ["apt-get", "purge", "-y", "-q", "--auto-remove", *PURGED], stdout=subprocess.DEVNULL)
         left = host.chroot(root, ["sh", "-c", "for c in " + " ".join(NO_COMPILER) + "; do command -v $c; done; true"],
                            capture_output=True, text=True).stdout.split()

@@ -1,32 +1,39 @@
-"""The STAND-IN Neuron runtime inside the box, built once while the root filesystem is made.
+"""The STAND-IN Neuron runtime inside the box, and the STAND-IN APU beside it on the PC.
 
 MediaTek's runtime cannot exist here (no APU, no NeuroPilot libraries), so the box carries the tests' stand-in
-(tests/device/runner/standin/), which computes each graph in LiteRT on the emulated CPU. It is placed where a
-Genio IoT Yocto image has the real one: /usr/lib/libneuronusdk_runtime.mtk.so.8.2.16 with its `.so.8` and `.so`
-links (seen on a Genio 720 image, rity v26.0; ../shared/NEUROPILOT.md). That build exports the V1 API only, as
-the one public Whisper runner on an MT8189-family Yocto board uses; a V1+V2 build sits beside it in
-/opt/standin/v1v2 for a URL that names it with `neuron_lib=`. The stand-in's own LiteRT is pip-installed into
-/opt/standin/site, a folder on no sys.path of the box's Python: the runner cannot import it, as it could not
-import MediaTek's.
+(tests/device/runner/standin/), cross-compiled on the PC for arm64 against the box's own Python headers (there is
+no compiler on the box). It is placed where a Genio IoT Yocto image has the real one:
+/usr/lib/libneuronusdk_runtime.mtk.so.8.2.16 with its `.so.8` and `.so` links (seen on a Genio 720 image, rity
+v26.0; ../shared/NEUROPILOT.md). That build exports the V1 API only, as the one public Whisper runner on an
+MT8189-family Yocto board uses; a V1+V2 build sits beside it in /opt/standin/v1v2 for a URL that names it with
+`neuron_lib=`. Both hand every graph to the STAND-IN APU (apu.py), a process on the PC that `up` starts and
+`down` stops, listening on the box's /run/standin-apu.sock: the runner, its ctypes calls and the library run on
+the emulated Arm CPU, and the arithmetic an NPU does on a board runs natively, as the APU is a processor apart
+from the CPU. The box has no LiteRT of its own: the runner could not import one, as it could not import
+MediaTek's.
 """
 from __future__ import annotations
 
 import hashlib
 import shutil
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 from tests.device.runner.standin import build as standin_build
 from tools.board_box import host
 
 HOME = "/opt/standin"
-COMPUTE = f"{HOME}/compute"            # neuron_compute.py and the C source
-SITE = f"{HOME}/site"                  # the stand-in's LiteRT, imported by the stand-in alone
+COMPUTE = f"{HOME}/compute"            # neuron_compute.py, apu.py and the C source
+APU_SOCKET = "/run/standin-apu.sock"   # in the box's /run, a tmpfs made fresh by every `up`
 YOCTO_LIB = "/usr/lib/libneuronusdk_runtime.mtk.so.8.2.16"
 YOCTO_LINKS = ("/usr/lib/libneuronusdk_runtime.mtk.so.8", "/usr/lib/libneuronusdk_runtime.mtk.so")
 V1V2_LIB = f"{HOME}/v1v2/libneuronusdk_runtime.mtk.so.8"
-LITERT = "ai-edge-litert>=2.3"         # its aarch64 wheels need numpy>=1.23.2: Debian's python3-numpy is 1.24
 # (library on the box, the C defines of its build): WITH_V1 alone leaves V2 out; no WITH_* define builds both.
 BUILDS = ((YOCTO_LIB, ("WITH_V1",)), (V1V2_LIB, ()))
+CROSS_CC = "aarch64-linux-gnu-gcc"     # Debian's gcc-aarch64-linux-gnu, with libc6-dev-arm64-cross
+HEADERS = "libpython3.11-dev"          # the box's Python's headers, unpacked on the PC, never installed there
 
 
 def sources_hash() -> str:
@@ -38,24 +45,37 @@ def sources_hash() -> str:
 
 
 def install(root: Path) -> None:
-    """Copy the sources in, pip-install the stand-in's LiteRT, compile both builds with the box's compiler
-    against the box's Python headers, and link the Yocto names. The compiler must be there (it goes later)."""
+    """Copy the sources in, cross-compile both builds against the box's Python headers and link the Yocto names."""
     compute = root / COMPUTE.lstrip("/")
     compute.mkdir(parents=True)
     for name in standin_build.SOURCES:
         shutil.copy2(standin_build.HERE / name, compute / name)
-    host.chroot(root, ["python3", "-m", "pip", "install", "-q", "--no-cache-dir", "--disable-pip-version-check",
-                       "--no-deps", "--target", SITE, LITERT])
-    include = host.chroot(root, ["python3", "-c", "import sysconfig; print(sysconfig.get_paths()['include'])"],
-                          capture_output=True, text=True).stdout.strip()
-    for lib, defines in BUILDS:
-        (root / lib.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
-        host.chroot(root, standin_build.compile_command(lib, include, COMPUTE, f"{COMPUTE}/neuron_runtime.c",
-                                                        *defines, f'STANDIN_SITE="{SITE}"'))
+    with tempfile.TemporaryDirectory() as tmp:
+        host.chroot(root, ["sh", "-c", f"cd /tmp && apt-get download -q {HEADERS}"], stdout=subprocess.DEVNULL)
+        debs = list((root / "tmp").glob(f"{HEADERS}_*.deb"))
+        host.run(["dpkg-deb", "-x", str(debs[0]), tmp])
+        debs[0].unlink()
+        include = f"{tmp}/usr/include"
+        for lib, defines in BUILDS:
+            out = root / lib.lstrip("/")
+            out.parent.mkdir(parents=True, exist_ok=True)
+            cmd = standin_build.compile_command(str(out), f"{include}/python3.11", COMPUTE, str(compute / "neuron_runtime.c"),
+                                                *defines, f'STANDIN_APU="{APU_SOCKET}"', cc=CROSS_CC)
+            host.run([*cmd, f"-I{include}"])
     target = Path(YOCTO_LIB).name
     for link in YOCTO_LINKS:
         (root / link.lstrip("/")).symlink_to(target)
-    # The runner's Python must not see the stand-in's LiteRT; the stand-in, given SITE, must.
     host.chroot(root, ["python3", "-c", "import importlib.util as u; assert u.find_spec('ai_edge_litert') is None"])
-    host.chroot(root, ["python3", "-c", f"import sys; sys.path.append({SITE!r}); import numpy; "
-                       "from ai_edge_litert.interpreter import Interpreter"])
+
+
+def start_apu(root: Path, log: Path) -> int:
+    """The STAND-IN APU for the box at `root`, listening in its /run; returns its pid once it listens."""
+    from device import ROOT
+
+    with open(log, "ab") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "tests.device.runner.standin.apu", APU_SOCKET, str(root)],
+                                cwd=ROOT, stdout=subprocess.PIPE, stderr=out, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+    if proc.stdout.readline().strip() != b"ready":
+        raise host.Missing(f"the STAND-IN APU did not start: {log.read_text(errors='replace').strip()[-300:]}")
+    return proc.pid

@@ -8,7 +8,7 @@ import sysconfig
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SOURCES = ("neuron_runtime.c", "neuron_compute.py")     # what a board needs to build and run it
+SOURCES = ("neuron_runtime.c", "neuron_compute.py", "apu.py")     # what a board needs to build and run it
 
 
 def library_name(*defines: str, name: str | None = None) -> str:
@@ -18,10 +18,10 @@ def library_name(*defines: str, name: str | None = None) -> str:
     return "libneuron_runtime" + "".join("-" + re.sub(r"[^a-z0-9_]", "", d.lower()) for d in defines) + ".so"
 
 
-def compile_command(lib: str, include: str, compute_dir: str, source: str, *defines: str) -> list[str]:
+def compile_command(lib: str, include: str, compute_dir: str, source: str, *defines: str, cc: str = "cc") -> list[str]:
     """The compiler's command line: `include` is the Python headers of the interpreter that will load it, and
     `compute_dir` the folder holding neuron_compute.py there."""
-    return ["cc", "-shared", "-fPIC", "-O1", f"-I{include}", f'-DSTANDIN_DIR="{compute_dir}"',
+    return [cc, "-shared", "-fPIC", "-O1", f"-I{include}", f'-DSTANDIN_DIR="{compute_dir}"',
             *[f"-D{d}" for d in defines], source, "-o", lib]
 
 

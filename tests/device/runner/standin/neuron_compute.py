@@ -7,7 +7,8 @@ that graph in LiteRT, with its slots in the graph's input and output order. Ever
 decoded position; the QoS a runtime was given goes to `<dla>.qos`. With conversion suppressed (V1's EnvOptions)
 a graph with fp32 slots is refused, as the MDLA takes none then. Runs take buffers of the tensors' own sizes
 only; the padded sizes (the last dimension rounded up to 16 elements, as the MDLA aligns widths) are reported,
-never accepted. `SITE` (set by the library from STANDIN_SITE) is a folder searched only to import LiteRT.
+never accepted. `APU` (set by the library from STANDIN_APU) names the unix socket of a STAND-IN APU (apu.py):
+when set, every call below is computed in that process apart, not in the runner's.
 
 The profiler, as MediaTek's runtime documents it: with MTKNN_ENABLE_PROFILER=1 at create, the report goes to the
 MTKNN_PROFILER_LOG_PATH named then, written when the runtime is released. Its tables have the documented columns
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import csv
 import ctypes
+import functools
 import io
 import os
 import time
@@ -31,23 +33,20 @@ import numpy as np
 
 MAGIC = b"STAND-IN DLA of "
 ALIGN = 16                             # elements: the MDLA's width alignment, as the padded sizes report it
-SITE = ""
+APU = ""
 _runtimes: dict[int, dict] = {}
 
 
-def _interpreter_class():
-    import sys
+def _on_apu(fn):
+    """The call computed by the STAND-IN APU at APU when one is set (apu.py), else here."""
+    @functools.wraps(fn)
+    def call(*args):
+        if APU:
+            from apu import call as on_apu     # apu.py, beside this file on the library's sys.path
 
-    if SITE and SITE not in sys.path:
-        sys.path.insert(0, SITE)
-        try:
-            from ai_edge_litert.interpreter import Interpreter
-        finally:
-            sys.path.remove(SITE)
-        return Interpreter
-    from ai_edge_litert.interpreter import Interpreter
-
-    return Interpreter
+            return on_apu(APU, fn.__name__, args)
+        return fn(*args)
+    return call
 
 
 def tflite_of(data: bytes) -> bytes | None:
@@ -56,12 +55,15 @@ def tflite_of(data: bytes) -> bytes | None:
     return graph if graph[4:8] == b"TFL3" else None
 
 
+@_on_apu
 def create(path: str, threads: int, suppress_in: int = 0, suppress_out: int = 0) -> int:
     with open(path, "rb") as f:
         graph = tflite_of(f.read())
     if graph is None:
         return -1                      # not a .dla this stand-in can run: create fails with a code
-    interp = _interpreter_class()(model_content=graph, num_threads=max(1, threads))
+    from ai_edge_litert.interpreter import Interpreter     # lazy: a runner whose APU computes needs no LiteRT
+
+    interp = Interpreter(model_content=graph, num_threads=max(1, threads))
     interp.allocate_tensors()
     for suppressed, details in ((suppress_in, interp.get_input_details()), (suppress_out, interp.get_output_details())):
         if suppressed and any(d["dtype"] == np.float32 for d in details):
@@ -80,6 +82,7 @@ def _log(path: str, what: str) -> None:
         f.write(what + "\n")
 
 
+@_on_apu
 def size(handle: int, kind: str, slot: int, padded: int = 0) -> int:
     """A slot's bytes (padded: its last dimension rounded up to ALIGN elements); the slot count for slot -1;
     -1 for a slot past the last."""
@@ -95,6 +98,7 @@ def size(handle: int, kind: str, slot: int, padded: int = 0) -> int:
     return int(np.prod(shape, dtype=np.int64)) * np.dtype(d["dtype"]).itemsize
 
 
+@_on_apu
 def qos(handle: int, preference: int, priority: int, boost: int, policy: int) -> int:
     with open(_runtimes[handle]["path"] + ".qos", "a") as f:
         f.write(f"preference {preference} priority {priority} boost {boost} policy {policy}\n")
@@ -107,6 +111,7 @@ def _view(address: int, length: int, detail: dict) -> np.ndarray:
     return np.frombuffer(raw, dtype=detail["dtype"]).reshape(detail["shape"])
 
 
+@_on_apu
 def run(handle: int, inputs: list, outputs: list) -> int:
     rt = _runtimes[handle]
     interp = rt["interp"]
@@ -148,6 +153,7 @@ def _noisy(out: np.ndarray) -> np.ndarray:
 _rng_calls: list[int] = []
 
 
+@_on_apu
 def release(handle: int) -> int:
     rt = _runtimes.pop(handle, None)
     if rt and rt["report"] and rt["run_ms"]:

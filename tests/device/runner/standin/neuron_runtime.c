@@ -12,7 +12,7 @@
  * NeuronRuntime_getVersion reports 0.0.1 (no real runtime is that old); NO_VERSION leaves the symbol out.
  * It exports `whisperkv_standin`, so a runner can say in hello that its NPU is a stand-in
  * (device/runner/runner_kind.py).
- * STANDIN_SITE="DIR": a folder put on sys.path only while neuron_compute imports its LiteRT.
+ * STANDIN_APU="SOCKET": every call is computed by the STAND-IN APU listening there (apu.py), a process apart.
  * The V1 runtime refuses (loadNetworkFromFile fails with code 4) a .dla with fp32 slots when conversion is
  * suppressed (EnvOptions.suppressInputConversion / suppressOutputConversion): the MDLA takes no fp32 slot then.
  */
@@ -25,8 +25,8 @@
 #define WITH_V1
 #define WITH_V2
 #endif
-#ifndef STANDIN_SITE
-#define STANDIN_SITE ""
+#ifndef STANDIN_APU
+#define STANDIN_APU ""
 #endif
 
 const char whisperkv_standin[] = "STAND-IN Neuron runtime (tests/device/runner/standin)";
@@ -40,9 +40,9 @@ static PyObject* compute_module(void) {
         Py_DECREF(dir);
         module = PyImport_ImportModule("neuron_compute");
         if (module != NULL) {
-            PyObject* site = PyUnicode_FromString(STANDIN_SITE);
-            PyObject_SetAttrString(module, "SITE", site);
-            Py_DECREF(site);
+            PyObject* apu = PyUnicode_FromString(STANDIN_APU);
+            PyObject_SetAttrString(module, "APU", apu);
+            Py_DECREF(apu);
         }
     }
     return module;
