@@ -75,7 +75,7 @@ class MainWindow(QMainWindow):
         self.runs = RunController(self.session, worker, self)
         self.live_worker = LiveWorker(worker)
         self.live_runs = LiveRunController(self.session, self.live_worker, self.live_panel, self)
-        self.board = BoardController(self.device, self.status, worker, self.tasks, self)
+        self.board = BoardController(self.device, self.status, worker, self.tasks, self, decoding=self.decoding)
         self.live = LiveRefresher(view_table.live_turns(self), self)
         self._wire()
         self._apply_settings()
@@ -145,7 +145,10 @@ class MainWindow(QMainWindow):
         return self.transcribe_clip(self.clip, self.controls.run_options())
 
     def transcribe_clip(self, clip: AudioClip, options: DecodeOptions) -> RunRecord | None:
-        """Start a run of any clip (the QA tab asks for its suite's clips); None while another decodes."""
+        """Start a run of any clip (the QA tab asks for its suite's clips); None while another decodes or Check
+        board climbs."""
+        if self.board.refuses("Transcribe"):
+            return None
         profile = self.device.profile()
         run = self.runs.start(clip, options, profile, self.device.password.text(), self.board.run_info())
         return self._started(run, f"Transcribing {clip.name} on {profile.url()}…")
@@ -195,13 +198,19 @@ class MainWindow(QMainWindow):
     def start_live(self, source: str) -> None:
         """Stream the microphone ("mic") or the loaded clip at 1x ("file") through the runner, as a new run of
         the session shown at once."""
-        if source == "file" and self.clip is None:
+        if (source == "file" and self.clip is None) or self.board.refuses("Live"):
             return
         clip = self.clip if source == "file" else None
         run = self.live_runs.start(clip, self.audio.device_combo.currentData(), self.device.profile(),
                                    self.device.password.text(), self.board.run_info(), self.controls.options().language)
         self._started(run, "Live: " + ("the microphone" if clip is None else clip.name))
 
+
+    def decoding(self) -> str:
+        """What decodes on the decode worker now, in words ("" when nothing): Check board waits for none of it."""
+        if self.runs.active is not None:
+            return f"run #{self.runs.active.id} is decoding"
+        return "a live stream is running" if self.live_worker.running else ""
 
     def show_failure(self, failure: Failure) -> None:
         self.failureShown.emit(failure)
@@ -213,6 +222,7 @@ class MainWindow(QMainWindow):
             return
         self.save_settings()
         self.live_worker.stop()
+        self.board.close()
         self.runs.close()
         for tasks in (self.tasks, self.qa.tasks, self.transcript.tasks):
             tasks.wait_all()

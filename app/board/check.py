@@ -1,19 +1,24 @@
-"""Check board: `whisperkv doctor`'s ladder (device/link/doctor/ladder.py) for the device panel's profile, run on
-a background thread; each rung is reported as it is decided (its index and status, through the task's progress
-signal) and the report comes back whole at the end."""
+"""Check board: `whisperkv doctor`'s ladder (device/link/doctor/ladder.py) for the device panel's profile, the quick
+clip only, on the runner's deployed model. Blocking: the check worker (app/work/check_worker.py) climbs it on the
+decode worker's thread; each rung is reported as it is decided (its index and status) and the report comes back
+whole at the end."""
 from __future__ import annotations
 
 from typing import Callable
 
 from app.board.link import make_transport
 from app.board.profile import DeviceProfile
-from device.link.doctor.ladder import NAMES, STATUSES, Checkup, RungResult, examine
+from device.link.doctor.ladder import MARKS, NAMES, STATUSES, Checkup, RungResult, examine
 
 
-def check_board(profile: DeviceProfile, password: str = "",
-                progress: Callable[[int, int], None] | None = None) -> dict:
-    """The doctor's report for the profile's runner (its deployed model), the quick clip only, with each rung's
-    line (`lines`) as the CLI prints it."""
+def board_checkup(profile: DeviceProfile, password: str = "") -> Checkup:
+    """The doctor's checkup of the profile's runner, its transport opened by the reach rung."""
+    return Checkup(profile.target(password, "lean"), quick=True,
+                   open_transport=lambda: make_transport(profile, password))
+
+
+def check_board(checkup: Checkup, progress: Callable[[int, int], None] | None = None) -> dict:
+    """The doctor's report, with each rung's line (`lines`) as the CLI prints it."""
     lines: list[str] = []
 
     def heard(result: RungResult) -> None:
@@ -21,13 +26,9 @@ def check_board(profile: DeviceProfile, password: str = "",
         if progress is not None:
             progress(NAMES.index(result.name), STATUSES.index(result.status))
 
-    checkup = Checkup(profile.target(password, "lean"), quick=True,
-                      open_transport=lambda: make_transport(profile, password))
     return examine(checkup, heard) | {"lines": lines}
 
 
 def rung_line(index: int, status: int) -> str:
     """What the panel shows while the ladder climbs: the rung just decided and its mark."""
-    from device.link.doctor.ladder import MARKS
-
     return f"{MARKS[STATUSES[status]]} {NAMES[index]}"

@@ -1,12 +1,16 @@
-"""The device side of the window: the device panel's connect, test, deploy and Check board, run off the UI thread; the
-status bar's device line; Restart runner, the action the error dialog offers when the runner died or the
+"""The device side of the window: the device panel's connect, test and deploy, run off the UI thread, and Check
+board, run on the decode worker (app/work/check_worker.py): one job on the board at a time, a check refused while a
+run or a stream decodes and a run refused while a check climbs, each with one line saying so; the status bar's
+device line; Restart runner, the action the error dialog offers when the runner died or the
 link dropped; and what the connected runner said of itself, which every run records."""
 from __future__ import annotations
+
+from typing import Callable
 
 from PySide6.QtCore import QObject, Signal
 
 from app.background import TaskRunner
-from app.board.check import check_board, rung_line
+from app.board.check import rung_line
 from app.board.form_terms import in_form_terms
 from app.board.panel import DevicePanel
 from app.board.profile import DeviceProfile
@@ -14,6 +18,7 @@ from app.board.tasks import deploy, test_connection
 from app.errors import RESTART_RUNNER, Failure
 from app.views.board_cost import BoardCostLabel
 from app.views.status_bar import StatusBar
+from app.work.check_worker import CheckWorker
 from app.work.decode_worker import TranscribeWorker
 from core.model.device_words import machine_words
 
@@ -23,12 +28,15 @@ class BoardController(QObject):
     failed = Signal(object)        # Failure of a test or a deploy
 
     def __init__(self, panel: DevicePanel, status: StatusBar, worker: TranscribeWorker, tasks: TaskRunner,
-                 parent=None):
+                 parent=None, decoding: Callable[[], str] = lambda: ""):
         super().__init__(parent)
         self.panel, self.status, self.worker, self.tasks = panel, status, worker, tasks
+        self.decoding = decoding   # what decodes on the worker now, in words ("run #3"), "" when nothing
+        self.checker = CheckWorker(worker)
         self.runner: dict = {}     # the connected runner's hello summary
         self.info: dict = {}       # the last device-info of the connected profile
         self.checked: dict = {}    # the last Check board report (the doctor's, device/link/doctor/ladder.py)
+        self.checking_url = ""
         panel.connectRequested.connect(self.connect_device)
         panel.testRequested.connect(self.test_device)
         panel.deployRequested.connect(self.deploy_device)
@@ -38,6 +46,9 @@ class BoardController(QObject):
         self.cost = BoardCostLabel()      # beside the run: the SoC, then what each second of it costs the board
         status.addPermanentWidget(self.cost)
         worker.samples.connect(self.cost.show_sample)
+        self.checker.rung.connect(lambda index, status: panel.add_line(rung_line(index, status)))
+        self.checker.checked.connect(self._on_checked)
+        self.checker.failed.connect(self._on_check_failed)
 
     def run_info(self) -> dict:
         """What a run records of its device: the device-info and the runner's hello."""
@@ -95,17 +106,41 @@ class BoardController(QObject):
         self.status.showMessage("Deploy finished", 5000)
 
     def check_device(self, profile: DeviceProfile, password: str = "") -> None:
+        """Climb the doctor's ladder on the decode worker; refused, with one line, while a run or a stream decodes."""
+        busy = self.decoding()
+        if busy:
+            line = f"Check board refused: {busy} on the board; stop it or let it end, then press Check board again"
+            self.panel.show_lines([line])
+            self.status.showMessage(line, 10000)
+            return
         self.panel.set_busy(True)
         self.panel.show_lines([f"checking {profile.url()}…"])
-        self.tasks.start(check_board, profile, password, on_done=self._on_checked, on_failed=self._on_failed,
-                         on_progress=lambda index, status: self.panel.add_line(rung_line(index, status)))
+        self.runner, self.checking_url = {}, profile.url()
+        self.status.show_device(profile.url(), "checking the board…")
+        self.checker.start(profile, password)
+
+    def refuses(self, what: str) -> bool:
+        """A run or a stream asked for while the check climbs: refused, with one line in the status bar."""
+        checking = self.checker.running
+        if checking:
+            self.status.showMessage(f"{what} refused: Check board is using the board; try again when the check "
+                                    "ends", 10000)
+        return checking
+
+    def close(self) -> None:
+        self.checker.abandon()
 
     def _on_checked(self, report: dict) -> None:
         self.panel.set_busy(False)
+        self.status.show_device(self.checking_url, "checked; the next run starts the runner")
         self.checked = report
         self.panel.show_lines(report["lines"])
         failed = next((r["name"] for r in report["rungs"] if r["status"] == "fail"), None)
         self.status.showMessage(f"Check board: stopped at {failed}" if failed else "Check board: no rung failed", 5000)
+
+    def _on_check_failed(self, failure: Failure) -> None:
+        self.status.show_device(self.checking_url, "not connected")
+        self._on_failed(failure)
 
     def _on_failed(self, failure: Failure) -> None:
         failure = in_form_terms(failure)

@@ -33,6 +33,20 @@ def integer_bundle(dtype: str = "a16w8", cross: str = "kv") -> Path:
 
 
 @lru_cache(maxsize=1)
+def compiled_integer_bundle() -> Path:
+    """The a16w8 bundle (integer_bundle) compiled by the STAND-IN ncc-tflite, once per test process: its .dla's
+    have int16 slots, and its .tflite graphs stay beside them (each module clears the `.calls` files it reads)."""
+    from device.toolchain.compile import compile_bundle
+    from tests.device.toolchain.ncc_standin import write_ncc
+
+    root = Path(tempfile.mkdtemp(prefix="whisperkv-int-dla-"))
+    atexit.register(shutil.rmtree, root, True)
+    shutil.copytree(integer_bundle("a16w8", "kv"), root / "a16w8")
+    compile_bundle(root / "a16w8", ncc=write_ncc(root, root / "ncc.log"))
+    return root / "a16w8"
+
+
+@lru_cache(maxsize=1)
 def compiled_dla_bundle() -> Path:
     """The installed weights' TFLite bundle compiled by the STAND-IN ncc-tflite, once per test process: the dla
     tests of every module share it (each clears the `.calls` files it reads)."""

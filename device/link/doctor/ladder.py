@@ -171,11 +171,16 @@ def examine(checkup: Checkup, on_rung: Callable[[RungResult], None] | None = Non
     try:
         results = climb(checkup, on_rung)
     finally:
-        for thing in (checkup.decoder, checkup.transport):
-            try:
-                if thing is not None:
-                    thing.close()
-            except Exception:      # closing a dead link is not worth an error
-                pass
+        release(checkup)
     return {"device": checkup.target.label, "bundle": str(checkup.bundle) if checkup.bundle else None,
             "rungs": [r.to_dict() for r in results]}
+
+
+def release(checkup: Checkup) -> None:
+    """Close what the rungs opened (the runner, the link); from another thread, this ends a rung waiting on them."""
+    for thing in (checkup.decoder, checkup.transport):
+        try:
+            if thing is not None:
+                thing.close()
+        except Exception:      # closing a dead link is not worth an error
+            pass

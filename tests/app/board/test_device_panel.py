@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from app.board.profile import DeviceProfile
-from tests.app.conftest import make_window, settings_file, wait_for
+from tests.app.conftest import make_window, open_and_wait, settings_file, wait_for
 
 
 def test_test_connection_shows_device_info(qtbot, tmp_path):
@@ -65,15 +65,21 @@ def test_url_settings_in_a_fix_are_named_as_the_forms_fields():
 
 
 def test_check_board_shows_the_doctors_rungs_as_they_are_decided(qtbot, tmp_path):
-    """The local runner on the NumPy backend: every rung passes or warns (this PC is no board), line by line."""
+    """The local runner on the NumPy backend: every rung passes or warns (this PC is no board), line by line; the
+    check runs on the decode worker, so a run or a live stream asked for meanwhile is refused, saying why."""
     from device.link.doctor.ladder import NAMES
 
     window = make_window(settings_file(tmp_path / "app.ini"))
     qtbot.addWidget(window)
+    open_and_wait(window, "en_asterisk_hello-world.wav")
     window.device.show_profile(DeviceProfile(kind="local", backend="numpy"))
     seen = []
     window.device.info.textChanged.connect(lambda: seen.append(window.device.info.toPlainText()))
     window.device.check_button.click()
+    assert window.transcribe() is None and not window.session.runs
+    assert window.status.currentMessage().startswith("Transcribe refused: Check board is using the board")
+    window.start_live("file")
+    assert not window.session.runs and window.status.currentMessage().startswith("Live refused: Check board")
     wait_for(lambda: window.device.check_button.isEnabled() and window.board.checked, "the check to finish", 600)
     report = window.board.checked
     assert [r["name"] for r in report["rungs"]] == list(NAMES)
@@ -81,3 +87,22 @@ def test_check_board_shows_the_doctors_rungs_as_they_are_decided(qtbot, tmp_path
     assert any(text.endswith("✔ reach") for text in seen)      # shown before the ladder was done
     final = window.device.info.toPlainText()
     assert "this PC" in final and final.count("\n") >= len(NAMES) - 1
+    assert "checked" in window.status.device.text()
+
+
+def test_check_board_is_refused_while_a_run_decodes(qtbot, tmp_path):
+    window = make_window(settings_file(tmp_path / "app.ini"))
+    qtbot.addWidget(window)
+    open_and_wait(window, "en_asterisk_hello-world.wav")
+    window.device.show_profile(DeviceProfile(kind="local", backend="numpy"))
+    finished = []
+    window.runFinished.connect(finished.append)
+    run = window.transcribe()
+    window.device.check_button.click()
+    said = window.device.info.toPlainText()
+    assert said == (f"Check board refused: run #{run.id} is decoding on the board; stop it or let it end, then "
+                    "press Check board again")
+    assert window.status.currentMessage() == said and not window.board.checker.running
+    assert window.device.check_button.isEnabled()
+    wait_for(lambda: finished, "the run to finish")
+    assert run.error is None and run.stop_reason == "eot" and "hello" in run.text().lower()

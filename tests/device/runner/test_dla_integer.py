@@ -14,20 +14,14 @@ from core.errors import ModelError
 from device.runner.dla_backend import DlaBackend
 from device.runner.int_slots import to_slot
 from device.runner.tflite_backend import TfliteBackend
-from device.toolchain.compile import compile_bundle
-from tests.device.bundle_helpers import integer_bundle
+from tests.device.bundle_helpers import compiled_integer_bundle
 from tests.device.runner.test_dla_backend import calls, decode, standin  # noqa: F401  (the stand-in runtime)
-from tests.device.toolchain.ncc_standin import write_ncc
 
 
 @pytest.fixture(scope="module")
-def int_dla(tmp_path_factory):
+def int_dla():
     pytest.importorskip("ai_edge_quantizer")
-    root = tmp_path_factory.mktemp("int-dla")
-    bundle = root / "a16w8"
-    shutil.copytree(integer_bundle("a16w8", "kv"), bundle)
-    compile_bundle(bundle, ncc=write_ncc(root, root / "ncc.log"))
-    return bundle
+    return compiled_integer_bundle()
 
 
 def test_compile_records_each_integer_slots_scale_and_zero_point(int_dla):

@@ -1,15 +1,25 @@
 """The numbers rung's thresholds (device/link/doctor/numbers.py): this PC's fp16 TFLite graphs in LiteRT, the
 stand-in for an NPU that computes in fp16, pass against the NumPy reference; the same outputs with Gaussian noise of
 standard deviation 0.05, or with the cross K and V swapped (a layout bug), fail, at every dtype's floor (an integer
-bundle's floor holds against its own graphs: device/link/doctor/numbers.py says why)."""
+bundle's floor holds against its own graphs: device/link/doctor/numbers.py says why).
+
+The integer form, a16w8, through the runner: the ladder climbed to the numbers rung on the local runner with the
+dla backend, the a16w8 bundle compiled by the STAND-IN ncc-tflite and run by the STAND-IN Neuron runtime (its int16
+slots quantized by the backend, the graphs run in LiteRT): it passes against the bundle's own graphs, and fails with
+the STAND-IN swapping cross K and V. The STAND-IN adds its noise (STANDIN_NOISE) to float outputs only, and an
+a16w8 .dla's are int16, so the noise case holds the integer graphs' own outputs, with noise added, against them."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from device.link.doctor.ladder import NAMES, RUNGS, climb, release
 from device.link.doctor.numbers import COSINE, compare
 from device.link.doctor.reference import reference_probe
+from device.link.doctor.rungs_run import NUMBERS_FIX
 from device.runner.probe import pack, probe, sample_positions, unpack
+from tests.cli.doctor_helpers import standin_library
+from tests.device.bundle_helpers import compiled_integer_bundle
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +61,56 @@ def test_noise_of_0_05_fails_at_every_dtype(fp16_probe, dtype):
 def test_swapped_outputs_fail_at_every_dtype(fp16_probe, dtype):
     rows, problems = compare(faulty(fp16_probe, swap=True), reference_probe(), dtype)
     assert {r["name"] for r in rows if not r["ok"]} == {"cross_k", "cross_v"}
+
+
+@pytest.fixture(scope="module")
+def a16w8():
+    """Shared with tests/device/runner/test_dla_integer.py and tests/device/toolchain/test_int_export.py: one
+    calibrated bundle per test process."""
+    pytest.importorskip("ai_edge_quantizer")
+    return compiled_integer_bundle().resolve()
+
+
+def up_to_numbers(bundle) -> dict:
+    """The ladder from reach to numbers on the STAND-IN runtime, as `whisperkv doctor --model BUNDLE` climbs it."""
+    from argparse import Namespace
+
+    from cli.doctor_cmd import checkup_for
+
+    device = f"local?backend=dla&neuron_lib={standin_library()}"
+    checkup = checkup_for(Namespace(device=device, model=str(bundle), quick=True, trust_host_key=None))
+    try:
+        return {r.name: r for r in climb(checkup, rungs=RUNGS[:NAMES.index("numbers") + 1])}
+    finally:
+        release(checkup)
+
+
+def test_the_integer_bundles_own_graphs_pass_through_the_runner(a16w8):
+    by = up_to_numbers(a16w8)
+    assert [by[n].status in ("pass", "warn") for n in NAMES[:NAMES.index("numbers")]] == [True] * 5
+    assert by["loads"].figures["npu"] == "stand-in"
+    numbers = by["numbers"]
+    f = numbers.figures
+    assert numbers.status == "pass", numbers.decided_by
+    assert f["dtype"] == "a16w8" and f["against"] == "the bundle's TFLite graphs in LiteRT"
+    assert f["cosine_floor"] == COSINE["a16w8"] and {r["name"] for r in f["outputs"]} == {"cross_k", "cross_v",
+                                                                                          "logits"}
+    # the same board outputs against fp32 fall below the floor: only the bundle's own graphs let them pass
+    assert min(r["cosine"] for r in f["against_fp32"]) < COSINE["a16w8"]
+
+
+def test_noise_of_0_05_fails_on_the_integer_bundle(a16w8):
+    own = reference_probe("kv", str(a16w8))          # the integer graphs in LiteRT, as the rung's PC side
+    assert compare(own, own, "a16w8")[1] == []
+    rows, problems = compare(faulty(own, noise=0.05), own, "a16w8")
+    assert problems and {r["name"] for r in rows if not r["ok"]} >= {"cross_v"}, rows
+
+
+def test_swapped_outputs_through_the_runner_fail_on_the_integer_bundle(a16w8, monkeypatch):
+    monkeypatch.setenv("STANDIN_SWAP", "cross_k,cross_v")
+    numbers = up_to_numbers(a16w8)["numbers"]
+    assert numbers.status == "fail" and numbers.fix == NUMBERS_FIX
+    assert {r["name"] for r in numbers.figures["outputs"] if not r["ok"]} >= {"cross_k", "cross_v"}
 
 
 def test_the_positions_depend_on_the_shape_only_and_stay_inside_it():
