@@ -5,9 +5,9 @@ bundle's floor holds against its own graphs: device/link/doctor/numbers.py says 
 
 The integer form, a16w8, through the runner: the ladder climbed to the numbers rung on the local runner with the
 dla backend, the a16w8 bundle compiled by the STAND-IN ncc-tflite and run by the STAND-IN Neuron runtime (its int16
-slots quantized by the backend, the graphs run in LiteRT): it passes against the bundle's own graphs, and fails with
-the STAND-IN swapping cross K and V. The STAND-IN adds its noise (STANDIN_NOISE) to float outputs only, and an
-a16w8 .dla's are int16, so the noise case holds the integer graphs' own outputs, with noise added, against them."""
+slots quantized by the backend, the graphs run in LiteRT): it passes against the bundle's own graphs. The faults
+at the a16w8 floor hold the integer graphs' own outputs, with noise added or cross K and V swapped, against them
+(the STAND-IN adds its noise to float outputs only, and an a16w8 .dla's are int16)."""
 from __future__ import annotations
 
 import numpy as np
@@ -16,7 +16,6 @@ import pytest
 from device.link.doctor.ladder import NAMES, RUNGS, climb, release
 from device.link.doctor.numbers import COSINE, compare
 from device.link.doctor.reference import reference_probe
-from device.link.doctor.rungs_run import NUMBERS_FIX
 from device.runner.probe import pack, probe, sample_positions, unpack
 from tests.cli.doctor_helpers import standin_library
 from tests.device.bundle_helpers import compiled_integer_bundle
@@ -99,18 +98,13 @@ def test_the_integer_bundles_own_graphs_pass_through_the_runner(a16w8):
     assert min(r["cosine"] for r in f["against_fp32"]) < COSINE["a16w8"]
 
 
-def test_noise_of_0_05_fails_on_the_integer_bundle(a16w8):
+def test_noise_of_0_05_or_a_swap_fails_on_the_integer_bundle(a16w8):
+    """The runner's path of both faults is tests/cli/test_doctor_cmd.py's (fp32); here, the a16w8 floor."""
     own = reference_probe("kv", str(a16w8))          # the integer graphs in LiteRT, as the rung's PC side
     assert compare(own, own, "a16w8")[1] == []
-    rows, problems = compare(faulty(own, noise=0.05), own, "a16w8")
-    assert problems and {r["name"] for r in rows if not r["ok"]} >= {"cross_v"}, rows
-
-
-def test_swapped_outputs_through_the_runner_fail_on_the_integer_bundle(a16w8, monkeypatch):
-    monkeypatch.setenv("STANDIN_SWAP", "cross_k,cross_v")
-    numbers = up_to_numbers(a16w8)["numbers"]
-    assert numbers.status == "fail" and numbers.fix == NUMBERS_FIX
-    assert {r["name"] for r in numbers.figures["outputs"] if not r["ok"]} >= {"cross_k", "cross_v"}
+    for bad, failing in ((faulty(own, noise=0.05), {"cross_v"}), (faulty(own, swap=True), {"cross_k", "cross_v"})):
+        rows, problems = compare(bad, own, "a16w8")
+        assert problems and {r["name"] for r in rows if not r["ok"]} >= failing, rows
 
 
 def test_the_positions_depend_on_the_shape_only_and_stay_inside_it():
