@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import QByteArray, QSettings
 
-from app.board.profile import DeviceProfile
+from device.link.profile import DeviceProfile
 from core.decode.options import DecodeOptions, OptionsError
 
 ORG, APP = "WhisperKV", "WhisperKV Studio"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Callable
 
 from app.board.link import make_transport
-from app.board.profile import DeviceProfile
+from device.link.profile import DeviceProfile
 from device.link.doctor.ladder import NAMES, STATUSES, Checkup, RungResult, examine
 
 
@@ -21,7 +21,7 @@ def check_board(profile: DeviceProfile, password: str = "",
         if progress is not None:
             progress(NAMES.index(result.name), STATUSES.index(result.status))
 
-    checkup = Checkup(profile.target(password, "lean"), quick=True,
+    checkup = Checkup(profile.runner_target(password, "lean"), quick=True,
                       open_transport=lambda: make_transport(profile, password))
     return examine(checkup, heard) | {"lines": lines}
 

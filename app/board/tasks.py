@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Callable
 
 from app.board.link import make_decoder, make_transport
-from app.board.profile import DeviceProfile
+from device.link.profile import DeviceProfile
 from app.work.decode_worker import runner_summary
 from device.link.deploy import deploy as deploy_to
 

@@ -9,7 +9,7 @@ from app.background import TaskRunner
 from app.board.check import check_board, rung_line
 from app.board.form_terms import in_form_terms
 from app.board.panel import DevicePanel
-from app.board.profile import DeviceProfile
+from device.link.profile import DeviceProfile
 from app.board.tasks import deploy, test_connection
 from app.errors import RESTART_RUNNER, Failure
 from app.views.board_cost import BoardCostLabel

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from app.board.profile import DeviceProfile
+from device.link.profile import DeviceProfile
 from app.errors import Failure
 from app.runs import live as live_runs
 from app.runs.record import RunRecord

@@ -13,7 +13,7 @@ from typing import Callable
 import numpy as np
 from PySide6.QtCore import QObject, Signal, Slot
 
-from app.board.profile import DeviceProfile
+from device.link.profile import DeviceProfile
 from app.runs import token_names
 from app.runs.live import END_OF_STREAM, STOPPED, recording_decoder
 from app.work.decode_worker import Batcher, TranscribeWorker

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from app.board.profile import DeviceProfile
+from device.link.profile import DeviceProfile
 from app.errors import Failure
 from app.runs.clip import AudioClip
 from app.runs.record import RunRecord

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from core.errors import WhisperKVError
-from device.link.urls import DeviceURL, parse_device_url
+from device.link.urls import DeviceURL, parse_device_url, url_values
 from device.runner.settings import OFF, ON, SETTINGS, Setting, is_set, setting
 
 IN_PROCESS = "inprocess"      # no runner: this process loads the model and decodes
@@ -25,6 +25,13 @@ class Target:
     url: DeviceURL | None
     values: dict = field(default_factory=dict)
     password: str | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self):
+        # the URL carries the URL's settings the target holds, so that a transport reading it (device/link/connect.py)
+        # and the target agree however the target was made (parsed, or a studio form's fields)
+        if self.url is not None:
+            u = self.url
+            object.__setattr__(self, "url", DeviceURL(u.scheme, u.host, u.user, u.port, **url_values(self.values)))
 
     def __getattr__(self, name: str):
         if name.startswith("_") or name == "values":

@@ -64,10 +64,14 @@ class DeviceURL:
         return base + (f"?{query}" if query else "")
 
 
+def url_values(values: dict) -> dict[str, str]:
+    """The URL's settings among these, as the URL writes them, in the table's order; unset ones (and `auto`, off)
+    left out."""
+    return {s.name: "on" if v is True else str(v) for s in url_settings() if is_set(v := values.get(s.name))}
+
+
 def query_text(values: dict) -> str:
-    """The query for these settings, in the table's order; unset ones (and `auto`, off) left out."""
-    pairs = [(s.name, "on" if v is True else str(v)) for s in url_settings() if is_set(v := values.get(s.name))]
-    return urlencode(pairs, safe="/~:")
+    return urlencode(list(url_values(values).items()), safe="/~:")
 
 
 def parse_device_url(url: str | DeviceURL | None) -> DeviceURL:
