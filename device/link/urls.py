@@ -1,8 +1,7 @@
 """Device URLs: `local`, `ssh://[user@]host[:port]` and `adb://SERIAL`, with optional query settings.
 
-The query's keys are the rows of device/runner/settings.py that the URL takes (`python`, `dir`, `key`,
-`trust_host_key`, `model`, `backend`, `delegate`, `neuron_lib`, `neuron_api`, `neuron_qos`, `npu_profile`), e.g.
-`ssh://root@board?python=/usr/bin/python3&backend=dla`; the URL keeps their text, the target
+The query's keys are the rows of device/runner/settings.py that the URL takes, e.g.
+`ssh://root@board?python=/usr/bin/python3&backend=dla&neuron_lib=PATH`; the URL keeps their text, the target
 (device/link/target.py) checks their values.
 """
 from __future__ import annotations

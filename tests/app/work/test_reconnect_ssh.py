@@ -10,15 +10,15 @@ from urllib.parse import urlencode
 
 import pytest
 
-from device.link.profile import DeviceProfile
 from app.board.reconnect import BACKOFF_S
 from app.errors import RESTART_RUNNER
 from app.work.decode_worker import TranscribeWorker
 from device.link.connect import open_transport
+from device.link.profile import DeviceProfile
 from device.runner.agent import ROOT
-from tests.app.board.dialogs import open_error_dialog, restart_button
-from tests.app.board.dying import DiesOnce
 from tests.app.conftest import make_window, open_and_wait, settings_file, transcribe_and_wait, wait_for
+from tests.app.work.dialogs import open_error_dialog, restart_button
+from tests.app.work.dying import DiesOnce
 from tests.device.link_helpers import NO_CONFIG
 from tests.device.sshd import start_sshd
 
