@@ -3,11 +3,11 @@ a background thread; each rung is reported as it is decided (its index and statu
 signal) and the report comes back whole at the end."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import Callable
 
 from app.board.link import make_transport
-from device.link.doctor.ladder import NAMES, STATUSES, Checkup, RungResult, examine
 from device.link.profile import DeviceProfile
+from device.link.doctor.ladder import NAMES, STATUSES, Checkup, RungResult, examine
 
 
 def check_board(profile: DeviceProfile, password: str = "",

@@ -4,8 +4,7 @@ waiting does not mend those. Qt-free; the decode worker calls it on its own thre
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import TypeVar
+from typing import Callable, TypeVar
 
 from core.errors import WhisperKVError
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from typing import Callable, Iterator
 
 from core.decode.events import event_from_dict
 from core.decode.options import DecodeOptions
@@ -106,7 +106,7 @@ class BoardClient:
             stream.close()
         self.info = None
 
-    def __enter__(self) -> BoardClient:
+    def __enter__(self) -> "BoardClient":
         self.connect()
         return self
 

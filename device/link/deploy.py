@@ -22,9 +22,9 @@ import inspect
 import json
 import shutil
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from core.errors import WhisperKVError
 from device import ROOT, protocol

@@ -31,7 +31,7 @@ class RunnerInfo:
     features: tuple[str, ...] = ()     # hello.features: fields beyond protocol 1 as first written (e.g. "prompt")
 
     @classmethod
-    def from_hello(cls, h: dict) -> RunnerInfo:
+    def from_hello(cls, h: dict) -> "RunnerInfo":
         model, cache = h.get("model") or {}, h.get("cache") or {}
         features = h.get("features") if isinstance(h.get("features"), list) else []
         return cls(h.get("protocol", 0), h.get("runner_version", "?"), h.get("backend", "?"),

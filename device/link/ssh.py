@@ -102,7 +102,7 @@ class SshStream(Stream):
         while True:
             try:
                 data = self.chan.recv_stderr(1 << 14)
-            except TimeoutError:
+            except socket.timeout:
                 continue
             except Exception:
                 return
@@ -120,7 +120,7 @@ class SshStream(Stream):
         self.chan.settimeout(timeout)
         try:
             return self.chan.recv(1 << 16)
-        except TimeoutError:
+        except socket.timeout:
             raise TimeoutError from None
         except (EOFError, paramiko.SSHException):
             return b""
@@ -207,7 +207,7 @@ class SshTransport(Transport):
             raise AuthError(f"{self.label} refused authentication as {t.user!r} (tried {tried}): {exc}",
                             "check the user name, put your public key in the board's ~/.ssh/authorized_keys, "
                             "pass ?key=PATH, or use a password") from None
-        except TimeoutError as exc:
+        except (socket.timeout, TimeoutError) as exc:
             c.close()
             raise TransportError(f"connecting to {self.label} timed out after {self.connect_timeout:.0f} s",
                                  "check the board is powered, on the network, and the address and port") from exc
@@ -226,7 +226,7 @@ class SshTransport(Transport):
         except socket.gaierror as exc:
             raise TransportError(f"cannot find the host {t.hostname!r}: the name does not resolve ({exc.strerror})",
                                  "check the host name, or give the board's IP address") from None
-        except TimeoutError:
+        except (socket.timeout, TimeoutError):
             raise TransportError(f"{t.hostname} did not answer on port {t.port} within {self.connect_timeout:.0f} s",
                                  "check the board is powered and on the network, and the address and port") from None
         except OSError as exc:

@@ -178,7 +178,7 @@ class Agent:
     def run(self, job: Job) -> None:
         if job.op == "probe":
             return self.run_probe(job)
-        should_cancel = lambda: job.id in self.cancelled
+        should_cancel = lambda: job.id in self.cancelled  # noqa: E731
         done = None
         try:
             for ev in self.served.model.transcribe(job.mel, job.options, should_cancel, self.served.encoder_cache,

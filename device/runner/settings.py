@@ -10,8 +10,8 @@ This module ships to the board with the runner and imports no backend.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Callable
 
 from device.runner.backends import REGISTRY, backend_help
 from device.runner.neuron_paths import SEARCH_ORDER as NEURON_PATHS

@@ -11,6 +11,7 @@ from pathlib import Path
 from device.link.transport import Transport
 from device.runner import neuron_paths, runner_kind, soc
 
+
 _BODY = r"""
 import ctypes, glob, json, os, platform, re, shutil, subprocess, sys
 ask = json.loads(sys.argv[1])

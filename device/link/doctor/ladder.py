@@ -9,9 +9,9 @@ or a stand-in runtime.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from core.errors import WhisperKVError
 
@@ -33,7 +33,7 @@ class Verdict:
     notes: list[str] = field(default_factory=list)     # why a rung warns
     decided_by: str = ""                                # the figure that decided it, in words
 
-    def fail(self, problem: str, fix: str) -> Verdict:
+    def fail(self, problem: str, fix: str) -> "Verdict":
         self.status, self.decided_by, self.fix = "fail", problem, fix
         return self
 
