@@ -16,8 +16,8 @@ from core.decode.window_feed import decode_source
 from core.errors import WhisperKVError
 from core.model.mel import FRAMES_PER_SECOND
 from core.model.mel_file import MelSource
-from core.model.placement import RanOn
 from core.model.npu_profile import profile_text, profiles, to_json, write_reports
+from core.model.placement import RanOn
 from device.link.decoder import Decoder
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Callable
 
 from app.board.link import make_transport
-from device.link.profile import DeviceProfile
 from device.link.doctor.ladder import NAMES, STATUSES, Checkup, RungResult, examine
+from device.link.profile import DeviceProfile
 
 
 def check_board(profile: DeviceProfile, password: str = "",

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 
-from device.link.profile import DeviceProfile
 from device.link.connect import open_transport
 from device.link.decoder import Decoder, open_decoder
 from device.link.local import LocalTransport
+from device.link.profile import DeviceProfile
 from device.link.transport import Transport
 
 RUNNER_NICENESS = 10

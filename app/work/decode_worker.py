@@ -16,13 +16,13 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from app.board.form_terms import in_form_terms
 from app.board.link import make_decoder
-from device.link.profile import DeviceProfile
 from app.board.reconnect import reconnect
 from app.errors import RESTARTABLE, Failure, failure_of
 from core.decode.events import TokenEvent
 from core.decode.options import DecodeOptions
 from core.decode.window_feed import HeldMels, decode_source
 from core.model.npu_profile import profiles, to_json
+from device.link.profile import DeviceProfile
 
 BATCH_S = 0.02
 

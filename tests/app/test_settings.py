@@ -1,8 +1,8 @@
 """Settings persist with QSettings; passwords never land in the settings file."""
 from __future__ import annotations
 
-from device.link.profile import DeviceProfile
 from core.decode.options import DecodeOptions
+from device.link.profile import DeviceProfile
 from tests.app.conftest import make_window, settings_file
 
 
