@@ -8,9 +8,14 @@ import json
 import os
 import sys
 import threading
+from urllib.parse import parse_qs, urlsplit
 
 from core.errors import WhisperKVError
+from device.link.info import device_info, format_info
+from device.link.target import parse_target
 from device.runner.backends import deploy_help, deploy_modes
+from device.runner.neuron_paths import SEARCH_ORDER
+from device.runner.settings import SETTINGS
 
 
 def add_device_args(p, repeatable: bool = False, runner: bool = True) -> None:
@@ -18,8 +23,6 @@ def add_device_args(p, repeatable: bool = False, runner: bool = True) -> None:
     --model, --backend, --delegate, --neuron-*, --trust-host-key), each also a ?name= of the URL. With `repeatable`
     (qa), --device may be given several times: args.device is then a list, or None. Without `runner` (deploy,
     device-info, doctor, compile: their --model and --backend are their own), only the settings the transport reads."""
-    from device.runner.settings import SETTINGS
-
     p.add_argument("--device", default=None if repeatable else "local", metavar="URL",
                    action="append" if repeatable else "store",
                    help="local (default: the runner as a subprocess on this PC), ssh://user@host[:port] or "
@@ -36,7 +39,7 @@ def open_cli_decoder(args, workload: str, device: str | None = None):
     """The decoder (device/link/decoder.py::open_decoder) for a subcommand's arguments: its target parsed once
     (device/link/target.py); on a terminal a runner's transport may ask about a host key or a password first.
     `device` picks one of several --device URLs (qa)."""
-    from device.link.decoder import open_decoder
+    from device.link.decoder import open_decoder  # lazy: NumPy and the client load only when a decoder opens
 
     target = target_from_args(args, workload, device)
     transport = None if target.in_process else open_device(target)
@@ -47,9 +50,6 @@ def target_from_args(args, workload: str = "lean", device: str | None = None, ru
     """The device target of a subcommand's arguments (the settings add_device_args declared). `runner`: the
     runner's settings are the arguments' (deploy's --model and --backend are what it ships). The SSH password comes
     from WHISPERKV_SSH_PASSWORD when it is set."""
-    from device.link.target import parse_target
-    from device.runner.settings import SETTINGS
-
     device = args.device if device is None else device
     password = os.environ.get("WHISPERKV_SSH_PASSWORD") if str(device).startswith("ssh://") else None
     settings = {s.name: getattr(args, s.name, None) for s in SETTINGS if s.cli and (runner or not s.runner)}
@@ -60,7 +60,7 @@ def target_from_args(args, workload: str = "lean", device: str | None = None, ru
 def open_device(target):
     """The transport for a runner target. On a terminal only, as ssh does: offer to trust an unknown host key
     (saving it to ~/.ssh/known_hosts) and ask for a password when key login is refused."""
-    from device.link.connect import open_transport
+    from device.link.connect import open_transport  # lazy: NumPy and the client load only when a device opens
 
     if target.in_process:
         raise WhisperKVError("`inprocess` is no device", "give --device local, ssh://user@host or adb://SERIAL")
@@ -173,7 +173,7 @@ class _Bar:
 
 
 def run_deploy(args) -> int:
-    from device.link.deploy import deploy
+    from device.link.deploy import deploy  # lazy: its toolchain loads only for a deploy
 
     transport = open_device(target_from_args(args, runner=False))
     try:
@@ -196,17 +196,12 @@ def run_deploy(args) -> int:
 
 def with_settings(url: str, **settings) -> str:
     """The device URL with these query settings added, unless it already names them."""
-    from urllib.parse import parse_qs, urlsplit
-
     have = parse_qs(urlsplit(url if "://" in url else "local://" + url[len("local"):]).query)
     extra = "&".join(f"{k}={v}" for k, v in settings.items() if v and k not in have)
     return url if not extra else url + ("&" if "?" in url else "?") + extra
 
 
 def run_info(args) -> int:
-    from device.link.info import device_info, format_info
-    from device.runner.neuron_paths import SEARCH_ORDER
-
     target = target_from_args(args, runner=False)
     transport = open_device(target)
     try:     # ?neuron_lib=PATH names the runtime library as it does for the runner; else the runner's search order

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from core.errors import WhisperKVError
 from device.link.urls import DeviceURL, parse_device_url, url_values
+from device.runner.backends import resolve
 from device.runner.settings import OFF, ON, SETTINGS, Setting, is_set, setting
 
 IN_PROCESS = "inprocess"      # no runner: this process loads the model and decodes
@@ -99,9 +100,7 @@ def parse_target(device: str | None = "local", *, workload: str = "lean", passwo
         raise TargetError("--npu-profile needs a runner: the reports come from the runner's Neuron runtime",
                           "use --device local or a board's URL")
     if target.on_this_pc and target.backend != "auto":
-        from device.runner.backends import resolve  # this PC's registry: the local runner is this checkout
-
-        resolve(target.backend)
+        resolve(target.backend)         # this PC's registry: the local runner is this checkout
     return target
 
 
