@@ -2,7 +2,9 @@
 panel, shown for the kinds it names, and what is typed into it reaches the runner and the saved profile."""
 from __future__ import annotations
 
+from app.board.form_terms import in_form_terms
 from app.board.panel import DevicePanel
+from app.errors import Failure
 from device.link.profile import DeviceProfile
 from device.runner.settings import SETTINGS
 from tests.device.runner.test_settings import runner_config, toy_row  # noqa: F401  (a fixture)
@@ -33,6 +35,9 @@ def test_a_new_row_is_a_field_whose_value_reaches_the_runner_and_the_saved_profi
     assert profile.runner_target().runner_args() == ["--toy-threads", "3"]
     assert runner_config(profile.runner_target().runner_args()).threads == 3
     assert DeviceProfile.from_dict(profile.to_dict()).url() == "ssh://root@board?toy_threads=3"
+    # a fix that names its URL setting names its field instead
+    said = in_form_terms(Failure("too many threads", "pass ?toy_threads=N, or drop ?neuron_api=v1"))
+    assert said.fix == "fill in Toy threads, or clear Neuron API"
 
 
 def test_neuron_lib_works_in_a_studio_profile(qtbot):
