@@ -22,6 +22,9 @@ class DeviceProfile:
         """The profile for a device URL (the one the CLI takes), named `name` or else by its address; a bad URL or
         setting is a WhisperKVError."""
         target = parse_target(url)
+        if target.in_process:
+            raise WhisperKVError("a device profile names a runner, and `inprocess` has none",
+                                 "use local, ssh://user@host[:port] or adb://SERIAL")
         return cls(name=name or target.label, target=target, **qa)
 
     def url(self) -> str:

@@ -36,6 +36,8 @@ def test_every_setting_the_cli_takes_is_a_profile_setting_neuron_lib_too():
 def test_a_bad_setting_is_refused_in_one_line():
     with pytest.raises(WhisperKVError, match="unknown neuron_api 'v3'"):
         DeviceProfile.from_url("ssh://b?neuron_api=v3", "b")
+    with pytest.raises(WhisperKVError, match="`inprocess` has none"):
+        DeviceProfile.from_url("inprocess")
 
 
 def test_a_profile_saved_as_a_url_comes_back_whole():
