@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import QByteArray, QSettings
 
-from app.board.profile import DeviceProfile
 from core.decode.options import DecodeOptions, OptionsError
+from device.link.profile import DeviceProfile
 
 ORG, APP = "WhisperKV", "WhisperKV Studio"
 MAX_RECENT = 10

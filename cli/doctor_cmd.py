@@ -19,7 +19,7 @@ def register(subs) -> None:
                         "and stop at the first that fails with its fix",
                         description="The rungs, in order: " + ladder + ". docs/doctor.md says what a real board "
                         "must show.")
-    add_device_args(p)
+    add_device_args(p, runner=False)
     p.add_argument("--model", default=None, metavar="BUNDLE", help="the bundle on this PC that the board runs (its "
                    "files are checked on the board, its NumPy reference is run here); default: the installed "
                    "weights")

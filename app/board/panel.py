@@ -23,24 +23,16 @@ from PySide6.QtWidgets import (
 )
 
 from app.board import passwords
-from app.board.profile import KINDS, DeviceProfile
-from device.runner.backends import REGISTRY, backend_help
+from app.board.setting_fields import SettingFields
+from device.link.profile import DeviceProfile
+from device.link.target import Target
+from device.link.urls import DeviceURL
+from device.runner.settings import KINDS
 
 KIND_LABELS = {"local": "Local (this PC)", "ssh": "SSH", "adb": "ADB"}
-
-
-def delegate_help() -> str:
-    """The Delegate field's tooltip, naming the backends from the registry."""
-    # Genio IoT Yocto ships the *stable* delegate, exporting only TFL_TheStableDelegate; stock
-    # tflite_runtime.load_delegate looks for tflite_plugin_create_delegate and cannot load it (seen on a Genio 520
-    # EVK, Rity 25.1.1, tflite_runtime 2.16.1: bbudaedu/talkybuddy edge/npu_spike/TFLITE-PATH-EVIDENCE.md;
-    # tensorflow/tensorflow#79111).
-    tflite, dla = REGISTRY["tflite"], REGISTRY["dla"]
-    return (f"{tflite.name} only: a TFLite delegate library on the device, for {tflite.summary}. On Genio IoT "
-            f"Yocto images the runner reaches the NPU through the {dla.name} backend ({dla.summary}): their "
-            "Neuron delegate, /usr/lib/libneuron_stable_delegate.so, is a stable delegate exporting only "
-            "TFL_TheStableDelegate, and tflite_runtime's load_delegate looks for tflite_plugin_create_delegate "
-            "(tensorflow/tensorflow#79111)")
+# The address's fields, by kind; the settings' fields say their own kinds (device/runner/settings.py).
+ADDRESS = {"local": set(), "ssh": {"Host", "User", "Port", "Password"}, "adb": {"Serial"}}
+QA = {"QA floor", "Require NPU"}
 
 
 class DevicePanel(QGroupBox):
@@ -65,25 +57,12 @@ class DevicePanel(QGroupBox):
         self.port = QSpinBox()
         self.port.setRange(1, 65535)
         self.port.setValue(22)
-        self.key = QLineEdit()
-        self.key.setPlaceholderText("~/.ssh/id_ed25519 (empty: agent and defaults)")
         self.password = QLineEdit()
         self.password.setEchoMode(QLineEdit.EchoMode.Password)
         self.password.setPlaceholderText("kept in the keyring" if passwords.can_store() else "never saved")
-        self.trust = QLineEdit()
-        self.trust.setPlaceholderText("SHA256:… to trust an unknown host key")
         self.serial = QLineEdit()
         self.serial.setPlaceholderText("see `adb devices -l`")
-        self.python = QLineEdit()
-        self.python.setPlaceholderText("default interpreter")
-        self.dir = QLineEdit()
-        self.dir.setPlaceholderText("~/whisperkv")
-        self.backend = QComboBox()
-        self.backend.addItems(("auto", *REGISTRY))
-        self.backend.setToolTip(backend_help())
-        self.delegate = QLineEdit()
-        self.delegate.setPlaceholderText("a TFLite delegate on the device (tflite only; NPU on Genio: dla)")
-        self.delegate.setToolTip(delegate_help())
+        self.fields = SettingFields()         # key, trust, python, dir, model, backend, delegate, neuron, NPU profile
         self.floor = QDoubleSpinBox()
         self.floor.setRange(0.0, 100000.0)
         self.floor.setDecimals(1)
@@ -93,9 +72,6 @@ class DevicePanel(QGroupBox):
                               "floor applies too: the stricter one holds)")
         self.require_npu = QCheckBox("fail a QA clip that ran on the CPU")
         self.require_npu.setToolTip("QA on this device fails a clip whose graphs ran, wholly or in part, on the CPU")
-        self.npu_profile = QCheckBox("profile the NPU (dla, or tflite with the Neuron delegate)")
-        self.npu_profile.setToolTip("The runner starts with the Neuron runtime's profiler on; each run's per-op "
-                                    "times show in the NPU profile tab")
         self.connect_button = QPushButton("Connect")
         self.test_button = QPushButton("Test connection")
         self.deploy_button = QPushButton("Deploy")
@@ -118,17 +94,11 @@ class DevicePanel(QGroupBox):
         self.form.addRow("Host", self.host)
         self.form.addRow("User", self.user)
         self.form.addRow("Port", self.port)
-        self.form.addRow("Key file", self.key)
         self.form.addRow("Password", self.password)
-        self.form.addRow("Trust key", self.trust)
         self.form.addRow("Serial", self.serial)
-        self.form.addRow("Python", self.python)
-        self.form.addRow("Runner dir", self.dir)
-        self.form.addRow("Backend", self.backend)
-        self.form.addRow("Delegate", self.delegate)
+        self.fields.add_to(self.form)
         self.form.addRow("QA floor", self.floor)
         self.form.addRow("Require NPU", self.require_npu)
-        self.form.addRow("NPU profile", self.npu_profile)
         buttons = QGridLayout()       # two by two: a fourth button in one row would widen the window's side panel
         for i, b in enumerate((self.connect_button, self.test_button, self.deploy_button, self.check_button)):
             buttons.addWidget(b, i // 2, i % 2)
@@ -140,7 +110,7 @@ class DevicePanel(QGroupBox):
         layout.addWidget(self.info)
 
         self.kind_combo.currentIndexChanged.connect(self._show_fields)
-        self.dir.textChanged.connect(self._show_fields)
+        self.fields["dir"].textChanged.connect(self._show_fields)
         self.profile_combo.currentIndexChanged.connect(self._load_selected)
         self.save_button.clicked.connect(self._save)
         self.delete_button.clicked.connect(self._delete)
@@ -169,31 +139,29 @@ class DevicePanel(QGroupBox):
             self.show_profile(self.profiles[i])
 
     def show_profile(self, p: DeviceProfile) -> None:
-        self.kind_combo.setCurrentIndex(KINDS.index(p.kind) if p.kind in KINDS else 0)
-        self.host.setText(p.host)
-        self.user.setText(p.user)
-        self.port.setValue(p.port or 22)
-        self.key.setText(p.key)
-        self.trust.setText(p.trust_host_key)
-        self.serial.setText(p.serial)
-        self.python.setText(p.python)
-        self.dir.setText(p.dir)
-        self.backend.setCurrentText(p.backend if p.backend in REGISTRY else "auto")
-        self.delegate.setText(p.delegate)
+        url = p.target.url
+        self.kind_combo.setCurrentIndex(KINDS.index(url.scheme) if url.scheme in KINDS else 0)
+        self.host.setText(url.host if url.scheme == "ssh" else "")
+        self.user.setText(url.user or "")
+        self.port.setValue(url.port or 22)
+        self.serial.setText(url.host if url.scheme == "adb" else "")
+        self.fields.show(p.target)
         self.floor.setValue(p.min_tokens_per_s or 0.0)
         self.require_npu.setChecked(p.require_npu)
-        self.npu_profile.setChecked(p.npu_profile)
         self.password.setText(passwords.load(p.secret_key()) if p.kind == "ssh" else "")
         self._show_fields()
 
     def profile(self) -> DeviceProfile:
-        return DeviceProfile(name=self.profile_combo.currentText() or "Unsaved", kind=self.kind_combo.currentData(),
-                             host=self.host.text().strip(), user=self.user.text().strip(), port=self.port.value(),
-                             key=self.key.text().strip(), serial=self.serial.text().strip(),
-                             python=self.python.text().strip(), dir=self.dir.text().strip(),
-                             trust_host_key=self.trust.text().strip(), backend=self.backend.currentText(),
-                             delegate=self.delegate.text().strip(), min_tokens_per_s=self.floor.value(),
-                             require_npu=self.require_npu.isChecked(), npu_profile=self.npu_profile.isChecked())
+        """The profile the form shows; checked when it is used (a missing host says so then, in the form's words)."""
+        kind = self.kind_combo.currentData()
+        if kind == "ssh":
+            port = self.port.value()
+            url = DeviceURL("ssh", self.host.text().strip(), self.user.text().strip() or None,
+                            None if port == 22 else port)
+        else:
+            url = DeviceURL(kind, self.serial.text().strip() if kind == "adb" else "")
+        return DeviceProfile(self.profile_combo.currentText() or "Unsaved", Target(url, self.fields.values()),
+                             min_tokens_per_s=self.floor.value(), require_npu=self.require_npu.isChecked())
 
     def current_name(self) -> str:
         return self.profile_combo.currentText()
@@ -221,9 +189,7 @@ class DevicePanel(QGroupBox):
 
     def _show_fields(self) -> None:
         kind = self.kind_combo.currentData()
-        visible = {"local": {"Python", "Runner dir"},
-                   "ssh": {"Host", "User", "Port", "Key file", "Password", "Trust key", "Python", "Runner dir"},
-                   "adb": {"Serial", "Python", "Runner dir"}}[kind] | {"Backend", "Delegate", "QA floor", "Require NPU"}
+        visible = ADDRESS[kind] | self.fields.labels_for(kind) | QA
         for row in range(1, self.form.rowCount()):
             label = self.form.itemAt(row, QFormLayout.ItemRole.LabelRole).widget()
             field: QWidget = self.form.itemAt(row, QFormLayout.ItemRole.FieldRole).widget()
@@ -241,7 +207,7 @@ class DevicePanel(QGroupBox):
 
     def _can_deploy(self) -> bool:
         # Locally there is nothing to deploy unless a separate runner directory is named.
-        return self.kind_combo.currentData() != "local" or bool(self.dir.text().strip())
+        return self.kind_combo.currentData() != "local" or bool(self.fields["dir"].text().strip())
 
     def show_info(self, info: dict) -> None:
         self.info.setPlainText("\n".join(f"{k}: {'absent' if v is None else v}" for k, v in info.items()))

@@ -13,7 +13,6 @@ from app.background import TaskRunner
 from app.board.check import rung_line
 from app.board.form_terms import in_form_terms
 from app.board.panel import DevicePanel
-from app.board.profile import DeviceProfile
 from app.board.tasks import deploy, test_connection
 from app.errors import RESTART_RUNNER, Failure
 from app.views.board_cost import BoardCostLabel
@@ -21,6 +20,7 @@ from app.views.status_bar import StatusBar
 from app.work.check_worker import CheckWorker
 from app.work.decode_worker import TranscribeWorker
 from core.model.device_words import machine_words
+from device.link.profile import DeviceProfile
 
 
 class BoardController(QObject):

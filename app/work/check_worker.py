@@ -11,7 +11,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 
 from app.board.check import board_checkup, check_board
 from app.board.form_terms import in_form_terms
-from app.board.profile import DeviceProfile
+from device.link.profile import DeviceProfile
 from app.errors import failure_of
 from app.work.decode_worker import TranscribeWorker
 from device.link.doctor.ladder import release

@@ -16,13 +16,13 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from app.board.form_terms import in_form_terms
 from app.board.link import make_decoder
-from app.board.profile import DeviceProfile
 from app.board.reconnect import reconnect
 from app.errors import RESTARTABLE, Failure, failure_of
 from core.decode.events import TokenEvent
 from core.decode.options import DecodeOptions
 from core.decode.window_feed import HeldMels, decode_source
 from core.model.npu_profile import profiles, to_json
+from device.link.profile import DeviceProfile
 
 BATCH_S = 0.02
 
@@ -128,8 +128,7 @@ class TranscribeWorker(QObject):
         mislabels the first moment of a run)."""
         decoder, current = self.decoder, self.profile
         return (decoder is not None and decoder.info is not None and current is not None
-                and (current.url(), current.trust_host_key, current.npu_profile)
-                == (profile.url(), profile.trust_host_key, profile.npu_profile))
+                and current.url() == profile.url())
 
     def ensure_decoder(self, profile: DeviceProfile, password: str = "", run_id: int = 0):
         """The worker's connected decoder for `profile`, its runner started (again, with a backoff, after a lost

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from app.board.profile import DeviceProfile
 from app.errors import Failure
 from app.runs import live as live_runs
 from app.runs.record import RunRecord
@@ -13,6 +12,7 @@ from app.runs.session import Session
 from app.views.live_panel import LivePanel
 from app.work.live_worker import LiveWorker
 from core.decode.options import DecodeOptions
+from device.link.profile import DeviceProfile
 
 
 class LiveRunController(QObject):

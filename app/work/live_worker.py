@@ -13,7 +13,6 @@ from typing import Callable
 import numpy as np
 from PySide6.QtCore import QObject, Signal, Slot
 
-from app.board.profile import DeviceProfile
 from app.runs import token_names
 from app.runs.live import END_OF_STREAM, STOPPED, recording_decoder
 from app.work.decode_worker import Batcher, TranscribeWorker
@@ -27,6 +26,7 @@ from core.stream.policies import DEFAULT_POLICY
 from core.stream.policy import StreamConfig
 from core.stream.session import StreamSession
 from core.stream.stats import stream_summary
+from device.link.profile import DeviceProfile
 
 
 class LiveWorker(QObject):

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from app.board.profile import DeviceProfile
 from app.errors import Failure
 from app.runs.clip import AudioClip
 from app.runs.record import RunRecord
 from app.runs.session import Session
 from app.work.decode_worker import TranscribeWorker, WorkerThread
 from core.decode.options import DecodeOptions
+from device.link.profile import DeviceProfile
 
 
 class RunController(QObject):

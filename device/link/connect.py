@@ -16,8 +16,9 @@ def open_transport(url: str | DeviceURL | None = "local", *, trust_host_key: str
             SshTransport,  # paramiko is only needed for SSH devices
         )
 
-        return SshTransport(u.host, u.user, u.port, key=u.key, password=password, trust_host_key=trust_host_key,
-                            python=u.python, dir=u.dir, **ssh_options)
+        return SshTransport(u.host, u.user, u.port, key=u.key, password=password,
+                            trust_host_key=trust_host_key or u.trust_host_key, python=u.python, dir=u.dir,
+                            **ssh_options)
     if u.scheme == "adb":
         from device.link.adb import AdbTransport
 

@@ -198,16 +198,14 @@ class InProcessDecoder(Decoder):
     def connect(self) -> RunnerInfo:
         if self.model is None:
             # The runner's own loader and hello, imported only here: a host that talks to runners never loads one.
-            from dataclasses import replace
-
             from core.model.encoder_cache import EncoderCache
             from device.runner.load import load_model_source
-            from device.runner.runtime_config import for_process, with_neuron
             from device.runner.served_model import hello_of
+            from device.runner.settings import runtime_config
             from device.runner.soc import board_soc
 
             t = self.target
-            config = with_neuron(for_process(t.workload), t.neuron_lib, t.neuron_api, t.neuron_qos)
+            config = runtime_config(t)
             self.model = load_model_source(t.model, t.backend, delegate=t.delegate, config=config)
             # a stream re-sends the same audio pass after pass: the runner's serve workload keeps its cross K/V
             self.encoder_cache = EncoderCache(128 << 20) if t.workload == "serve" else None

@@ -1,15 +1,16 @@
-"""One device target: where the runner is and what it runs, parsed once from the CLI's arguments or a studio
-device profile, and read whole by device/link/decoder.py::open_decoder."""
+"""One device target: where the runner is and what it runs, parsed once from the CLI's arguments, a device URL or a
+studio device profile, and read whole by device/link/decoder.py::open_decoder. Its settings are the rows of
+device/runner/settings.py: `target.backend`, `target.neuron_lib`, … read the table, as `runner_args` does."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from core.errors import WhisperKVError
-from device.link.urls import DeviceURL, parse_device_url
+from device.link.urls import DeviceURL, parse_device_url, url_values
+from device.runner.backends import resolve
+from device.runner.settings import OFF, ON, SETTINGS, Setting, is_set, setting
 
 IN_PROCESS = "inprocess"      # no runner: this process loads the model and decodes
-WORKLOADS = ("one-shot", "serve", "lean")   # the runner's --workload (device/runner/runtime_config.py)
-PASSED = ("model", "backend", "delegate", "neuron_lib", "neuron_api", "neuron_qos")   # the runner takes as flags
 
 
 class TargetError(WhisperKVError):
@@ -18,19 +19,28 @@ class TargetError(WhisperKVError):
 
 @dataclass(frozen=True)
 class Target:
-    """`url` None: in this process. `model`, `delegate` and `neuron_lib` are paths where the runner runs."""
+    """`url` None: in this process. `values`: the settings by name (the table's default where absent); `model`,
+    `delegate` and `neuron_lib` are paths where the runner runs. `workload` is what the caller will ask: one-shot
+    (transcribe), serve (stream, studio), lean."""
 
     url: DeviceURL | None
-    model: str | None = None
-    backend: str = "auto"
-    delegate: str | None = None
-    neuron_lib: str | None = None
-    neuron_api: str | None = None       # dla: v1|v2 (device/runner/runtime_config.py, NEURON_SETTINGS)
-    neuron_qos: str | None = None       # dla: on|off
-    workload: str = "lean"         # what the caller will ask: one-shot (transcribe), serve (stream, studio), lean
-    trust_host_key: str | None = None
-    npu_profile: bool = False      # the runner runs the Neuron runtime's profiler and sends its reports
+    values: dict = field(default_factory=dict)
     password: str | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self):
+        # the URL carries the URL's settings the target holds, so that a transport reading it (device/link/connect.py)
+        # and the target agree however the target was made (parsed, or a studio form's fields)
+        if self.url is not None:
+            u = self.url
+            object.__setattr__(self, "url", DeviceURL(u.scheme, u.host, u.user, u.port, **url_values(self.values)))
+
+    def __getattr__(self, name: str):
+        if name.startswith("_") or name == "values":
+            raise AttributeError(name)
+        row = setting(name)
+        if row is None:
+            raise AttributeError(name)
+        return self.values.get(name, row.default)
 
     @property
     def in_process(self) -> bool:
@@ -45,58 +55,67 @@ class Target:
     def label(self) -> str:
         return "in-process" if self.url is None else str(self.url)
 
+    def text(self) -> str:
+        """The device URL that names this target whole (without its password): what parse_target reads back."""
+        return IN_PROCESS if self.url is None else self.url.text(self.values)
+
+    def with_values(self, **values) -> Target:
+        return Target(self.url, {**self.values, **values}, self.password)
+
     def runner_args(self) -> list[str]:
-        """The runner's flags. --workload only for the local runner: it is always this checkout's, where a
-        board's may predate the flag (an unknown flag would stop it)."""
-        args = [arg for name in PASSED if (value := getattr(self, name)) not in (None, "", "auto")
-                for arg in (f"--{name.replace('_', '-')}", value)]
-        return (args + (["--npu-profile"] if self.npu_profile else [])
-                + (["--workload", self.workload] if self.url is not None and self.url.scheme == "local" else []))
+        """The runner's flags, in the table's order. A `local_only` setting (--workload) only for the local runner:
+        it is always this checkout's, where a board's may predate the flag (an unknown flag would stop it)."""
+        local = self.url is not None and self.url.scheme == "local"
+        args = []
+        for s in SETTINGS:
+            value = getattr(self, s.name)
+            if s.runner and is_set(value) and (local or not s.local_only):
+                args += [s.flag] if value is True else [s.flag, str(value)]
+        return args
 
 
-def parse_target(device: str | None = "local", *, model: str | None = None, backend: str | None = "auto",
-                 delegate: str | None = None, neuron_api: str | None = None, neuron_qos: str | None = None,
-                 workload: str = "lean", trust_host_key: str | None = None,
-                 password: str | None = None, npu_profile: bool = False) -> Target:
-    """The target for a --device URL (or `inprocess`) and the flags beside it. A setting given both as a flag and
-    in the URL must agree. A backend for this PC is checked against this PC's registry now, before anything
-    slow; a board's runner checks its own (its hello, device/link/decoder.py)."""
-    if workload not in WORKLOADS:
-        raise TargetError(f"unknown workload {workload!r}", "use one of: " + ", ".join(WORKLOADS))
+def parse_target(device: str | None = "local", *, workload: str = "lean", password: str | None = None,
+                 **flags) -> Target:
+    """The target for a --device URL (or `inprocess`) and the settings given beside it (by their names in
+    device/runner/settings.py: the CLI's flags, a front end's choices). A setting given both as a flag and in the URL
+    must agree. A backend for this PC is checked against this PC's registry now, before anything slow; a board's
+    runner checks its own (its hello, device/link/decoder.py)."""
     text = (device or "local").strip()
     url = None if text == IN_PROCESS else parse_device_url(text)
-    if npu_profile and url is None:
+    unknown = [name for name in flags if setting(name) is None]
+    if unknown:
+        raise TypeError(f"parse_target() got an unknown setting {unknown[0]!r}")
+    values = {}
+    for s in SETTINGS:
+        flag = value_of(s, flags.get(s.name, workload if s.name == "workload" else None), s.flag)
+        given = value_of(s, url.settings.get(s.name) if url is not None and s.url else None, f"?{s.name}=")
+        if is_set(flag) and is_set(given) and flag != given:
+            raise TargetError(f"{s.flag} {flag} and the device URL's ?{s.name}={given} disagree",
+                              f"give {s.name} once: as {s.flag} or in the URL")
+        value = flag if is_set(flag) else given
+        if value not in (None, ""):
+            values[s.name] = value
+    target = Target(url, values, password)
+    if target.npu_profile and url is None:
         raise TargetError("--npu-profile needs a runner: the reports come from the runner's Neuron runtime",
                           "use --device local or a board's URL")
-    flags = {"model": model, "backend": None if backend in (None, "", "auto") else backend, "delegate": delegate,
-             "neuron_api": neuron_api, "neuron_qos": neuron_qos}
-    merged = {}
-    for name in PASSED:
-        flag, setting = flags.get(name), getattr(url, name, None) if url else None
-        if flag and setting and flag != setting:
-            option = "--" + name.replace("_", "-")
-            raise TargetError(f"{option} {flag} and the device URL's ?{name}={setting} disagree",
-                              f"give {name} once: as {option} or in the URL")
-        merged[name] = flag or setting
-    check_choices(merged)
-    target = Target(url, **{**merged, "backend": merged["backend"] or "auto"}, workload=workload,
-                    trust_host_key=trust_host_key, npu_profile=npu_profile, password=password)
     if target.on_this_pc and target.backend != "auto":
-        from device.runner.backends import resolve  # this PC's registry: the local runner is this checkout
-
-        resolve(target.backend)
+        resolve(target.backend)         # this PC's registry: the local runner is this checkout
     return target
 
 
-
-def check_choices(settings: dict) -> None:
-    """The dla backend's settings with a fixed set of values (device/runner/runtime_config.py), checked here so
-    that a bad one is one line before any runner starts."""
-    from device.runner.runtime_config import NEURON_SETTINGS  # one table with the runner's flags; imports no backend
-
-    for name, (choices, _) in NEURON_SETTINGS.items():
-        value = settings.get(name)
-        if value and value.lower() not in choices:
-            raise TargetError(f"unknown {name} {value!r}", "use " + " or ".join(f"?{name}={c}" for c in choices))
-        if value:
-            settings[name] = value.lower()
+def value_of(s: Setting, value, where: str):
+    """A setting's value checked against its row: a choice one of its choices (any case), a flag on or off."""
+    if value is None or value == "" or s.kind == "text":
+        return value
+    if s.kind == "flag":
+        if isinstance(value, bool):
+            return value
+        if str(value).lower() in ON + OFF:
+            return str(value).lower() in ON
+        raise TargetError(f"{where}{value} is neither on nor off", f"use ?{s.name}=on or leave it out")
+    if str(value).lower() not in s.choices:
+        fix = (" or ".join(f"?{s.name}={c}" for c in s.choices) if s.url
+               else "one of: " + ", ".join(s.choices))
+        raise TargetError(f"unknown {s.name} {value!r}", "use " + fix)
+    return str(value).lower()

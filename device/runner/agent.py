@@ -1,4 +1,5 @@
-"""The board runner: `python -m device.runner [--model DIR] [--backend NAME] [--workload NAME] [--delegate PATH]`.
+"""The board runner: `python -m device.runner [--model DIR] [--backend NAME] [--workload NAME] [--delegate PATH] ...`
+(its settings' flags: device/runner/settings.py).
 
 Serves docs/protocol.md on stdin/stdout. The model loads once; requests run one after another
 on the main thread while a reader thread parses frames, so `cancel` lands between decode steps.
@@ -23,13 +24,12 @@ from core.decode.events import event_to_dict
 from core.decode.options import DecodeOptions
 from device import ROOT
 from device import protocol as P
-from device.runner.backends import REGISTRY, backend_help
+from device.runner.backends import REGISTRY
 from device.runner.cache_paths import cache_home
 from device.runner.heap import steady_heap
-from device.runner.neuron_paths import SEARCH_ORDER as NEURON_PATHS
 from device.runner.npu_profile import switch_on
-from device.runner.runtime_config import NEURON_SETTINGS, WORKLOADS, for_process, with_neuron
 from device.runner.served_model import ServedModel
+from device.runner.settings import add_runner_args, runtime_config
 from device.runner.writer import Writer
 
 log = logging.getLogger("whisperkv.agent")
@@ -235,23 +235,8 @@ def default_model() -> str | None:
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m device.runner", description=f"{__doc__.splitlines()[0]} NAME: auto, "
                                  f"{', '.join(REGISTRY)}.")
-    ap.add_argument("--model", default=None, help="model directory (default: ./model beside the runner, "
-                    "else the installed wheels)")
-    ap.add_argument("--backend", default="auto", help=backend_help("; tflite for a TFLite-only bundle"))
-    ap.add_argument("--delegate", default=None, metavar="PATH", help="tflite: an external delegate library to load "
-                    "(a missing one is an error, never a CPU fallback; a stable delegate is refused: use dla)")
-    ap.add_argument("--neuron-lib", default=None, metavar="PATH", help="dla: MediaTek's Neuron runtime library "
-                    "(default: the first of " + ", ".join(NEURON_PATHS) + " that exists)")
-    for name, (choices, text) in NEURON_SETTINGS.items():
-        ap.add_argument("--" + name.replace("_", "-"), choices=choices, default=None, help=text)
-    ap.add_argument("--npu-profile", action="store_true", help="run with the Neuron runtime's profiler on and "
-                    "send its CSV reports after each request (an `npu_profile` event; device/runner/npu_profile.py)")
+    add_runner_args(ap)
     ap.add_argument("--encoder-cache-mb", type=int, default=128, help="cross K/V kept for reruns (0: off)")
-    ap.add_argument("--workload", choices=WORKLOADS, default="lean", help="one-shot (`whisperkv transcribe`): "
-                    "worker threads spin between a step's nodes, faster on an idle machine, slower beside busy "
-                    "processes; serve (a live stream, the studio): each graph keeps its activation memory between "
-                    "requests, ~10 %% faster, ~100 MB more held; lean (default): neither "
-                    "(device/runner/runtime_config.py)")
     ap.add_argument("--max-header", type=int, default=P.MAX_HEADER, help=argparse.SUPPRESS)
     ap.add_argument("--max-payload", type=int, default=P.MAX_PAYLOAD, help="largest mel payload in bytes")
     ap.add_argument("--log-level", default="INFO")
@@ -265,8 +250,7 @@ def main(argv: list[str] | None = None) -> int:
 
     profile_dir = str(switch_on(cache_home() / f"npu-profile-{os.getpid()}")) if args.npu_profile else None
     # before any backend loads
-    config = replace(with_neuron(for_process(args.workload), args.neuron_lib, args.neuron_api, args.neuron_qos),
-                     npu_profile=profile_dir)
+    config = replace(runtime_config(args), npu_profile=profile_dir)
     steady_heap()
     out_fd = os.dup(1)
     os.dup2(2, 1)          # stray prints, from us or a library, now land in the log

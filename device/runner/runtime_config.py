@@ -10,23 +10,15 @@ mapped to a configuration here and nowhere else:
 - `lean` (the default, and a board's runner): threads sleep, buffers go back after each request.
 
 This module imports no backend: the backends, the runner's entry point and the callers that build a backend in
-their own process all read it.
+their own process all read it. Which of a target's settings set which field is one table,
+device/runner/settings.py (`runtime_config`).
 """
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 WORKLOADS = ("lean", "one-shot", "serve")
-# The dla backend's settings beyond its library: name -> (choices, help). One table for the runner's flags
-# (device/runner/agent.py), the device URL's ?name= and the target (device/link/urls.py, device/link/target.py)
-# and the CLI's --name (cli/device_cmds.py). device/runner/neuron_runtime.py says what they choose between.
-NEURON_SETTINGS = {
-    "neuron_api": (("v1", "v2"), "dla: drive MediaTek's Neuron runtime through Runtime V1 or V2 (default: V1 where "
-                   "the library exports it, else V2)"),
-    "neuron_qos": (("on", "off"), "dla: the QoS the public MT8371 ports set (sustained power policy, high "
-                   "priority, boost 100): on (default) or off"),
-}
 # OpenMP's workers spin ~10 ms after each parallel region by default: between tokens they would take the cores
 # other processes want (the studio, a live stream). 1000 turns keep the waits inside a C step spinning (the same
 # step time) and sleep within microseconds after it. libgomp reads it once, when it loads.
@@ -86,11 +78,6 @@ def apply_process_env(config: RuntimeConfig) -> None:
     first backend built must not decide them for the others. An explicit setting in the environment wins."""
     if not config.spin:
         os.environ.setdefault("GOMP_SPINCOUNT", SLEEPY_SPINCOUNT)
-
-
-def with_neuron(config: RuntimeConfig, lib: str | None, api: str | None, qos: str | None) -> RuntimeConfig:
-    """`config` with the dla backend's settings as the runner's flags and a target give them (qos "off" or not)."""
-    return replace(config, neuron_lib=lib, neuron_api=api.lower() if api else None, neuron_qos=qos != "off")
 
 
 def for_process(workload: str = "lean") -> RuntimeConfig:

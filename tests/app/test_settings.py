@@ -1,8 +1,8 @@
 """Settings persist with QSettings; passwords never land in the settings file."""
 from __future__ import annotations
 
-from app.board.profile import DeviceProfile
 from core.decode.options import DecodeOptions
+from device.link.profile import DeviceProfile
 from tests.app.conftest import make_window, settings_file
 
 
@@ -11,8 +11,7 @@ def test_options_profiles_and_recent_files_persist(qtbot, tmp_path):
     first = make_window(settings_file(ini))
     qtbot.addWidget(first)
     first.controls.set_options(DecodeOptions(language="zh", task="translate", cache=False, max_tokens=100))
-    first.device.show_profile(DeviceProfile(kind="ssh", host="board.local", user="qa", port=2222,
-                                            python="/usr/bin/python3"))
+    first.device.show_profile(DeviceProfile.from_url("ssh://qa@board.local:2222?python=/usr/bin/python3"))
     first.device.password.setText("hunter2-secret")
     first.device.save_as("MT8371 board")
     first.settings.add_recent("/data/clip.wav")
@@ -24,7 +23,8 @@ def test_options_profiles_and_recent_files_persist(qtbot, tmp_path):
     assert second.controls.options() == DecodeOptions(language="zh", task="translate", cache=False, max_tokens=100)
     assert second.device.current_name() == "MT8371 board"
     profile = second.device.profile()
-    assert (profile.kind, profile.host, profile.user, profile.port) == ("ssh", "board.local", "qa", 2222)
+    assert (profile.kind, profile.target.url.host, profile.target.url.user, profile.target.url.port) == (
+        "ssh", "board.local", "qa", 2222)
     assert profile.url() == "ssh://qa@board.local:2222?python=/usr/bin/python3"
     assert second.settings.recent[0] == "/data/clip.wav"
     assert second.audio.recent_menu.actions()[0].text() == "/data/clip.wav"

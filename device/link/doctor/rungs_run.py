@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import statistics
 import time
-from dataclasses import replace
 
 from device.link.doctor.ladder import Checkup, Verdict
 from device.link.doctor.reference import (
@@ -32,7 +31,7 @@ def loads(c: Checkup) -> Verdict:
     from device.link.decoder import open_decoder
 
     # a dla runner runs the Neuron profiler, so that placement can read where the runtime says the work ran
-    target = replace(c.target, npu_profile=True) if backend_of(c) == "dla" else c.target
+    target = c.target.with_values(npu_profile=True) if backend_of(c) == "dla" else c.target
     c.decoder = open_decoder(target, c.transport)
     t0 = time.monotonic()
     try:

@@ -1,7 +1,7 @@
 """Device panel: test connection shows the device-info; deploy to a local directory drives the progress bar."""
 from __future__ import annotations
 
-from app.board.profile import DeviceProfile
+from device.link.profile import DeviceProfile
 from tests.app.conftest import make_window, open_and_wait, settings_file, wait_for
 
 
@@ -21,7 +21,7 @@ def test_deploy_to_a_local_directory_shows_progress(qtbot, tmp_path):
     window = make_window(settings_file(tmp_path / "app.ini"))
     qtbot.addWidget(window)
     target = tmp_path / "board"
-    window.device.show_profile(DeviceProfile(kind="local", dir=str(target)))
+    window.device.show_profile(DeviceProfile.from_url(f"local?dir={target}"))
     assert window.device.deploy_button.isEnabled()
     values = []
     window.device.progress.valueChanged.connect(values.append)
@@ -37,7 +37,7 @@ def test_an_unreachable_ssh_board_is_named_as_a_network_problem_in_the_forms_wor
     """No key and no sshd: the first thing said is the network, and no URL syntax (?key=PATH) the form lacks."""
     import socket
 
-    from app.board.profile import DeviceProfile
+    from device.link.profile import DeviceProfile
 
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
@@ -48,7 +48,7 @@ def test_an_unreachable_ssh_board_is_named_as_a_network_problem_in_the_forms_wor
     qtbot.addWidget(window)
     failures = []
     window.failureShown.connect(failures.append)
-    window.device.show_profile(DeviceProfile(kind="ssh", host="127.0.0.1", user="qa", port=port))
+    window.device.show_profile(DeviceProfile.from_url(f"ssh://qa@127.0.0.1:{port}"))
     window.device.test_button.click()
     wait_for(lambda: failures, "the connection test to fail")
     text = f"{failures[0].problem} {failures[0].fix}"
@@ -72,7 +72,7 @@ def test_check_board_shows_the_doctors_rungs_as_they_are_decided(qtbot, tmp_path
     window = make_window(settings_file(tmp_path / "app.ini"))
     qtbot.addWidget(window)
     open_and_wait(window, "en_asterisk_hello-world.wav")
-    window.device.show_profile(DeviceProfile(kind="local", backend="numpy"))
+    window.device.show_profile(DeviceProfile.from_url("local?backend=numpy"))
     seen = []
     window.device.info.textChanged.connect(lambda: seen.append(window.device.info.toPlainText()))
     window.device.check_button.click()
@@ -94,7 +94,7 @@ def test_check_board_is_refused_while_a_run_decodes(qtbot, tmp_path):
     window = make_window(settings_file(tmp_path / "app.ini"))
     qtbot.addWidget(window)
     open_and_wait(window, "en_asterisk_hello-world.wav")
-    window.device.show_profile(DeviceProfile(kind="local", backend="numpy"))
+    window.device.show_profile(DeviceProfile.from_url("local?backend=numpy"))
     finished = []
     window.runFinished.connect(finished.append)
     run = window.transcribe()

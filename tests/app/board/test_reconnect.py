@@ -1,5 +1,6 @@
 """The reconnect rule on its own: which failures are retried, the backoff between attempts, giving up, and
-a Stop during the wait. The connect attempts are functions here; test_reconnect_ssh.py runs it for real."""
+a Stop during the wait. The connect attempts are functions here; tests/app/work/test_reconnect_ssh.py runs it for
+real."""
 from __future__ import annotations
 
 import pytest

@@ -4,7 +4,7 @@ it is decided, and the worker's idle runner is closed before the ladder starts i
 interpreter the PC has not, so the ladder stops at identity (tests/app/board/test_device_panel.py climbs it whole)."""
 from __future__ import annotations
 
-from app.board.profile import DeviceProfile
+from device.link.profile import DeviceProfile
 from app.runs.clip import load_clip
 from app.work.check_worker import CheckWorker
 from app.work.decode_worker import TranscribeWorker, WorkerThread
@@ -27,9 +27,9 @@ def test_a_check_waits_for_the_run_before_it_and_signals_each_rung(qtbot, tmp_pa
     checker.failed.connect(lambda failure: seen.append(("check failed", failure.problem)))
     try:
         clip = load_clip(AUDIO / "en_asterisk_hello-world.wav")
-        worker.request_transcribe(1, clip.mels, DecodeOptions(language="en"), DeviceProfile(kind="local",
-                                  backend="numpy"), n_frames=clip.n_frames)
-        checker.start(DeviceProfile(kind="local", backend="numpy", python=str(tmp_path / "no-python")))
+        worker.request_transcribe(1, clip.mels, DecodeOptions(language="en"), DeviceProfile.from_url(
+                                  "local?backend=numpy"), n_frames=clip.n_frames)
+        checker.start(DeviceProfile.from_url(f"local?backend=numpy&python={tmp_path / 'no-python'}"))
         assert checker.running
         wait_for(lambda: seen and seen[-1][0] in ("checked", "check failed"), "the check to end")
         assert not checker.running

@@ -10,7 +10,6 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import replace
 
 from cli.main import main
 from core.model.npu_profile import profiles
@@ -77,12 +76,13 @@ def test_the_studio_keeps_each_runs_profile_and_shows_it(qtbot, dla_bundle, stan
     from tests.app.conftest import make_window, open_and_wait, settings_file, transcribe_and_wait
 
     def on_the_standin(profile, password):
-        return open_decoder(replace(profile.target(password), model=str(dla_bundle), neuron_lib=str(standin)))
+        return open_decoder(profile.runner_target(password).with_values(model=str(dla_bundle),
+                                                                          neuron_lib=str(standin)))
 
     window = make_window(settings_file(tmp_path / "app.ini"), worker=TranscribeWorker(decoder_factory=on_the_standin))
     qtbot.addWidget(window)
-    window.device.backend.setCurrentText("dla")
-    window.device.npu_profile.setChecked(True)
+    window.device.fields["backend"].setCurrentText("dla")
+    window.device.fields["npu_profile"].setChecked(True)
     open_and_wait(window, "en_asterisk_hello-world.wav")
     run = transcribe_and_wait(window, language="en")
     assert run.error is None and [p["graph"] for p in run.npu_profile] == ["encoder", "decoder_step"]

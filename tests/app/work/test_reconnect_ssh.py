@@ -6,18 +6,19 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from urllib.parse import urlencode
 
 import pytest
 
-from app.board.profile import DeviceProfile
 from app.board.reconnect import BACKOFF_S
 from app.errors import RESTART_RUNNER
 from app.work.decode_worker import TranscribeWorker
 from device.link.connect import open_transport
+from device.link.profile import DeviceProfile
 from device.runner.agent import ROOT
-from tests.app.board.dialogs import open_error_dialog, restart_button
-from tests.app.board.dying import DiesOnce
 from tests.app.conftest import make_window, open_and_wait, settings_file, transcribe_and_wait, wait_for
+from tests.app.work.dialogs import open_error_dialog, restart_button
+from tests.app.work.dying import DiesOnce
 from tests.device.link_helpers import NO_CONFIG
 from tests.device.sshd import start_sshd
 
@@ -40,9 +41,8 @@ def window(qtbot, tmp_path, board):
     qtbot.addWidget(w)
     w.factory, w.shown = factory, []
     w.failureShown.connect(w.shown.append)
-    w.device.show_profile(DeviceProfile(name="loopback", kind="ssh", host="127.0.0.1", user=board.user,
-                                        port=board.port, key=str(board.user_key), python=sys.executable,
-                                        dir=str(ROOT)))
+    w.device.show_profile(DeviceProfile.from_url(f"ssh://{board.user}@127.0.0.1:{board.port}?" + urlencode(
+        {"key": board.user_key, "python": sys.executable, "dir": ROOT}), "loopback"))
     open_and_wait(w, "test_en.wav")
     lost = transcribe_and_wait(w, language="en")
     assert lost.stop_reason == "error" and lost.rows and w.shown[-1].code == "link_lost"

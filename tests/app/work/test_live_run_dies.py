@@ -8,8 +8,8 @@ from app.work.decode_worker import TranscribeWorker
 from core.decode.events import TokenEvent
 from device.link.client import BoardClient
 from device.link.decoder import RunnerDecoder
-from tests.app.board.dying import KeepStreamTransport, kill_local_runner
 from tests.app.conftest import make_window, open_and_wait, settings_file, wait_for
+from tests.app.work.dying import KeepStreamTransport, kill_local_runner
 
 
 class DiesAfterACommit(BoardClient):

@@ -3,14 +3,14 @@ exports stay."""
 from __future__ import annotations
 
 from app.work.decode_worker import TranscribeWorker
-from tests.app.board.dialogs import open_error_dialog
-from tests.app.board.dying import KILL_AFTER_STEP, DiesOnce, KeepStreamTransport, kill_local_runner
 from tests.app.conftest import (
     make_window,
     open_and_wait,
     settings_file,
     transcribe_and_wait,
 )
+from tests.app.work.dialogs import open_error_dialog
+from tests.app.work.dying import KILL_AFTER_STEP, DiesOnce, KeepStreamTransport, kill_local_runner
 
 
 def test_runner_death_shows_dialog_and_keeps_partial(qtbot, tmp_path):

@@ -3,9 +3,9 @@ the UI thread, the partial run stays on display, and the next run decodes on the
 from __future__ import annotations
 
 from app.work.decode_worker import TranscribeWorker
-from tests.app.board.dialogs import restart_button
-from tests.app.board.dying import DiesOnce, KeepStreamTransport, kill_local_runner
 from tests.app.conftest import make_window, open_and_wait, settings_file, transcribe_and_wait, wait_for
+from tests.app.work.dialogs import restart_button
+from tests.app.work.dying import DiesOnce, KeepStreamTransport, kill_local_runner
 
 
 def test_restart_runner_after_the_runner_died(qtbot, tmp_path):

@@ -3,7 +3,7 @@ runner (or the whole SSH server) killed right after a given step's token reached
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from core.decode.events import TokenEvent
 from device.link.client import BoardClient

@@ -1,0 +1,53 @@
+"""The device panel's fields are the settings table's (device/runner/settings.py): a row added there is a field of the
+panel, shown for the kinds it names, and what is typed into it reaches the runner and the saved profile."""
+from __future__ import annotations
+
+from app.board.form_terms import in_form_terms
+from app.board.panel import DevicePanel
+from app.errors import Failure
+from device.link.profile import DeviceProfile
+from device.runner.settings import SETTINGS
+from tests.device.runner.test_settings import runner_config, toy_row  # noqa: F401  (a fixture)
+
+
+def _labels(panel) -> list[str]:
+    form = panel.form
+    return [form.itemAt(row, form.ItemRole.LabelRole).widget().text() for row in range(form.rowCount())]
+
+
+def test_every_row_the_studio_shows_is_a_field_in_the_table_order(qtbot):
+    panel = DevicePanel()
+    qtbot.addWidget(panel)
+    shown = [s.studio.label for s in SETTINGS if s.studio]
+    assert [label for label in _labels(panel) if label in shown] == shown
+    assert {"Neuron library", "Neuron API", "Neuron QoS", "Model", "NPU profile"} <= set(shown)
+
+
+def test_a_new_row_is_a_field_whose_value_reaches_the_runner_and_the_saved_profile(qtbot, toy_row):  # noqa: F811
+    panel = DevicePanel()
+    qtbot.addWidget(panel)
+    assert "Toy threads" in _labels(panel)
+    panel.show_profile(DeviceProfile.from_url("ssh://root@board?toy_threads=2"))
+    field = panel.fields["toy_threads"]
+    assert field.text() == "2" and field.isVisibleTo(panel) and field.placeholderText() == "one a core"
+    field.setText("3")
+    profile = panel.save_as("board")
+    assert profile.runner_target().runner_args() == ["--toy-threads", "3"]
+    assert runner_config(profile.runner_target().runner_args()).threads == 3
+    assert DeviceProfile.from_dict(profile.to_dict()).url() == "ssh://root@board?toy_threads=3"
+    # a fix that names its URL setting names its field instead
+    said = in_form_terms(Failure("too many threads", "pass ?toy_threads=N, or drop ?neuron_api=v1"))
+    assert said.fix == "fill in Toy threads, or clear Neuron API"
+
+
+def test_neuron_lib_works_in_a_studio_profile(qtbot):
+    """The studio refused ?neuron_lib= before the table; a dla board's library is now a field like any other."""
+    panel = DevicePanel()
+    qtbot.addWidget(panel)
+    panel.kind_combo.setCurrentIndex(2)                # ADB
+    panel.serial.setText("SER1")
+    panel.fields["backend"].setCurrentText("dla")
+    panel.fields["neuron_lib"].setText("/vendor/lib64/libneuron_runtime.so")
+    panel.fields["neuron_qos"].setCurrentText("off")
+    assert panel.profile().runner_target().runner_args() == [
+        "--backend", "dla", "--neuron-lib", "/vendor/lib64/libneuron_runtime.so", "--neuron-qos", "off"]
