@@ -55,6 +55,15 @@ def model():
 
 
 @pytest.fixture(scope="session")
+def onnx_model():
+    """The installed weights on ONNX Runtime fp32: the NumPy reference's tokens (device/runner/backends.py), many
+    times faster. For tests whose subject is not the backend (the decode loop, the steppers, the fallback)."""
+    from device.runner.load import load_model_source
+
+    return load_model_source(None, "onnx")
+
+
+@pytest.fixture(scope="session")
 def encoder_cache():
     """Cross K/V shared by every test that decodes the same clip: the encoder is the slow part."""
     from core.model.encoder_cache import EncoderCache

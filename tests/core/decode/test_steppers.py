@@ -1,7 +1,10 @@
 """A window's first tokens in one batched call, with a draft of the tokens expected next: the decode gives
-the tokens and events of stepping one by one, through fewer calls. The batched prefill here is the NumPy
-reference's own steps run inside one call (a stand-in with bit-identical numbers), so any difference is the
-stepper's bookkeeping: which logits, attention, cache length and K/V each token gets."""
+the tokens and events of stepping one by one, through fewer calls. The batched prefill here is a real
+backend's own steps run inside one call (a stand-in with bit-identical numbers), so any difference is the
+stepper's bookkeeping: which logits, attention, cache length and K/V each token gets. The backend is ONNX
+Runtime fp32 seen through its steps only: the NumPy reference's tokens, many times faster a step."""
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -9,7 +12,20 @@ from core.decode.decoding import decode_windows, encoder_features
 from core.decode.options import DecodeOptions
 from core.decode.steppers import PREFILL_MIN, CachedStepper
 from core.model.backend import PrefillBackend
-from core.model.kv_cache import KVCache
+from core.model.kv_cache import KVCache, to_stacked
+
+
+BACKEND_FIELDS = ("dims", "name", "token_embedding", "positional_embedding", "alignment_heads", "encode",
+                  "cache_layout")
+
+
+class Stepping:
+    """A backend through its steps only, without its own `prefill`: the decode steps one token at a time."""
+
+    def __init__(self, backend):
+        for name in (*BACKEND_FIELDS, "step", "step_with_attention"):
+            if hasattr(backend, name):
+                setattr(self, name, getattr(backend, name))
 
 
 class SteppedPrefill:
@@ -17,8 +33,9 @@ class SteppedPrefill:
 
     def __init__(self, reference):
         self.ref, self.steps, self.prefills = reference, 0, []
-        for name in ("dims", "name", "token_embedding", "positional_embedding", "alignment_heads", "encode"):
-            setattr(self, name, getattr(reference, name))
+        for name in BACKEND_FIELDS:
+            if hasattr(reference, name):
+                setattr(self, name, getattr(reference, name))
 
     def step(self, *args):
         self.steps += 1
@@ -32,7 +49,8 @@ class SteppedPrefill:
         n = x.shape[1]
         self.prefills.append(n)
         assert mask.shape == (1, 1, n, n) and mask[0, 0, 0, 1] < -1e8 and mask[0, 0, -1, 0] == 0
-        cache = KVCache(self.dims.n_text_layer, self.dims.n_text_ctx, self.dims.n_text_state)
+        cache = KVCache(self.dims.n_text_layer, self.dims.n_text_ctx, self.dims.n_text_state,
+                        **getattr(self.ref, "cache_layout", {}))
         outs = []
         for i in range(n):
             args = (x[:, i:i + 1], cache.k, cache.v, cross_k, cross_v, cache.mask())
@@ -40,8 +58,14 @@ class SteppedPrefill:
             cache.write(out[1], out[2])
             outs.append(out)
         logits = np.concatenate([o[0] for o in outs], axis=1)
-        k, v = cache.k[:, :, :n].copy(), cache.v[:, :, :n].copy()
+        k, v = to_stacked(cache.k[:, :, :n]), to_stacked(cache.v[:, :, :n])     # [L, 1, T, d], as prefill gives
         return (logits, k, v, np.concatenate([o[3] for o in outs], axis=1)) if attention else (logits, k, v)
+
+
+@pytest.fixture(scope="module")
+def model(onnx_model):
+    """The session's ONNX Runtime fp32 model, its backend seen through its steps only."""
+    return replace(onnx_model, backend=Stepping(onnx_model.backend))
 
 
 @pytest.fixture(scope="module")

@@ -48,7 +48,7 @@ def result(clip, tokens=(1, 2), text="hello world", reason="eot", ms=10.0):
 
 
 def decoder(model, encoder_cache):
-    """A QA decode on the in-process model (the session's weights on the NumPy backend)."""
+    """A QA decode on the in-process `model` (the session's weights on the NumPy or ONNX Runtime backend)."""
     return lambda mels, options, n_frames: model.transcribe(mels, options, encoder_cache=encoder_cache,
                                                             n_frames=n_frames)
 
