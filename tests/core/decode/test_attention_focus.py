@@ -1,4 +1,5 @@
-"""Where a step looked and what was there: crafted attention and energy, then the real EOT of the JFK clip."""
+"""Where a step looked and what was there: crafted attention and energy, then the real EOT of the JFK clip
+(the real attention from ONNX Runtime fp32, the reference's tokens: what is checked is where it is read)."""
 import numpy as np
 import pytest
 
@@ -114,18 +115,18 @@ def test_the_banner_phrase():
     assert classify_focus(1.0, None, 3.0).kind == ""
 
 
-def test_jfk_eot_looks_at_the_end_of_the_speech(model):
+def test_jfk_eot_looks_at_the_end_of_the_speech(onnx_model):
     """The real thing: the EOT step of test_en.wav attends to where the speech ends, not to a pause."""
     from core.model.audio import load_audio
     from core.model.mel import content_frames, mel_windows
 
     audio = load_audio(AUDIO / "test_en.wav")
     mels, n_frames = mel_windows(audio), content_frames(audio)
-    events = list(decode_windows(model.backend, model.tokenizer, mels, DecodeOptions(language="en", attention=True),
-                                 n_frames=n_frames))
+    events = list(decode_windows(onnx_model.backend, onnx_model.tokenizer, mels,
+                                 DecodeOptions(language="en", attention=True), n_frames=n_frames))
     done = next(e for e in events if isinstance(e, DoneEvent))
     eot = [e for e in events if isinstance(e, TokenEvent)][-1]
-    assert done.reason == "eot" and eot.token == model.tokenizer.eot
+    assert done.reason == "eot" and eot.token == onnx_model.tokenizer.eot
     focus = classify_focus(focus_seconds(eot.attention, done.offset_s, duration_s=len(audio) / 16000),
                            frame_energy(mels, n_frames), len(audio) / 16000)
     assert focus.kind == "end of speech", focus
@@ -136,7 +137,7 @@ def test_jfk_eot_looks_at_the_end_of_the_speech(model):
     assert early.at_s < 2.0 and early.kind in ("speech", "silence before the speech")
 
 
-def test_a_short_clip_eot_looks_at_the_end_not_at_the_sinks(model):
+def test_a_short_clip_eot_looks_at_the_end_not_at_the_sinks(onnx_model):
     """hello-world is 1.4 s: its EOT step puts most weight on the padding's sinks, yet in the audio it looks
     at the end of the speech."""
     from core.decode.attention_focus import eot_focus
@@ -147,8 +148,8 @@ def test_a_short_clip_eot_looks_at_the_end_not_at_the_sinks(model):
     audio = load_audio(AUDIO / "en_asterisk_hello-world.wav")
     mels, n_frames = mel_windows(audio), content_frames(audio)
     t = Transcript()
-    for ev in decode_windows(model.backend, model.tokenizer, mels, DecodeOptions(language="en", attention=True),
-                             n_frames=n_frames):
+    for ev in decode_windows(onnx_model.backend, onnx_model.tokenizer, mels,
+                             DecodeOptions(language="en", attention=True), n_frames=n_frames):
         t.add(ev)
     assert t.stop_reason == "eot" and focus_seconds(t.steps[-1].attention) > 20   # the sinks win the window
     focus = eot_focus(t.windows, t.steps, frame_energy(mels, n_frames), len(audio) / 16000)

@@ -22,12 +22,10 @@ def decode(model, mels, encoder_cache, **opts) -> tuple[Transcript, list]:
 
 
 @pytest.fixture(scope="module")
-def model():
+def model(onnx_model):
     """ONNX Runtime: the same tokens as the NumPy reference (tests/device/runner), and the fallback decodes
     up to six times LOOP_TOKENS steps."""
-    from device.runner.load import load_model_source
-
-    return load_model_source(None, "onnx")
+    return onnx_model
 
 
 @pytest.fixture(scope="module")

@@ -20,13 +20,6 @@ def comparable(events) -> list[dict]:
     return [{k: v for k, v in asdict(ev).items() if k not in TIMING} for ev in events]
 
 
-@pytest.fixture(scope="module")
-def onnx_model():
-    from device.runner.load import load_model_source
-
-    return load_model_source(None, "onnx")
-
-
 def first_windows(events, n: int) -> list:
     """The events of the first n windows (the rest is never decoded: the generators are lazy)."""
     out = []
