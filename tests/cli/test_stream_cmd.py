@@ -18,16 +18,16 @@ SR = 16000
 
 
 def whisperkv(*args, timeout=600):
-    return subprocess.run([sys.executable, "-m", "cli", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run([sys.executable, "-m", "cli", *args], check=False, cwd=ROOT, capture_output=True,
+                          text=True, timeout=timeout)
 
 
 def test_json_document_has_text_commits_and_passes():
-    r = whisperkv("stream", str(AUDIO / "test_en.wav"), "--json", "--language", "en")
+    r = whisperkv("stream", str(AUDIO / "en_arctic_slt_a0009.wav"), "--json", "--language", "en")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
-    assert "ask not what your country can do for you" in normalize(doc["text"])
-    assert doc["commits"] and doc["passes"]
+    assert "he turned sharply and faced gregson across the table" in normalize(doc["text"])
+    assert len(doc["commits"]) > 1 and len(doc["passes"]) > 1
     for c in doc["commits"]:
         assert set(c) >= {"text", "start_s", "end_s", "emitted_s"} and c["start_s"] <= c["end_s"] <= c["emitted_s"]
     for p in doc["passes"]:

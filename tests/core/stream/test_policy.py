@@ -25,8 +25,15 @@ SR = 16000
 
 
 @pytest.fixture(scope="module")
-def client(local_client):
-    return local_client
+def client():
+    """One local runner for the module, with room for every pass's cross K/V: the two policies streaming the same
+    file hear the same buffers, and the second one's passes take the encoder's output from the cache (the
+    encoder is most of a pass's cost; the tokens are the same either way)."""
+    from device.link.client import BoardClient
+    from device.link.local import LocalTransport
+
+    with BoardClient(LocalTransport(), runner_args=["--encoder-cache-mb", "768"]) as client:
+        yield client
 
 
 @pytest.fixture(scope="module")
@@ -78,10 +85,29 @@ def test_noise_alone_commits_nothing(client, tokenizer, policy):
     assert of(events, Committed) == []
 
 
-def test_long_speech_is_trimmed_at_commits_and_later_passes_are_prompted(client, tokenizer, references):
-    audio = load_audio(AUDIO / "en_asterisk_demo-congrats.wav")
-    policy, events = stream(client, tokenizer, audio, gate=False, params={"min_chunk_s": 2.0}, trim_s=8.0,
-                            word_cut_s=12.0, forced_s=20.0)
+@pytest.fixture(scope="module")
+def long_speech(client, tokenizer):
+    """30 s of speech without a gate, streamed once for the tests below: every pass's options and decoded tokens,
+    the policy and its events."""
+    asked, decoded = [], []
+    real = RunnerDecoder(client).window
+
+    def recording(mel, options, n_frames):
+        asked.append(options)
+        for ev in real(mel, options, n_frames):
+            if ev.type == "done":
+                decoded.append(ev.tokens)
+            yield ev
+
+    policy = StreamPolicy(recording, tokenizer, StreamConfig(language="en", params={"min_chunk_s": 2.0}, trim_s=8.0,
+                                                             word_cut_s=12.0, forced_s=20.0))
+    events = []
+    stream_fast(blocks_of(load_audio(AUDIO / "en_asterisk_demo-congrats.wav")), policy, events.append)
+    return asked, decoded, policy, events
+
+
+def test_long_speech_is_trimmed_at_commits_and_later_passes_are_prompted(long_speech, references):
+    _, _, policy, events = long_speech
     passes, trims = of(events, PassRecord), of(events, Trimmed)
     assert trims and all(t.reason in ("sentence", "word") for t in trims)
     assert max(p.audio_s for p in passes) <= 20.0 + 2.0 + 0.5
@@ -147,25 +173,15 @@ def test_finish_without_new_audio_commits_the_tentative_text_without_a_pass(clie
     assert policy.text and policy.agreement.tentative == []
 
 
-def test_a_pass_drafts_the_last_ones_tokens_when_it_hears_the_same_buffer_start_and_prompt(client, tokenizer):
-    asked, decoded = [], []
-    real = RunnerDecoder(client).window
-
-    def recording(mel, options, n_frames):
-        asked.append(options)
-        for ev in real(mel, options, n_frames):
-            if ev.type == "done":
-                decoded.append(ev.tokens)
-            yield ev
-
-    policy = StreamPolicy(recording, tokenizer, StreamConfig(language="en", params={"min_chunk_s": 1.0}, trim_s=4.0))
-    events = []
-    stream_fast(blocks_of(load_audio(AUDIO / "en_asterisk_demo-congrats.wav")[:16 * SR]), policy, events.append)
+def test_a_pass_drafts_the_last_ones_tokens_when_it_hears_the_same_buffer_start_and_prompt(long_speech):
+    asked, decoded, policy, events = long_speech
     passes = of(events, PassRecord)
     assert len(passes) == len(asked) == len(decoded) >= 10 and of(events, Trimmed)
     assert asked[0].draft == []
+    same = [(passes[i].buffer_start_s, asked[i].prompt) == (passes[i - 1].buffer_start_s, asked[i - 1].prompt)
+            for i in range(1, len(asked))]
     for i in range(1, len(asked)):
-        same = (passes[i].buffer_start_s, asked[i].prompt) == (passes[i - 1].buffer_start_s, asked[i - 1].prompt)
-        assert asked[i].draft == (decoded[i - 1] if same else [])
+        assert asked[i].draft == (decoded[i - 1] if same[i - 1] else [])
+    assert not all(same)                # a trim moved the buffer start: those passes had no draft
     assert sum(bool(a.draft) for a in asked) >= len(asked) // 2
     assert "congratulations" in policy.text.lower() and "asterisk" in policy.text.lower()

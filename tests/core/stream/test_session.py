@@ -58,13 +58,16 @@ def test_a_runner_without_prompts_streams_without_one(local_client, tokenizer):
             return decode_one(mel, options, n_frames)
         return decode
 
-    audio = load_audio(AUDIO / "en_asterisk_demo-congrats.wav")
-    session = StreamSession(counting, tokenizer, StreamConfig(language="en"), vad=False, takes_prompt=False,
-                            watch=watch)
+    # 12 s, trimmed past 4 s: the buffer soon starts after committed text, which would be the prompt
+    audio = load_audio(AUDIO / "en_asterisk_demo-congrats.wav")[:12 * 16000]
+    config = StreamConfig(language="en", params={"min_chunk_s": 2.0}, trim_s=4.0)
+    session = StreamSession(counting, tokenizer, config, vad=False, takes_prompt=False, watch=watch)
     assert session.prompt_refused
     doc = session.run(blocks_of(audio), live=False)
     assert len(prompts) == len(calls) == len(doc["passes"]) > 3     # fast: no warm-up
     assert prompts == [[]] * len(prompts) and doc["text"]
+    after_trim = [e for e in session.events if isinstance(e, PassRecord) and e.buffer_start_s > 0]
+    assert after_trim and session.policy.history[0].end <= after_trim[0].buffer_start_s   # text it could have had
 
 
 def test_a_toy_parameter_is_one_row_and_reaches_the_rule_and_the_summary(monkeypatch):
