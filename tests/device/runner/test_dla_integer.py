@@ -17,6 +17,10 @@ from device.runner.tflite_backend import TfliteBackend
 from tests.device.bundle_helpers import compiled_integer_bundle
 from tests.device.runner.test_dla_backend import calls, decode, standin  # noqa: F401  (the stand-in runtime)
 
+# the calibrated integer bundle is built once per test process (tests/device/bundle_helpers.py): under
+# pytest-xdist's --dist loadgroup (.ci/run) every module that needs it runs in the same worker
+pytestmark = pytest.mark.xdist_group("integer-bundle")
+
 
 @pytest.fixture(scope="module")
 def int_dla():

@@ -18,6 +18,10 @@ from tests.conftest import AUDIO
 from tests.device.bundle_helpers import integer_bundle
 from tests.device.toolchain.test_compile import stand_in_ncc  # noqa: F401  (the stand-in compiler)
 
+# the calibrated integer bundle is built once per test process (tests/device/bundle_helpers.py): under
+# pytest-xdist's --dist loadgroup (.ci/run) every module that needs it runs in the same worker
+pytestmark = pytest.mark.xdist_group("integer-bundle")
+
 
 @pytest.fixture(scope="module")
 def bundle():

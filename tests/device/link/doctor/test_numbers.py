@@ -20,6 +20,10 @@ from device.runner.probe import pack, probe, sample_positions, unpack
 from tests.cli.doctor_helpers import standin_library
 from tests.device.bundle_helpers import compiled_integer_bundle
 
+# the calibrated integer bundle is built once per test process (tests/device/bundle_helpers.py): under
+# pytest-xdist's --dist loadgroup (.ci/run) every module that needs it runs in the same worker
+pytestmark = pytest.mark.xdist_group("integer-bundle")
+
 
 @pytest.fixture(scope="module")
 def fp16_probe(tmp_path_factory):
