@@ -31,7 +31,7 @@ from app.views.run_picker import RunPicker
 from app.views.status_bar import StatusBar
 from app.views.window_layout import lay_out
 from app.views.window_size import restore_window
-from app.work.board_controller import BoardController
+from app.work.board_controller import BoardController, decoding_now
 from app.work.decode_worker import TranscribeWorker
 from app.work.live_controller import LiveRunController
 from app.work.live_worker import LiveWorker
@@ -75,7 +75,8 @@ class MainWindow(QMainWindow):
         self.runs = RunController(self.session, worker, self)
         self.live_worker = LiveWorker(worker)
         self.live_runs = LiveRunController(self.session, self.live_worker, self.live_panel, self)
-        self.board = BoardController(self.device, self.status, worker, self.tasks, self, decoding=self.decoding)
+        self.board = BoardController(self.device, self.status, worker, self.tasks, self,
+                                     decoding=lambda: decoding_now(self.runs, self.live_worker))
         self.live = LiveRefresher(view_table.live_turns(self), self)
         self._wire()
         self._apply_settings()
@@ -111,7 +112,6 @@ class MainWindow(QMainWindow):
         s.geometry, s.splitter = self.saveGeometry(), self.splitter.saveState()
         app_settings.save(self.store, s)
 
-
     @property
     def clip(self) -> AudioClip | None:
         """The audio the next run sends: the one loaded, or that of the run on display."""
@@ -130,13 +130,11 @@ class MainWindow(QMainWindow):
     def dropEvent(self, event) -> None:
         self.loader.drop(event)
 
-
     def _on_connected(self, summary: dict) -> None:
         self.controls.set_cache_ceiling(cache_ceiling(summary))
         active = self.runs.active
         if active is not None and not active.device_info:
             active.device_info = self.board.run_info()
-
 
     def transcribe(self) -> RunRecord | None:
         """Transcribe the loaded audio with the run controls' options."""
@@ -145,8 +143,7 @@ class MainWindow(QMainWindow):
         return self.transcribe_clip(self.clip, self.controls.run_options())
 
     def transcribe_clip(self, clip: AudioClip, options: DecodeOptions) -> RunRecord | None:
-        """Start a run of any clip (the QA tab asks for its suite's clips); None while another decodes or Check
-        board climbs."""
+        """Start a run of any clip (the QA tab's suites too); None while another decodes or Check board climbs."""
         if self.board.refuses("Transcribe"):
             return None
         profile = self.device.profile()
@@ -194,7 +191,6 @@ class MainWindow(QMainWindow):
         self.loader.follow(run)
         self.live.flush()
 
-
     def start_live(self, source: str) -> None:
         """Stream the microphone ("mic") or the loaded clip at 1x ("file") through the runner, as a new run of
         the session shown at once."""
@@ -204,13 +200,6 @@ class MainWindow(QMainWindow):
         run = self.live_runs.start(clip, self.audio.device_combo.currentData(), self.device.profile(),
                                    self.device.password.text(), self.board.run_info(), self.controls.options().language)
         self._started(run, "Live: " + ("the microphone" if clip is None else clip.name))
-
-
-    def decoding(self) -> str:
-        """What decodes on the decode worker now, in words ("" when nothing): Check board waits for none of it."""
-        if self.runs.active is not None:
-            return f"run #{self.runs.active.id} is decoding"
-        return "a live stream is running" if self.live_worker.running else ""
 
     def show_failure(self, failure: Failure) -> None:
         self.failureShown.emit(failure)

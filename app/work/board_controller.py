@@ -5,7 +5,7 @@ device line; Restart runner, the action the error dialog offers when the runner 
 link dropped; and what the connected runner said of itself, which every run records."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
 
@@ -147,3 +147,10 @@ class BoardController(QObject):
         self.panel.set_busy(False)
         self.panel.show_info({"failed": failure.problem})
         self.failed.emit(failure)
+
+
+def decoding_now(runs, live_worker) -> str:
+    """What decodes on the decode worker now, in words ("" when nothing): Check board waits for none of it."""
+    if runs.active is not None:
+        return f"run #{runs.active.id} is decoding"
+    return "a live stream is running" if live_worker.running else ""
