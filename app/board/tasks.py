@@ -4,7 +4,6 @@ from __future__ import annotations
 from typing import Callable
 
 from app.board.link import make_decoder, make_transport
-from app.work.decode_worker import runner_summary
 from device.link.deploy import deploy as deploy_to
 from device.link.profile import DeviceProfile
 
@@ -22,7 +21,7 @@ def test_connection(profile: DeviceProfile, password: str = "") -> dict:
         transport.close()
     decoder = make_decoder(profile, password)
     try:
-        info.update(runner_summary(decoder.connect()))
+        info.update(decoder.connect().summary())
     except Exception as exc:
         if len(info) == 1:
             raise

@@ -27,14 +27,6 @@ from device.link.profile import DeviceProfile
 BATCH_S = 0.02
 
 
-def runner_summary(info) -> dict:
-    """The hello fields the status bar and the session JSON keep."""
-    return {"runner_version": info.runner_version, "backend": info.backend, "model_sha256": info.model_sha256,
-            "cache_max_len": info.cache_max_len, "bytes_per_token": info.bytes_per_token, "protocol": info.protocol,
-            "soc": info.soc, "dtype": info.dtype, "cross": info.cross, "ran_on": info.ran_on.to_dict(),
-            **{k: info.raw[k] for k in ("machine", "runner_kind") if info.raw.get(k)}}
-
-
 class Batcher:
     """Hands events to the UI at most every BATCH_S. One queued signal per token floods the UI thread's
     event queue when tokens come faster than it paints; a token that follows a pause still goes at once."""
@@ -163,7 +155,7 @@ class TranscribeWorker(QObject):
         except Exception:
             self.close()
             raise
-        self.connected.emit(runner_summary(info))
+        self.connected.emit(info.summary())
         return self.decoder
 
     @Slot(int, object, object, object, str, object)

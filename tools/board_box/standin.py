@@ -59,8 +59,9 @@ def install(root: Path) -> None:
         for lib, defines in BUILDS:
             out = root / lib.lstrip("/")
             out.parent.mkdir(parents=True, exist_ok=True)
-            cmd = standin_build.compile_command(str(out), f"{include}/python3.11", COMPUTE, str(compute / "neuron_runtime.c"),
-                                                *defines, f'STANDIN_APU="{APU_SOCKET}"', cc=CROSS_CC)
+            source = str(compute / "neuron_runtime.c")
+            cmd = standin_build.compile_command(str(out), f"{include}/python3.11", COMPUTE, source, *defines,
+                                                f'STANDIN_APU="{APU_SOCKET}"', cc=CROSS_CC)
             host.run([*cmd, f"-I{include}"])
     target = Path(YOCTO_LIB).name
     for link in YOCTO_LINKS:

@@ -11,7 +11,7 @@ import pytest
 
 from device.link.local import LocalTransport
 from tests.conftest import ROOT
-from tests.device.bundle_helpers import compiled_dla_bundle
+from tests.device.bundle_helpers import YOCTO_NAME, compiled_dla_bundle
 from tests.device.runner.board_packages import BOARD_LACKS, block_in_runners, transcribe_clips
 from tests.device.runner.standin.build import build_standin
 
@@ -26,7 +26,7 @@ def folder(tmp_path_factory):
 @pytest.fixture(scope="module")
 def library(folder):
     """A V1-only STAND-IN runtime whose APU listens at `folder`/apu.sock."""
-    return build_standin(folder, "WITH_V1", f'STANDIN_APU="{folder / "apu.sock"}"', name="libneuronusdk_runtime.mtk.so.8")
+    return build_standin(folder, "WITH_V1", f'STANDIN_APU="{folder / "apu.sock"}"', name=YOCTO_NAME)
 
 
 def start_apu(folder) -> subprocess.Popen:
