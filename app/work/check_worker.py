@@ -11,10 +11,10 @@ from PySide6.QtCore import QObject, Signal, Slot
 
 from app.board.check import board_checkup, check_board
 from app.board.form_terms import in_form_terms
-from device.link.profile import DeviceProfile
 from app.errors import failure_of
 from app.work.decode_worker import TranscribeWorker
 from device.link.doctor.ladder import release
+from device.link.profile import DeviceProfile
 
 
 class CheckWorker(QObject):
@@ -52,15 +52,16 @@ class CheckWorker(QObject):
             self._checkup, self.running = None, False
             return
         self.transcriber.close()
+        report, failure = None, None
         try:
             report = check_board(self._checkup, self.rung.emit)
         except Exception as exc:
-            self.running = False
-            if not self._abandoned:
-                self.failed.emit(in_form_terms(failure_of(exc)))
-            return
+            failure = in_form_terms(failure_of(exc))
         finally:
-            self._checkup = None
-        self.running = False
-        if not self._abandoned:
+            self._checkup, self.running = None, False
+        if self._abandoned:
+            return
+        if failure is not None:
+            self.failed.emit(failure)
+        else:
             self.checked.emit(report)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from core.errors import WhisperKVError
 from device.link.target import Target, parse_target
 from device.link.urls import DeviceURL, parse_device_url, url_settings
+from device.runner.settings import is_set
 
 
 @dataclass
@@ -71,7 +72,7 @@ class DeviceProfile:
 def legacy_target(d: dict) -> Target:
     """The target of a profile saved as fields (kind, host, user, port, serial, and a field per URL setting)."""
     kind = d.get("kind") if d.get("kind") in ("local", "ssh", "adb") else "local"
-    settings = {s.name: d[s.name] for s in url_settings() if d.get(s.name) not in (None, "", False, "auto")}
+    settings = {s.name: d[s.name] for s in url_settings() if is_set(d.get(s.name))}
     port = int(d.get("port") or 22)
     if kind == "ssh":
         url = DeviceURL("ssh", str(d.get("host") or ""), str(d.get("user") or "") or None, None if port == 22 else port)

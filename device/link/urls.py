@@ -9,7 +9,7 @@ from __future__ import annotations
 from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 
 from core.errors import WhisperKVError
-from device.runner.settings import SETTINGS, Setting, is_set
+from device.runner.settings import SETTINGS, Setting, is_set, setting
 
 URL_FIX = "use local, ssh://user@host[:port] or adb://SERIAL (settings: ?python=/usr/bin/python3&dir=~/whisperkv)"
 
@@ -37,9 +37,10 @@ class DeviceURL:
     def __getattr__(self, name: str):
         if name.startswith("_") or name == "settings":
             raise AttributeError(name)
-        if any(s.name == name for s in url_settings()):
-            return self.settings.get(name)
-        raise AttributeError(name)
+        row = setting(name)
+        if row is None or not row.url:
+            raise AttributeError(name)
+        return self.settings.get(name)
 
     def __eq__(self, other) -> bool:
         return isinstance(other, DeviceURL) and vars(self) == vars(other)

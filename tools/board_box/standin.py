@@ -33,7 +33,8 @@ V1V2_LIB = f"{HOME}/v1v2/libneuronusdk_runtime.mtk.so.8"
 # (library on the box, the C defines of its build): WITH_V1 alone leaves V2 out; no WITH_* define builds both.
 BUILDS = ((YOCTO_LIB, ("WITH_V1",)), (V1V2_LIB, ()))
 CROSS_CC = "aarch64-linux-gnu-gcc"     # Debian's gcc-aarch64-linux-gnu, with libc6-dev-arm64-cross
-HEADERS = "libpython3.11-dev"          # the box's Python's headers, unpacked on the PC, never installed there
+BOX_PYTHON = "python3.11"              # Debian 12's system Python, the box's
+HEADERS = f"lib{BOX_PYTHON}-dev"       # its headers, unpacked on the PC, never installed in the box
 
 
 def sources_hash() -> str:
@@ -60,7 +61,7 @@ def install(root: Path) -> None:
             out = root / lib.lstrip("/")
             out.parent.mkdir(parents=True, exist_ok=True)
             source = str(compute / "neuron_runtime.c")
-            cmd = standin_build.compile_command(str(out), f"{include}/python3.11", COMPUTE, source, *defines,
+            cmd = standin_build.compile_command(str(out), f"{include}/{BOX_PYTHON}", COMPUTE, source, *defines,
                                                 f'STANDIN_APU="{APU_SOCKET}"', cc=CROSS_CC)
             host.run([*cmd, f"-I{include}"])
     target = Path(YOCTO_LIB).name
