@@ -5,12 +5,15 @@ import atexit
 import os
 import shutil
 import tempfile
+import threading
 import time
 from functools import lru_cache
 
 import pytest
 from PySide6.QtCore import QEventLoop, QSettings, QTimer
 
+from core.model.audio import SAMPLE_RATE
+from core.stream.feed import realtime_blocks
 from tests.conftest import AUDIO
 
 # The studio writes QA reports under its data folder when a suite ends: the tests' go to a folder of their own.
@@ -26,6 +29,27 @@ def wait_for(predicate, what: str, give_up_s: float = GIVE_UP_S) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"gave up waiting for {what}")
         run_events_for(20)
+
+
+class HeldSource:
+    """Stands in for app/work/live_worker.py's `realtime_blocks`: the clip at 1x up to `hold_s`, then held, as a
+    microphone still recording, until `release()` (the stop pressed). On a machine so loaded that a few passes
+    outlast the clip, a stop still lands mid-file. `held` is set once the source waits."""
+
+    def __init__(self, hold_s: float):
+        self.hold_s, self.held, self.released = hold_s, threading.Event(), threading.Event()
+
+    def __call__(self, audio, *args, **kw):
+        taken = 0
+        for block in realtime_blocks(audio, *args, **kw):
+            if taken >= self.hold_s * SAMPLE_RATE:
+                self.held.set()
+                self.released.wait()
+            taken += len(block)
+            yield block
+
+    def release(self) -> None:
+        self.released.set()
 
 
 def run_events_for(ms: int) -> None:

@@ -16,11 +16,12 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
-from tests.app.conftest import run_events_for, wait_for
+from app.work import live_worker
+from tests.app.conftest import HeldSource, run_events_for, wait_for
 from tests.conftest import AUDIO
 
 PASSES_BEFORE_STOP = 3
-MARGIN_S = 8.0          # at 1x the file's audio is fed at the wall clock's pace: Esc comes this long before its end
+MARGIN_S = 8.0          # the source holds this long before the clip's end until Esc (a loaded machine's passes lag)
 
 
 def grab(app: QApplication, path: Path) -> None:
@@ -46,24 +47,22 @@ def main(out: Path, clip: str) -> dict:
     wait_for(lambda: connected or failed, "the runner to start")
     panel = window.live_panel
     window.tabs.setCurrentWidget(panel)
+    source = live_worker.realtime_blocks = HeldSource(window.clip.duration_s - MARGIN_S)
     QTest.mouseClick(panel.file_button, Qt.MouseButton.LeftButton)
     run = window.session.runs[-1]
-    started = time.monotonic()
-
-    def late() -> bool:        # a loaded machine's passes lag: stop mid-file all the same
-        return time.monotonic() - started >= window.clip.duration_s - MARGIN_S
-
-    wait_for(lambda: len(panel.tally.passes) >= PASSES_BEFORE_STOP or finished or (late() and panel.tally.passes),
-             "passes of the stream")
+    wait_for(lambda: len(panel.tally.passes) >= PASSES_BEFORE_STOP or finished
+             or (source.held.is_set() and panel.tally.passes), "passes of the stream")
     grab(app, out / "live-window.png")
     QTest.mouseClick(panel.present_button, Qt.MouseButton.LeftButton)
     presenter = panel.presenter
     wait_for(lambda: presenter.isVisible() and presenter.windowHandle() is not None
              and presenter.windowHandle().isExposed(), "the presenter to show")
-    wait_for(lambda: len(panel.tally.passes) >= PASSES_BEFORE_STOP + 1 or finished or late(), "another pass")
+    wait_for(lambda: len(panel.tally.passes) >= PASSES_BEFORE_STOP + 1 or finished or source.held.is_set(),
+             "another pass")
     ended_before_stop = bool(finished)
     stopped_at = time.monotonic()
     QTest.keyClick(presenter, Qt.Key.Key_Escape)
+    source.release()
     wait_for(lambda: finished, "the stream to stop")
     wait_for(lambda: window.banner.reason not in (None, "streaming"), "the banner")
     grab(app, out / "live-presenter.png")

@@ -13,9 +13,10 @@ from PySide6.QtTest import QTest
 from app.runs.token_names import EOT_MARK
 from app.views.stop_banner import STYLES
 from core.stream.policy import StreamPolicy
-from tests.app.conftest import make_window, open_and_wait, settings_file, wait_for
+from tests.app.conftest import HeldSource, make_window, open_and_wait, settings_file, wait_for
 
-CLIP = "en_asterisk_demo-congrats.wav"   # 30 s: every stop lands well before its end
+CLIP = "en_asterisk_demo-congrats.wav"   # 30 s
+HOLD_S = 20.0                            # the source holds here until the stop is pressed (HeldSource)
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +61,14 @@ def pass_starts(monkeypatch):
     return starts
 
 
+@pytest.fixture
+def source(monkeypatch):
+    held = HeldSource(HOLD_S)
+    monkeypatch.setattr("app.work.live_worker.realtime_blocks", held)
+    yield held
+    held.release()          # a test that failed before its stop leaves no source held
+
+
 def press_live_stop(w):
     QTest.mouseClick(w.live_panel.stop_button, Qt.MouseButton.LeftButton)
 
@@ -73,7 +82,7 @@ def press_escape(w):
 
 
 @pytest.mark.parametrize("press", [press_live_stop, press_main_stop, press_escape])
-def test_stop_ends_the_stream_within_the_running_pass(window, pass_starts, tokenizer_reads, press):
+def test_stop_ends_the_stream_within_the_running_pass(window, pass_starts, tokenizer_reads, source, press):
     failed, finished = [], []
     window.failureShown.connect(failed.append)
     window.runFinished.connect(finished.append)
@@ -96,6 +105,7 @@ def test_stop_ends_the_stream_within_the_running_pass(window, pass_starts, token
 
     clicked = time.monotonic()
     press(window)
+    source.release()
     wait_for(lambda: finished, "the stream to stop")
     window.failureShown.disconnect(failed.append)
     window.runFinished.disconnect(finished.append)
@@ -103,7 +113,7 @@ def test_stop_ends_the_stream_within_the_running_pass(window, pass_starts, token
     started_before = sum(t <= clicked for t in pass_starts)
     assert len(pass_starts) == started_before, "a pass started after the stop"
     assert len(run.live["passes"]) == len(pass_starts)        # the pass running at the click ended and was kept
-    assert run.live["audio_s"] < 25                            # it stopped mid-file
+    assert run.live["audio_s"] <= HOLD_S + 0.2                 # it stopped mid-file: at most a block past the hold
     assert run.stop_reason == "stopped" and run.text()
     assert run.text() == window.live_panel.committed.strip() == window.transcript.toPlainText()
     assert window.banner.reason == "stopped" and STYLES["error"][1] not in window.banner.styleSheet()
