@@ -91,7 +91,8 @@ class MainWindow(QMainWindow):
                          (self.span_player.note, 8000)):
             note.connect(lambda text, ms=ms: self.status.showMessage(text, ms))
         self.device.profilesChanged.connect(lambda profiles: self.save_settings())
-        self.qa.transcribeRequested.connect(lambda clip, opts: self.qa.run_started(self.transcribe_clip(clip, opts)))
+        self.qa.transcribeRequested.connect(
+            lambda clip, opts: self.qa.run_started(self.transcribe_clip(clip, opts), self.board.busy()))
         self.addAction(self.live_panel.present_action)                # F11 presents from anywhere in the window
         view_table.link_views(self)
         self.heatmap.setXLink(self.audio.view.wave_plot)   # seconds, aligned with the waveform and the mel

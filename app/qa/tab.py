@@ -177,11 +177,12 @@ class QaTab(QWidget):
         options = replace(options, attention=options.cache)
         self.transcribeRequested.emit(audio, options)
 
-    def run_started(self, run: RunRecord | None) -> None:
-        """The window's answer to transcribeRequested: the clip's run, or None when it could not start one."""
+    def run_started(self, run: RunRecord | None, busy: str = "") -> None:
+        """The window's answer to transcribeRequested: the clip's run, or None when it could not start one (`busy`:
+        what held the board, when it was not another run)."""
         if run is None:
-            self._abort(Failure("another run is still decoding", "wait for it to finish or stop it, then run "
-                                "the suite again"))
+            self._abort(Failure(busy or "another run is still decoding", "wait for it to finish or stop it, then "
+                                "run the suite again"))
             return
         clip = self.suite.clips[self.index]
         self.run = self.runs[self.index] = run

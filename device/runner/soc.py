@@ -12,6 +12,8 @@ import re
 import shutil
 import subprocess
 
+from device.runner.board_files import read_text
+
 PORT_SOURCE = ("superLin006/MTK_model_zoo whisper/mtk/python/step3_tflite_to_dla.py (commit 24b523af): "
                "platform_configs['MT8371'] = arch mdla5.3,edma3.6, l1 256, mdla 1, passed as "
                "--arch= --l1-size-kb= --num-mdla= (its keys are named l1/mdla; the flags are not)")
@@ -39,11 +41,7 @@ GETPROP = ("ro.soc.model", "ro.board.platform", "ro.hardware")
 
 
 def _read(path: str) -> str:
-    try:
-        with open(path, "rb") as f:
-            return f.read(4096).replace(b"\0", b" ").decode(errors="replace").strip()
-    except OSError:
-        return ""
+    return read_text(path, 4096).replace("\0", " ").strip()
 
 
 def _getprop(name: str) -> str:

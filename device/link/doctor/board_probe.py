@@ -6,21 +6,14 @@ packages are deploy's own probe's (device/link/board_packages.py)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
+from device.link.probe_script import probe_script
 from device.link.transport import Transport
-from device.runner import neuron_paths, runner_kind, soc
-
+from device.runner import board_files, neuron_paths, runner_kind, soc
 
 _BODY = r"""
 import ctypes, glob, json, os, platform, re, shutil, subprocess, sys
 ask = json.loads(sys.argv[1])
-def read(p):
-    try:
-        with open(p, errors="replace") as f:
-            return f.read()
-    except OSError:
-        return ""
 def getprop(name):
     exe = shutil.which("getprop")
     if not exe:
@@ -31,7 +24,7 @@ def getprop(name):
         return ""
 def cores():
     parts, cpu = {}, None
-    for line in read("/proc/cpuinfo").splitlines():
+    for line in read_text("/proc/cpuinfo").splitlines():
         key, _, value = line.partition(":")
         key, value = key.strip(), value.strip()
         if key == "processor":
@@ -42,7 +35,7 @@ def cores():
     for n in sorted(os.listdir("/sys/devices/system/cpu") if os.path.isdir("/sys/devices/system/cpu") else []):
         if not re.fullmatch(r"cpu\d+", n):
             continue
-        khz = read("/sys/devices/system/cpu/%s/cpufreq/cpuinfo_max_freq" % n).strip()
+        khz = read_text("/sys/devices/system/cpu/%s/cpufreq/cpuinfo_max_freq" % n).strip()
         key = (parts.get(n[3:], "?"), int(khz) // 1000 if khz.isdigit() else None)
         groups[key] = groups.get(key, 0) + 1
     return [{"part": p, "max_mhz": mhz, "count": c} for (p, mhz), c in sorted(groups.items(), key=str)]
@@ -51,9 +44,9 @@ def library(paths):
     if found and not found.get("error"):
         found["kind"] = library_kind(ctypes.CDLL(found["path"]))
     return found
-osr = dict(re.findall(r'^(\w+)="?([^"\n]*)"?$', read("/etc/os-release"), re.M))
-mem = dict(re.findall(r"^(\w+):\s+(\d+) kB", read("/proc/meminfo"), re.M))
-zones = [read(z + "/type").strip() for z in sorted(glob.glob("/sys/class/thermal/thermal_zone*"))]
+osr = dict(re.findall(r'^(\w+)="?([^"\n]*)"?$', read_text("/etc/os-release"), re.M))
+mem = dict(re.findall(r"^(\w+):\s+(\d+) kB", read_text("/proc/meminfo"), re.M))
+zones = [read_text(z + "/type").strip() for z in sorted(glob.glob("/sys/class/thermal/thermal_zone*"))]
 print(json.dumps({
     "os": osr.get("PRETTY_NAME") or platform.system(), "os_id": osr.get("ID"),
     "android": getprop("ro.build.version.release") or None,
@@ -67,13 +60,7 @@ print(json.dumps({
 """
 
 
-def _stdlib_text(module) -> str:
-    """A module's text without its __future__ import (the texts are joined into one script)."""
-    return "\n".join(ln for ln in Path(module.__file__).read_text().splitlines() if "from __future__" not in ln)
-
-
-SCRIPT = "from __future__ import annotations\n" + "\n".join(_stdlib_text(m) for m in (soc, runner_kind, neuron_paths)) \
-    + _BODY
+SCRIPT = probe_script((board_files, soc, runner_kind, neuron_paths), _BODY)
 
 
 def candidates(neuron_lib: str | None) -> list[str]:

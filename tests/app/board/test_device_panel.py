@@ -66,7 +66,8 @@ def test_url_settings_in_a_fix_are_named_as_the_forms_fields():
 
 def test_check_board_shows_the_doctors_rungs_as_they_are_decided(qtbot, tmp_path):
     """The local runner on the NumPy backend: every rung passes or warns (this PC is no board), line by line; the
-    check runs on the decode worker, so a run or a live stream asked for meanwhile is refused, saying why."""
+    check runs on the decode worker, so a run, a live stream or a QA suite's clip asked for meanwhile is refused,
+    saying why."""
     from device.link.doctor.ladder import NAMES
 
     window = make_window(settings_file(tmp_path / "app.ini"))
@@ -80,6 +81,10 @@ def test_check_board_shows_the_doctors_rungs_as_they_are_decided(qtbot, tmp_path
     assert window.status.currentMessage().startswith("Transcribe refused: Check board is using the board")
     window.start_live("file")
     assert not window.session.runs and window.status.currentMessage().startswith("Live refused: Check board")
+    qa_failures = []
+    window.qa.failed.connect(qa_failures.append)
+    window.qa.transcribeRequested.emit(window.clip, window.controls.run_options())     # a QA suite's next clip
+    assert [f.problem for f in qa_failures] == ["Check board is using the board"] and not window.session.runs
     wait_for(lambda: window.device.check_button.isEnabled() and window.board.checked, "the check to finish", 600)
     report = window.board.checked
     assert [r["name"] for r in report["rungs"]] == list(NAMES)
