@@ -12,6 +12,7 @@ from PySide6.QtTest import QTest
 
 from app.runs.token_names import EOT_MARK
 from app.views.stop_banner import STYLES
+from app.work.live_worker import LiveWorker
 from core.stream.policy import StreamPolicy
 from tests.app.conftest import HeldSource, make_window, open_and_wait, settings_file, wait_for
 
@@ -62,6 +63,21 @@ def pass_starts(monkeypatch):
 
 
 @pytest.fixture
+def flag_set_at(monkeypatch):
+    """When a stop reached the stream's flag (LiveWorker.stop, which the click runs on the UI thread): the moment
+    no pass may start after, rather than when the click began (the decode thread runs on while Qt delivers it)."""
+    times: list[float] = []
+    real = LiveWorker.stop
+
+    def stop(self):
+        real(self)
+        times.append(time.monotonic())
+
+    monkeypatch.setattr(LiveWorker, "stop", stop)
+    return times
+
+
+@pytest.fixture
 def source(monkeypatch):
     held = HeldSource(HOLD_S)
     monkeypatch.setattr("app.work.live_worker.realtime_blocks", held)
@@ -82,7 +98,8 @@ def press_escape(w):
 
 
 @pytest.mark.parametrize("press", [press_live_stop, press_main_stop, press_escape])
-def test_stop_ends_the_stream_within_the_running_pass(window, pass_starts, tokenizer_reads, source, press):
+def test_stop_ends_the_stream_within_the_running_pass(window, pass_starts, flag_set_at, tokenizer_reads, source,
+                                                      press):
     failed, finished = [], []
     window.failureShown.connect(failed.append)
     window.runFinished.connect(finished.append)
@@ -103,14 +120,14 @@ def test_stop_ends_the_stream_within_the_running_pass(window, pass_starts, token
         assert "#9e9e9e" in window.transcript.toHtml()
     assert any(row.event.is_special for row in run.rows) and window.table.model().rowCount() > 0
 
-    clicked = time.monotonic()
     press(window)
+    assert len(flag_set_at) == 1, "the click did not set the stream's stop flag itself"     # not queued behind it
     source.release()
     wait_for(lambda: finished, "the stream to stop")
     window.failureShown.disconnect(failed.append)
     window.runFinished.disconnect(finished.append)
     assert not failed, failed[0].problem
-    started_before = sum(t <= clicked for t in pass_starts)
+    started_before = sum(t <= flag_set_at[0] for t in pass_starts)
     assert len(pass_starts) == started_before, "a pass started after the stop"
     assert len(run.live["passes"]) == len(pass_starts)        # the pass running at the click ended and was kept
     assert run.live["audio_s"] <= HOLD_S + 0.2                 # it stopped mid-file: at most a block past the hold
