@@ -11,9 +11,13 @@ import numpy as np
 from core.decode.events import DoneEvent, EncodedEvent, TokenEvent
 from core.decode.options import DecodeOptions
 from core.decode.window_feed import decode_source
+from core.model.audio import load_audio
+from core.model.mel import mel_windows
 from core.model.mel_file import MelSource
 from device import ROOT
 from device.link.doctor.ladder import CannotRun
+from device.runner.load import load_model_source
+from device.runner.probe import probe
 
 AUDIO = ROOT / "resources" / "audio"
 NUMBERS_CLIP = AUDIO / "test_en.wav"
@@ -24,8 +28,6 @@ QUICK_CLIPS = (AUDIO / "en_asterisk_hello-world.wav",)
 @lru_cache(maxsize=2)
 def reference(cross: str = "kv"):
     """The installed weights on the NumPy backend (device.runner.load.LoadedModel)."""
-    from device.runner.load import load_model_source
-
     return load_model_source(None, "numpy", cross=cross)
 
 
@@ -43,17 +45,11 @@ def check_same_model(bundle_sha: str | None, cross: str = "kv"):
 def reference_probe(cross: str = "kv", graphs: str | None = None) -> dict:
     """The probe of NUMBERS_CLIP's first window on the reference, or on the TFLite graphs of the bundle at `graphs`
     in LiteRT (an integer bundle's own), once per process."""
-    from device.runner.load import load_model_source
-    from device.runner.probe import probe
-
     model = load_model_source(graphs, "tflite") if graphs else reference(cross)
     return probe(model.backend, model.tokenizer.special.sot, first_window())
 
 
 def first_window(path: Path = NUMBERS_CLIP) -> np.ndarray:
-    from core.model.audio import load_audio
-    from core.model.mel import mel_windows
-
     return np.ascontiguousarray(mel_windows(load_audio(path))[:1], np.float32)
 
 

@@ -6,8 +6,14 @@ import tempfile
 from pathlib import Path
 
 from core.model.device_words import machine_words
+from device import ROOT
+from device.link import board_packages
+from device.link.connect import open_transport
+from device.link.deploy import board_arch, bundle, remote_hashes
 from device.link.doctor.board_probe import probe_board
 from device.link.doctor.ladder import Checkup, Verdict
+from device.runner.backends import REGISTRY
+from device.runner.neuron_runtime import LIB_FIX, version_warning
 from device.runner.soc import SOCS
 
 LINUX_FIX = ("the runner needs a Linux image (Genio IoT Yocto or Ubuntu): flash one, or run on a board that has "
@@ -17,8 +23,6 @@ PYTHON_FIX = "install python3 and numpy on the board, or name the interpreter wi
 
 def reach(c: Checkup) -> Verdict:
     """The link opens and a shell answers. An unknown host key is the transport's own error, with its fix."""
-    from device.link.connect import open_transport
-
     t = c.target
     opener = c.open_transport or (lambda: open_transport(t.url, trust_host_key=t.trust_host_key,
                                                          password=t.password))
@@ -85,8 +89,6 @@ def backend_of(c: Checkup) -> str:
 
 
 def runtime(c: Checkup) -> Verdict:
-    from device.link import board_packages
-
     b, backend = c.board, backend_of(c)
     mode = deploy_mode(backend)
     t = c.transport
@@ -104,8 +106,6 @@ def runtime(c: Checkup) -> Verdict:
     if backend != "dla":
         v.decided_by = f"Python {board.version}, {', '.join(m for m, ok in board.modules.items() if ok)}"
         return v
-    from device.runner.neuron_runtime import LIB_FIX, version_warning
-
     lib = b.get("neuron_runtime")
     v.figures["apusys"] = b.get("apusys")
     if not lib:
@@ -144,17 +144,12 @@ def deployed_mode(t, root: str) -> str | None:
 
 def deploy_mode(backend: str) -> str:
     """The `whisperkv deploy --backend` mode that ships what `backend` reads (the registry's `deploy`)."""
-    from device.runner.backends import REGISTRY
-
     spec = REGISTRY.get(backend)
     return spec.deploy if spec is not None else "auto"
 
 
 def deployed(c: Checkup) -> Verdict:
     """Every file of the runner and of the bundle on the board with this PC's sha256 (deploy's own lists)."""
-    from device import ROOT
-    from device.link.deploy import board_arch, bundle, remote_hashes
-
     t = c.transport
     if t.label == "local" and Path(t.runner_dir).resolve() == ROOT:
         return Verdict(figures={"runner": "this checkout", "model": str(c.bundle or "the installed wheels")},

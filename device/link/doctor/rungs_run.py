@@ -4,7 +4,13 @@ from __future__ import annotations
 import statistics
 import time
 
+from core.model.npu_profile import profiles
+from core.qa.board_cost import clip_cost
+from core.qa.scoring import error_rate, uses_cer
+from device.link.client import RunnerError
+from device.link.decoder import open_decoder
 from device.link.doctor.ladder import Checkup, Verdict
+from device.link.doctor.numbers import INTEGER_AGAINST_FP32, against_own_graphs, compare, threshold
 from device.link.doctor.reference import (
     CLIPS,
     QUICK_CLIPS,
@@ -27,9 +33,6 @@ PORT_ENCODER_MS, PORT_TOKEN_MS = 88.0, 44.0
 
 
 def loads(c: Checkup) -> Verdict:
-    from device.link.client import RunnerError
-    from device.link.decoder import open_decoder
-
     # a dla runner runs the Neuron profiler, so that placement can read where the runtime says the work ran
     target = c.target.with_values(npu_profile=True) if backend_of(c) == "dla" else c.target
     c.decoder = open_decoder(target, c.transport)
@@ -63,8 +66,6 @@ def _cross(c: Checkup) -> str:
 
 
 def numbers(c: Checkup) -> Verdict:
-    from device.link.doctor.numbers import INTEGER_AGAINST_FP32, against_own_graphs, compare, threshold
-
     check_same_model(c.decoder.info.model_sha256, _cross(c))
     board = c.decoder.client.probe(first_window(), timeout=900)
     dtype = _dtype(c)
@@ -86,8 +87,6 @@ def numbers(c: Checkup) -> Verdict:
 
 
 def tokens(c: Checkup) -> Verdict:
-    from core.qa.scoring import error_rate, uses_cer
-
     v = Verdict(figures={"clips": []})
     for path in QUICK_CLIPS if c.quick else CLIPS:
         c.decoder.new_run()
@@ -112,8 +111,6 @@ def tokens(c: Checkup) -> Verdict:
 
 
 def speed(c: Checkup) -> Verdict:
-    from core.qa.board_cost import clip_cost
-
     runs = [r["board"] for r in c.runs.values()]
     enc = [ms for r in runs for ms in r["encoder_ms"]]
     first = [ms for r in runs for (_, step, ms) in r["steps"] if step == 0]
@@ -143,8 +140,6 @@ def _med(values: list[float]) -> float | None:
 
 
 def placement(c: Checkup) -> Verdict:
-    from core.model.npu_profile import profiles
-
     ran = c.decoder.info.ran_on
     found = [{"graph": p.graph, "inferences": p.inferences, "ms_per_inference": round(p.ms_per_inference, 2),
               "slowest_ops": [o.name for o in p.ops[:3]], "table": p.table} for p in profiles(c.decoder.npu_files())]
