@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Signal, Slot
 
 from app.background import TaskRunner
 from app.board.check import rung_line
@@ -46,7 +46,9 @@ class BoardController(QObject):
         self.cost = BoardCostLabel()      # beside the run: the SoC, then what each second of it costs the board
         status.addPermanentWidget(self.cost)
         worker.samples.connect(self.cost.show_sample)
-        self.checker.rung.connect(lambda index, status: panel.add_line(rung_line(index, status)))
+        # The checker's signals come from the decode worker's thread: each goes to a method of this object, never to
+        # a lambda, which PySide calls on the sender's thread (a CI run crashed with a lambda writing the panel there).
+        self.checker.rung.connect(self._on_rung)
         self.checker.checked.connect(self._on_checked)
         self.checker.failed.connect(self._on_check_failed)
 
@@ -132,6 +134,10 @@ class BoardController(QObject):
 
     def close(self) -> None:
         self.checker.abandon()
+
+    @Slot(int, int)
+    def _on_rung(self, index: int, status: int) -> None:
+        self.panel.add_line(rung_line(index, status))
 
     def _on_checked(self, report: dict) -> None:
         self.panel.set_busy(False)

@@ -52,6 +52,20 @@ class HeldSource:
         self.released.set()
 
 
+def on_gui_thread(monkeypatch, widget, method: str) -> list[bool]:
+    """Wraps a widget's method to record, call by call, whether it ran on the GUI thread: a worker's signal connected
+    to a lambda runs it on the worker's thread, which may crash the window at random (PySide calls a lambda on the
+    sender's thread, a method of a QObject on that object's)."""
+    seen, real = [], getattr(widget, method)
+
+    def recorded(*args, **kw):
+        seen.append(threading.current_thread() is threading.main_thread())
+        return real(*args, **kw)
+
+    monkeypatch.setattr(widget, method, recorded)
+    return seen
+
+
 def run_events_for(ms: int) -> None:
     """Not QTest.qWait: that holds the GIL while it waits, so a worker doing I/O (importing librosa for a
     file soundfile cannot read) waited up to 20 ms for each system call: 200 s for one failed load.

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from device.link.profile import DeviceProfile
-from tests.app.conftest import make_window, open_and_wait, settings_file, wait_for
+from tests.app.conftest import make_window, on_gui_thread, open_and_wait, settings_file, wait_for
 
 
 def test_test_connection_shows_device_info(qtbot, tmp_path):
@@ -64,7 +64,7 @@ def test_url_settings_in_a_fix_are_named_as_the_forms_fields():
     assert said.fix == "check the user name, fill in Key file, or use a password"
 
 
-def test_check_board_shows_the_doctors_rungs_as_they_are_decided(qtbot, tmp_path):
+def test_check_board_shows_the_doctors_rungs_as_they_are_decided(qtbot, tmp_path, monkeypatch):
     """The local runner on the NumPy backend: every rung passes or warns (this PC is no board), line by line; the
     check runs on the decode worker, so a run, a live stream or a QA suite's clip asked for meanwhile is refused,
     saying why."""
@@ -76,6 +76,7 @@ def test_check_board_shows_the_doctors_rungs_as_they_are_decided(qtbot, tmp_path
     window.device.show_profile(DeviceProfile.from_url("local?backend=numpy"))
     seen = []
     window.device.info.textChanged.connect(lambda: seen.append(window.device.info.toPlainText()))
+    lines_on_gui = on_gui_thread(monkeypatch, window.device, "add_line")
     window.device.check_button.click()
     assert window.transcribe() is None and not window.session.runs
     assert window.status.currentMessage().startswith("Transcribe refused: Check board is using the board")
@@ -90,6 +91,7 @@ def test_check_board_shows_the_doctors_rungs_as_they_are_decided(qtbot, tmp_path
     assert [r["name"] for r in report["rungs"]] == list(NAMES)
     assert all(r["status"] in ("pass", "warn") for r in report["rungs"]), report["lines"]
     assert any(text.endswith("✔ reach") for text in seen)      # shown before the ladder was done
+    assert len(lines_on_gui) == len(NAMES) and all(lines_on_gui)   # each rung's line written on the GUI thread
     final = window.device.info.toPlainText()
     assert "this PC" in final and final.count("\n") >= len(NAMES) - 1
     assert "checked" in window.status.device.text()

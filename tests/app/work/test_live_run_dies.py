@@ -8,7 +8,7 @@ from app.work.decode_worker import TranscribeWorker
 from core.decode.events import TokenEvent
 from device.link.client import BoardClient
 from device.link.decoder import RunnerDecoder
-from tests.app.conftest import make_window, open_and_wait, settings_file, wait_for
+from tests.app.conftest import make_window, on_gui_thread, open_and_wait, settings_file, wait_for
 from tests.app.work.dying import KeepStreamTransport, kill_local_runner
 
 
@@ -29,7 +29,7 @@ class DiesAfterACommit(BoardClient):
                 kill_local_runner(self)
 
 
-def test_a_runner_that_dies_mid_stream_leaves_an_exportable_live_run(qtbot, tmp_path):
+def test_a_runner_that_dies_mid_stream_leaves_an_exportable_live_run(qtbot, tmp_path, monkeypatch):
     holder = []
     worker = TranscribeWorker(decoder_factory=lambda profile, password: RunnerDecoder(DiesAfterACommit(
         KeepStreamTransport(), lambda: bool(holder and holder[0].live_runs.run and holder[0].live_runs.run.text()))))
@@ -39,6 +39,7 @@ def test_a_runner_that_dies_mid_stream_leaves_an_exportable_live_run(qtbot, tmp_
     shown, finished = [], []
     window.failureShown.connect(shown.append)
     window.runFinished.connect(finished.append)
+    panel_on_gui = on_gui_thread(monkeypatch, window.live_panel, "set_running")
     # 30 s of speech at 1x: a loaded machine's few, long passes still leave one after the first commit to kill
     open_and_wait(window, "en_asterisk_demo-congrats.wav")
     window.live_panel.startRequested.emit("file")
@@ -46,6 +47,7 @@ def test_a_runner_that_dies_mid_stream_leaves_an_exportable_live_run(qtbot, tmp_
     wait_for(lambda: finished, "the live stream to end")
 
     assert shown and shown[0].code == "link_lost"
+    assert len(panel_on_gui) >= 2 and all(panel_on_gui)       # started, then ended by the failure: on the GUI thread
     assert run.error["code"] == "link_lost" and run.stop_reason == "error"
     assert run.text() and run.text() == window.live_panel.committed.strip()
     assert run.rows and run.live["passes"]
