@@ -4,14 +4,9 @@ decode worker's thread; each rung is reported as it is decided (its index and st
 whole at the end."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from app.board.link import make_transport
-
-# The rungs' modules (the ladder names them as strings) load here, with the window, rather than in the first check
-# on the decode worker's thread: a local run of .ci/run (three workers) crashed (SIGSEGV) once while that thread
-# was inside PySide's import hook and the window's event loop ran.
-from device.link.doctor import rungs_board, rungs_run  # noqa: F401
 from device.link.doctor.ladder import MARKS, NAMES, STATUSES, Checkup, RungResult, examine
 from device.link.profile import DeviceProfile
 
