@@ -23,6 +23,18 @@ ROOT = Path(__file__).resolve().parent.parent
 AUDIO = ROOT / "resources" / "audio"
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist's --dist loadgroup (.ci/run), a module's tests that share a module-scoped fixture (a runner,
+    an exported bundle, a decoded clip) run in one worker, so that the fixture is built once, not once per worker;
+    its other tests go to whichever worker is free. An explicit xdist_group mark stays as it is."""
+    for item in items:
+        defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+        if item.get_closest_marker("xdist_group") is None and any(
+                d.scope == "module" for name in item.fixturenames for d in defs.get(name, ())):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+
+
 @lru_cache(maxsize=1)
 def special_tokens():
     """The installed tokenizer's special token ids (EOT, timestamps) for synthetic runs."""
