@@ -47,7 +47,7 @@ class BoardController(QObject):
         status.addPermanentWidget(self.cost)
         worker.samples.connect(self.cost.show_sample)
         # The checker's signals come from the decode worker's thread: each goes to a method of this object, never to
-        # a lambda, which PySide calls on the sender's thread (a CI run crashed with a lambda writing the panel there).
+        # a lambda, which PySide calls on the sender's thread (local .ci/run runs crashed with one writing the panel).
         self.checker.rung.connect(self._on_rung)
         self.checker.checked.connect(self._on_checked)
         self.checker.failed.connect(self._on_check_failed)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import atexit
 import shutil
 import tempfile
-from contextlib import nullcontext
 from functools import cache, lru_cache, partial
 from pathlib import Path
 from unittest import mock
@@ -37,8 +36,8 @@ def integer_bundle(dtype: str = "a16w8", cross: str = "kv") -> Path:
 
     out = Path(tempfile.mkdtemp(prefix="whisperkv-int-bundle-"))
     atexit.register(shutil.rmtree, out, True)
-    limit = CALIBRATION_LIMIT.get(dtype)
-    with mock.patch.object(calibration, "samples", partial(calibration.samples, limit=limit)) if limit else nullcontext():
+    limit = CALIBRATION_LIMIT.get(dtype)      # None: every utterance, samples()'s default
+    with mock.patch.object(calibration, "samples", partial(calibration.samples, limit=limit)):
         export_bundle(load_model(), out / dtype, dtype, ("tflite",), cross)
     return out / dtype
 
