@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import atexit
+import ctypes
 import gc
 import json
 import os
@@ -21,6 +22,7 @@ if "WHISPERKV_CACHE" not in os.environ:
 
 ROOT = Path(__file__).resolve().parent.parent
 AUDIO = ROOT / "resources" / "audio"
+LIBC = ctypes.CDLL(None)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -42,6 +44,17 @@ def special_tokens():
     from core.model.weights import find_tokenizer
 
     return WhisperTokenizer.from_file(find_tokenizer()).special
+
+
+@pytest.fixture(scope="module", autouse=True)
+def free_memory_between_modules():
+    """A module's models, sessions and runners go when it ends, and the heap they used goes back to the system
+    (glibc keeps freed memory otherwise): an xdist worker runs hundreds of modules, and one that kept what each
+    left grew past 16 GB and was killed by the kernel's OOM killer in a CI run."""
+    yield
+    gc.collect()
+    if hasattr(LIBC, "malloc_trim"):
+        LIBC.malloc_trim(0)
 
 
 @pytest.fixture(autouse=True)

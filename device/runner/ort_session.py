@@ -4,6 +4,7 @@ stay bound between calls. Imports no backend.
 from __future__ import annotations
 
 import threading
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -58,7 +59,10 @@ class BoundRuns:
     One binding per session and thread; `reset` drops them with the last window's arrays."""
 
     def __init__(self, feeds_and_views: Callable[..., tuple[dict, bool]]):
-        self._feeds_and_views = feeds_and_views     # inputs -> (feeds by name, whether each is a view)
+        # inputs -> (feeds by name, whether each is a view). A backend's method, held weakly: the backend holds
+        # this object, and a strong reference back would leave both, with their sessions' memory, to the cycle
+        # collector, which counts Python objects and not the hundreds of MB ONNX Runtime holds for them.
+        self._feeds_and_views = weakref.WeakMethod(feeds_and_views)
         self._local = threading.local()
 
     def reset(self) -> None:
@@ -72,7 +76,7 @@ class BoundRuns:
             for name in outputs:
                 b.io.bind_output(name, "cpu")
         if len(b.sources) != len(inputs) or any(s is not t for s, t in zip(b.sources, inputs)):
-            feeds, views = self._feeds_and_views(*inputs)
+            feeds, views = self._feeds_and_views()(*inputs)
             for name, arr in feeds.items():
                 b.io.bind_cpu_input(name, arr)
             b.sources = inputs if views else ()
