@@ -21,7 +21,7 @@ from core.decode.timestamps import kept_length, split_segments
 from core.decode.window_feed import HeldMels, decode_source
 from core.decode.word_timing import window_words
 from core.model.backend import Backend, cross_bytes, cross_form
-from core.model.encoder_cache import EncoderCache, mel_key
+from core.model.encoder_cache import EncoderCache, cross_key
 from core.model.mel import N_FRAMES
 from core.model.tokenizer import Utf8Assembler, WhisperTokenizer
 
@@ -29,7 +29,7 @@ from core.model.tokenizer import Utf8Assembler, WhisperTokenizer
 def encoder_features(backend: Backend, mel: np.ndarray,
                      encoder_cache: EncoderCache | None) -> tuple[tuple[np.ndarray, np.ndarray], bool]:
     """A window's cross K/V, and whether `encoder_cache` already held them (the encoder then does not run)."""
-    key = mel_key(mel) if encoder_cache is not None else ""
+    key = cross_key(backend, mel) if encoder_cache is not None else ""
     cached = encoder_cache.get(key) if encoder_cache is not None else None
     if cached is not None:
         return cached, True

@@ -1,4 +1,4 @@
-"""Cross K/V reuse keyed by content: the sha256 of the mel window, not its position.
+"""Cross K/V reuse keyed by content: the sha256 of the mel window, not its position, and the layout it is kept in.
 
 QA reruns and the cache on/off comparison send the same audio again; a hit skips the encoder.
 """
@@ -9,12 +9,19 @@ from collections import OrderedDict
 
 import numpy as np
 
-from core.model.backend import cross_bytes
+from core.model.backend import cross_bytes, cross_form
 
 
 def mel_key(mel: np.ndarray) -> str:
     mel = np.ascontiguousarray(mel)
     return hashlib.sha256(str(mel.dtype).encode() + str(mel.shape).encode() + mel.tobytes()).hexdigest()
+
+
+def cross_key(backend, mel: np.ndarray) -> str:
+    """The key of `mel`'s cross state as `backend` returns it: the mel's content and the state's layout (kv or
+    absorbed, head-major or stacked), so that a cache two backends share never hands one the other's layout."""
+    layout = "head-major" if getattr(backend, "head_major", False) else "stacked"
+    return f"{mel_key(mel)}:{cross_form(backend)}:{layout}"
 
 
 class EncoderCache:

@@ -5,6 +5,7 @@ slots and their sizes, the padded sizes, release. Each API's calls differ only b
 from __future__ import annotations
 
 import ctypes
+import weakref
 from pathlib import Path
 
 from core.errors import WhisperKVError
@@ -102,7 +103,15 @@ class RuntimeGraph:
             raise NeuronError(f"the runtime of {self.file.name} was released and could not be created again",
                               "restart the runner; if it persists check the APU driver's log (dmesg) on the board")
 
+    def _adopt(self, handle) -> None:
+        """The created runtime, released when this graph goes if not before: a backend that is dropped (a model
+        loaded anew, a load that failed part-way) frees what the runtime holds for it. Not at the interpreter's exit,
+        when the process's end frees it and a call into the library could find Python half torn down."""
+        self.handle = handle
+        self._released = weakref.finalize(self, self._release, handle)
+        self._released.atexit = False
+
     def release(self) -> None:
         if self.handle:
-            self._release(self.handle)
+            self._released()
             self.handle = None

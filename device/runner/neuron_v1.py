@@ -60,7 +60,7 @@ class V1Graph(RuntimeGraph):
             rc = lib.fn(call, [ctypes.POINTER(EnvOptions), ctypes.POINTER(vp)])(ctypes.byref(env), ctypes.byref(handle))
         if rc != 0 or not handle.value:
             raise NeuronError(f"{call} failed for {dla.name} with error code {rc} ({lib.path})", CREATE_FIX)
-        self.handle = handle
+        self._adopt(handle)
         rc = lib.fn(p + "loadNetworkFromFile", [vp, ctypes.c_char_p])(handle, str(dla).encode())
         if rc != 0:
             self.release()

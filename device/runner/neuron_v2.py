@@ -41,7 +41,7 @@ class V2Graph(RuntimeGraph):
             str(dla).encode(), threads, ctypes.byref(handle), 1)
         if rc != 0 or not handle.value:
             raise NeuronError(f"{self.prefix}create failed for {dla.name} with error code {rc} ({lib.path})", DLA_FIX)
-        self.handle = handle
+        self._adopt(handle)
         self._loaded()
 
     def run(self, inputs: list, outputs: list) -> None:

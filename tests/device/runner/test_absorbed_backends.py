@@ -6,7 +6,7 @@ import pytest
 from core.decode.decoding import decode_windows
 from core.decode.options import DecodeOptions
 from core.errors import ModelError
-from core.model.encoder_cache import mel_key
+from core.model.encoder_cache import cross_key
 from core.model.kv_cache import KVCache
 from core.model.whisper import embed
 from device.runner.backends import make_backend
@@ -42,7 +42,7 @@ class AgainstKV:
         self.diffs: list[float] = []
 
     def encode(self, mel):
-        key = mel_key(mel.reshape(mel.shape[-2:]))
+        key = cross_key(self.ref, mel.reshape(mel.shape[-2:]))
         self.ref_cross = self.encoder_cache.get(key) or self.ref.encode(mel)
         self.encoder_cache.put(key, self.ref_cross)
         return self.other.encode(mel)

@@ -7,6 +7,7 @@ NumPy reference's tokens. What only a board can show: the real library's symbols
 """
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
@@ -136,6 +137,20 @@ def test_qos_is_the_public_ports_unless_turned_off(bundle):
     qos.unlink()
     assert DlaBackend.from_bundle(bundle, str(standin_library("v2")), neuron_qos=False).describe()["qos"] == "off"
     assert not qos.exists()
+
+
+@pytest.mark.parametrize("api", ["v1", "v2"])
+def test_a_dropped_backend_releases_its_runtimes(bundle, api):
+    """A model loaded anew frees what the runtime held for the old one (a test process once kept GBs of them)."""
+    gc.disable()
+    try:
+        backend = DlaBackend.from_bundle(bundle, str(standin_library(api)))
+        live = sys.modules["neuron_compute"]._runtimes      # the STAND-IN's created runtimes, in this process
+        held = len(live)
+        del backend
+        assert held >= 2 and len(live) == held - 2
+    finally:
+        gc.enable()
 
 
 def test_suppressing_conversion_on_fp32_slots_is_refused_by_the_v1_runtime(bundle, monkeypatch):

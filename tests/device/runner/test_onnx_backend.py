@@ -5,7 +5,7 @@ import pytest
 from core.decode.decoding import decode_windows
 from core.decode.options import DecodeOptions
 from core.model.backend import Backend
-from core.model.encoder_cache import EncoderCache, mel_key
+from core.model.encoder_cache import EncoderCache, cross_key
 from core.model.kv_cache import to_stacked
 from device.runner.backends import (
     BackendError,
@@ -39,8 +39,8 @@ def test_tokens_equal_numpy_and_logits_within_tolerance(clip, model, onnx_backen
     assert tokens(ours) == tokens(ref)
     assert ours[-1].text == ref[-1].text and ours[-1].reason == "eot"
 
-    key = mel_key(mels[0])
-    cross, cross_ref = own.get(key), encoder_cache.get(key)
+    cross = own.get(cross_key(onnx_backend, mels[0]))
+    cross_ref = encoder_cache.get(cross_key(model.backend, mels[0]))
     assert max(float(np.abs(to_stacked(a) - b).max()) for a, b in zip(cross, cross_ref)) <= TOL
 
 
