@@ -74,7 +74,8 @@ class MainWindow(QMainWindow):
         worker = worker or TranscribeWorker()
         self.runs = RunController(self.session, worker, self)
         self.live_worker = LiveWorker(worker)
-        self.live_runs = LiveRunController(self.session, self.live_worker, self.live_panel, self)
+        self.live_runs = LiveRunController(self.session, self.live_worker, self.live_panel,
+                                           lambda: self.clip is not None, self)
         self.board = BoardController(self.device, self.status, worker, self.tasks, self,
                                      decoding=lambda: decoding_now(self.runs, self.live_worker))
         self.live = LiveRefresher(view_table.live_turns(self), self)
@@ -84,7 +85,6 @@ class MainWindow(QMainWindow):
             self.tasks.start(preload)
 
     def _wire(self) -> None:
-        self.live_worker.failed.connect(self._on_live_failed)    # a method: PySide calls a lambda on the worker's thread
         for source in (self.loader, self.audio, self.board, self.runs, self.qa, self.span_player, self.live_worker):
             source.failed.connect(self.show_failure)
         for note, ms in ((self.loader.note, 10000), (self.controls.max_tokens.refused, 10000),
@@ -201,9 +201,6 @@ class MainWindow(QMainWindow):
         run = self.live_runs.start(clip, self.audio.device_combo.currentData(), self.device.profile(),
                                    self.device.password.text(), self.board.run_info(), self.controls.options().language)
         self._started(run, "Live: " + ("the microphone" if clip is None else clip.name))
-
-    def _on_live_failed(self, _failure: Failure) -> None:
-        self.live_panel.set_running(False, self.clip is not None)
 
     def show_failure(self, failure: Failure) -> None:
         self.failureShown.emit(failure)

@@ -3,6 +3,8 @@ runner-event batches and commits are folded into it, and it ends with the stream
 Live tab follows it: reset and running at the start, the stream's events as they come, its summary at the end."""
 from __future__ import annotations
 
+from typing import Callable
+
 from PySide6.QtCore import QObject, Signal
 
 from app.errors import Failure
@@ -19,9 +21,11 @@ class LiveRunController(QObject):
     updated = Signal(object)       # RunRecord that received runner events
     ended = Signal(object)         # RunRecord: its stream ended (stopped, end of stream, or error)
 
-    def __init__(self, session: Session, worker: LiveWorker, panel: LivePanel, parent=None):
+    def __init__(self, session: Session, worker: LiveWorker, panel: LivePanel, have_file: Callable[[], bool],
+                 parent=None):
+        """`have_file()`: whether a clip is loaded to stream (the Live tab's file button after a failure)."""
         super().__init__(parent)
-        self.session, self.worker, self.panel = session, worker, panel
+        self.session, self.worker, self.panel, self.have_file = session, worker, panel, have_file
         self.run: RunRecord | None = None           # the run streaming now
         worker.events.connect(self._on_events)
         worker.runner_events.connect(self._on_runner_events)
@@ -69,6 +73,7 @@ class LiveRunController(QObject):
     def _on_failed(self, failure: Failure) -> None:
         if self.run is not None:
             self.run.error = failure.to_dict()
+        self.panel.set_running(False, self.have_file())
 
     def _on_ended(self, summary: dict) -> None:
         run, self.run = self.run, None
