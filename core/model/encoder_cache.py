@@ -25,7 +25,7 @@ def cross_key(backend, mel: np.ndarray) -> str:
 
 
 class EncoderCache:
-    """A bounded LRU of cross states, (cross_k, cross_v) or (F, None) (core/model/backend.py), by mel key;
+    """A bounded LRU of cross states, (cross_k, cross_v) or (F, None) (core/model/backend.py), by `cross_key`;
     `max_bytes=0` disables it."""
 
     def __init__(self, max_bytes: int = 256 << 20):
