@@ -169,8 +169,8 @@ class MainWindow(QMainWindow):
     def _on_run_updated(self, run: RunRecord) -> None:
         if run is self.run:
             self.live.poke()
-        if run.live is not None:       # a stream's label counts its passes as they come
-            self.run_picker.relabel(run)
+            self.status.show_progress(run)
+        self.run_picker.relabel(run)   # its count as it comes (a stream's: its passes), as the banner's at the end
 
     def _on_run_ended(self, run: RunRecord) -> None:
         self.controls.set_running(False, can_run=self.clip is not None)
@@ -183,7 +183,7 @@ class MainWindow(QMainWindow):
         """Once the views show the whole run: label it, offer it to compare, tell listeners."""
         self.run_picker.relabel(run)
         self.compare.refresh_runs()
-        self.status.showMessage(f"Run #{run.id}: {run.stop_reason}, {len(run.rows)} tokens", 10000)
+        self.status.showMessage(f"Run #{run.id}: {run.stop_reason}, {run.token_count()} tokens", 10000)
         self.runFinished.emit(run)
 
     def show_run(self, run: RunRecord | None) -> None:

@@ -17,6 +17,7 @@ from app.settings import AppSettings
 
 class AudioLoader(QObject):
     loaded = Signal(object)          # AudioClip, or None when a load failed
+    opened = Signal(object)          # AudioClip of a file opened or a recording made (not a run's audio shown)
     failed = Signal(object)          # Failure
     note = Signal(str)               # the shown run's audio cannot be shown, and why
 
@@ -30,7 +31,8 @@ class AudioLoader(QObject):
 
     def open(self, path: str) -> None:
         self.panel.show_loading(Path(path).name)
-        self.tasks.start(load_clip, path, on_done=lambda clip: self.use(clip, path), on_failed=self._on_failed)
+        self.tasks.start(load_clip, path, on_done=lambda clip: self.use(clip, path, fresh=True),
+                         on_failed=self._on_failed)
 
     def _on_failed(self, failure: Failure) -> None:
         self.panel.set_clip(self.clip)
@@ -39,11 +41,18 @@ class AudioLoader(QObject):
 
     def use_recording(self, samples) -> None:
         self.recordings += 1
-        self.tasks.start(clip_from_samples, f"recording {self.recordings}", samples, on_done=self.use,
+        self.tasks.start(clip_from_samples, f"recording {self.recordings}", samples, on_done=self._recorded,
                          on_failed=self.failed.emit)
 
-    def use(self, clip: AudioClip, path: str = "") -> None:
+    def _recorded(self, clip: AudioClip) -> None:
+        self.use(clip, fresh=True)
+
+    def use(self, clip: AudioClip, path: str = "", fresh: bool = False) -> None:
+        """`clip` is the audio the next run sends; `fresh`: new audio (opened or recorded), so the window shows
+        no run of other audio against its time axis (the runs stay in the picker)."""
         self.clip = clip
+        if fresh:
+            self.opened.emit(clip)
         self.panel.set_clip(clip)
         if path:
             self.settings.add_recent(str(Path(path).resolve()))

@@ -138,9 +138,14 @@ class RunRecord:
         return float(self.device_info.get("bytes_per_token") or ModelDims().cache_bytes_per_token())
 
     def decode_ms_per_token(self) -> float | None:
-        """Median runner time per token, leaving out step 0 (it carries the SOT prefix)."""
-        ms = self.transcript.per_token_ms()
+        """Median runner time per token over the tokens that ran a graph: not step 0 (it carries the SOT prefix),
+        nor a token served from a live pass's draft (no graph call of its own, about 0 ms), as the latency graph."""
+        ms = [s.ms for s in self.transcript.steps if s.step > 0 and not s.drafted]
         return float(np.median(ms)) if ms else None
+
+    def drafted_count(self) -> int:
+        """Tokens served from a live pass's draft (DecodeOptions.draft), which ran no graph of their own."""
+        return sum(1 for s in self.transcript.steps if s.drafted)
 
     def decode_ms_total(self) -> float:
         return float(sum(s.ms for s in self.transcript.steps))

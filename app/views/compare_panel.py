@@ -76,7 +76,8 @@ class ComparePanel(QWidget):
                 curve.setData([], [])
                 continue
             s = run.series()
-            curve.setData(s["x"], s["runner_ms"])
+            ran = ~s["drafted"]        # a token served from a draft ran no graph: not a figure of the runner's speed
+            curve.setData(s["x"][ran], s["runner_ms"][ran])
             live = " live" if run.live is not None else ""
             legend.addItem(curve, f"{name}: #{run.id}{live} cache {'on' if run.options.cache else 'off'}")
         self._scale([r for r in runs if r is not None])

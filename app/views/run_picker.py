@@ -24,7 +24,14 @@ class RunPicker(QComboBox):
         self.setCurrentIndex(self.count() - 1)  # shows it
 
     def relabel(self, run: RunRecord) -> None:
-        self.setItemText(self.findData(run.id), run.label())
+        """Called with every batch of a run's events: only a label that changed is set again."""
+        index, label = self.findData(run.id), run.label()
+        if index >= 0 and self.itemText(index) != label:
+            self.setItemText(index, label)
+
+    def show_none(self, *_) -> None:
+        """Show no run (new audio was opened): every run stays listed, to be picked again."""
+        self.setCurrentIndex(-1)
 
     def select(self, run: RunRecord) -> None:
         index = self.findData(run.id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel, QStatusBar
 
+from app.runs.progress import progress
 from core.model.placement import RanOn
 
 
@@ -34,3 +35,11 @@ class StatusBar(QStatusBar):
         self.model.setText(f"Model: {form + ' · ' if form else ''}{sha[:12] if sha else '—'}")
         self.model.setToolTip(f"{sha}\n{form}: the weights' dtype and the cross-attention state's form" if form
                               else sha)
+
+    def show_progress(self, run) -> None:
+        """While the run on display decodes: its name, window and step ("test.wav · window 3 of 12 · step 41"); the
+        message area is not laid out again, as a banner changing every frame would be."""
+        where = progress(run)
+        text = f"Decoding {run.audio_name} · {where}" if where else ""
+        if text and text != self.currentMessage():
+            self.showMessage(text)

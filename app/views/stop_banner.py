@@ -45,7 +45,10 @@ def verdict(run: RunRecord) -> str:
         why, focus = run.stop_reason or "", None
     if focus is not None:
         why = f"{why} · {focus.describe()}"
-    return f"{why} · {len(run.rows)} tokens, cache {run.rows[-1].event.cache_len}/{run.cache_ceiling()}" if run.rows else why
+    if not run.rows:
+        return why
+    # The picker's count (RunRecord.token_count: text tokens, not EOT or timestamps), so the two never disagree.
+    return f"{why} · {run.token_count()} tokens, cache {run.rows[-1].event.cache_len}/{run.cache_ceiling()}"
 
 
 class StopBanner(QLabel):

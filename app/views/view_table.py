@@ -62,11 +62,12 @@ VIEWS: list[ViewRow] = [
 
 # (the window's signal, the slot it drives), as attribute paths on the window: the heatmap, the table and the
 # plots follow each other's selected step; a clicked word or token selects its step everywhere; requests from the
-# panels and the controllers' news reach the window.
+# panels and the controllers' news reach the window; new audio opened shows no run (they stay in the picker).
 LINKS: list[tuple[str, str]] = [
     ("runs.updated", "_on_run_updated"), ("runs.ended", "_on_run_ended"),
     ("live_runs.updated", "_on_run_updated"), ("live_runs.ended", "_on_run_ended"),
-    ("loader.loaded", "_on_clip"), ("board.connected", "_on_connected"), ("run_picker.picked", "show_run"),
+    ("loader.loaded", "_on_clip"), ("loader.opened", "run_picker.show_none"), ("board.connected", "_on_connected"),
+    ("run_picker.picked", "show_run"),
     ("controls.transcribeRequested", "transcribe"), ("controls.stopRequested", "stop"), ("qa.stopRequested", "stop"),
     ("qa.openRunRequested", "open_run"), ("runFinished", "qa.run_finished"), ("live_panel.startRequested", "start_live"),
     ("plots.stepSelected", "table.select_step"), ("table.stepSelected", "plots.select_step"),
