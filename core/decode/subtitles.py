@@ -5,6 +5,9 @@ characters and 7 s. Otherwise the cues are the transcript's timed segments (time
 without segments (no timestamps asked for, or a window cut off before its done event) is one cue over its
 30 s, clamped to the start of the next window and the end of the audio. Windows under Whisper's no-speech
 rule get no cue, as they get no text.
+
+Cues never overlap (`apart`): whatever made them (a live stream's commits, word times of two windows, segments),
+each ends where the next starts at the latest, and SRT and WebVTT are written from them so.
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ WINDOW_S = WINDOW_SAMPLES / SAMPLE_RATE
 LINE_CHARS = 42      # subtitle lines of about 42 characters, two a cue, 7 s at most (common broadcast limits)
 CUE_S = 7.0
 SENTENCE_ENDS = (".", "?", "!", "。", "？", "！")
+MIN_CUE_S = 0.1      # a cue cut back to the next one's start keeps at least this long (the next one starts later)
 
 
 @dataclass
@@ -100,9 +104,30 @@ def clock(seconds: float, sep: str = ",") -> str:
     return f"{h:02d}:{m:02d}:{s:02d}{sep}{ms:03d}"
 
 
+def apart(cues: list[Cue]) -> list[Cue]:
+    """The cues in order of their start, none overlapping the next: a cue that runs past the next one's start ends
+    there (a live stream's commits overlapped by 20 ms); one that would be left shorter than MIN_CUE_S keeps that
+    long, and the next starts after it. Times are in whole milliseconds, as written."""
+    out: list[Cue] = []
+    for c in sorted(cues, key=lambda c: c.start):
+        start, end = _ms(c.start), _ms(max(c.end, c.start))
+        if out and out[-1].end > start:
+            before, length = out[-1], end - start
+            before.end = max(start, min(before.end, _ms(before.start + MIN_CUE_S)))
+            start = before.end
+            end = max(end, _ms(start + min(length, MIN_CUE_S)))
+        out.append(Cue(start, end, c.text))
+    return out
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000) / 1000
+
+
 def srt(cues: list[Cue]) -> str:
-    return "\n".join(f"{i}\n{clock(c.start, ',')} --> {clock(c.end, ',')}\n{c.text}\n" for i, c in enumerate(cues, 1))
+    return "\n".join(f"{i}\n{clock(c.start, ',')} --> {clock(c.end, ',')}\n{c.text}\n"
+                     for i, c in enumerate(apart(cues), 1))
 
 
 def vtt(cues: list[Cue]) -> str:
-    return "WEBVTT\n\n" + "\n".join(f"{clock(c.start, '.')} --> {clock(c.end, '.')}\n{c.text}\n" for c in cues)
+    return "WEBVTT\n\n" + "\n".join(f"{clock(c.start, '.')} --> {clock(c.end, '.')}\n{c.text}\n" for c in apart(cues))
