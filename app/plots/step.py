@@ -105,6 +105,12 @@ class StepPlot(pg.PlotWidget):
         self.setToolTip(text)
         self.stepHovered.emit(x)
 
+    def leaveEvent(self, event) -> None:
+        """The mouse left the plot: its hover label goes with it (it stayed, naming a step no longer pointed at)."""
+        self.hover_label.setVisible(False)
+        self.setToolTip("")
+        super().leaveEvent(event)
+
     def _on_mouse_clicked(self, event) -> None:
         x = self.step_at(event.scenePos())
         if x is not None:

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.views.side_panel import SidePanel
+from app.views.wheel_guard import guard_wheel
 from app.views.window_size import fit_to_screen
 
 PANE_MIN_HEIGHT = 170      # a graph keeps its title, axes and legend readable
@@ -53,6 +54,7 @@ def lay_out(window: QMainWindow, left: list[tuple[QWidget, int]], run_picker: QW
     for pane in panes:
         pane.setMinimumHeight(PANE_MIN_HEIGHT)
 
+    guard_wheel(splitter)     # the wheel over a graph or a tab's control scrolls; Ctrl+wheel zooms a graph
     central = QSplitter(Qt.Orientation.Horizontal)
     central.addWidget(scroll)
     central.addWidget(splitter)
