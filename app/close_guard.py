@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 from app.errors import Failure
 from app.runs import exports
 from app.runs.session import Session
+from app.settings import dialog_dir
 
 OBJECT_NAME = "unsavedRunsQuestion"
 
@@ -35,7 +36,7 @@ def may_close(parent: QWidget, session: Session, folder: str, show_failure) -> b
         return True
     if answer != QMessageBox.StandardButton.Save:
         return False
-    path, _ = QFileDialog.getSaveFileName(parent, "Save session", str(Path(folder or Path.home()) / "session.json"),
+    path, _ = QFileDialog.getSaveFileName(parent, "Save session", str(Path(dialog_dir(folder)) / "session.json"),
                                           "JSON (*.json)")
     if not path:
         return False

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings
 
@@ -26,13 +27,20 @@ class AppSettings:
     recent: list[str] = field(default_factory=list)
     profiles: list[DeviceProfile] = field(default_factory=lambda: [DeviceProfile()])
     profile: str = "Local runner"
-    export_dir: str = ""
+    export_dir: str = ""          # where the last export or session was saved
+    open_dir: str = ""            # the folder of the last audio opened
     geometry: QByteArray | None = None
     splitter: QByteArray | None = None
 
     def add_recent(self, path: str) -> None:
         self.recent = [path] + [p for p in self.recent if p != path]
         del self.recent[MAX_RECENT:]
+
+
+def dialog_dir(folder: str) -> str:
+    """Where a file dialog starts: the folder the user was in last, or the home folder (the first time, or when
+    that folder is gone), never the working directory."""
+    return folder if folder and Path(folder).is_dir() else str(Path.home())
 
 
 def qsettings() -> QSettings:
@@ -62,6 +70,7 @@ def load(store: QSettings) -> AppSettings:
     s.profiles = profiles or [DeviceProfile()]
     s.profile = store.value("device/current", s.profiles[0].name) or s.profiles[0].name
     s.export_dir = store.value("export/dir", "") or ""
+    s.open_dir = store.value("audio/dir", "") or ""
     s.geometry = store.value("window/geometry")
     s.splitter = store.value("window/splitter")
     return s
@@ -73,6 +82,7 @@ def save(store: QSettings, s: AppSettings) -> None:
     store.setValue("device/profiles", json.dumps([p.to_dict() for p in s.profiles]))
     store.setValue("device/current", s.profile)
     store.setValue("export/dir", s.export_dir)
+    store.setValue("audio/dir", s.open_dir)
     if s.geometry is not None:
         store.setValue("window/geometry", s.geometry)
     if s.splitter is not None:

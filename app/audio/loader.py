@@ -26,10 +26,13 @@ class AudioLoader(QObject):
         self.panel, self.settings, self.tasks = panel, settings, tasks
         self.clip: AudioClip | None = None
         self.recordings = 0
+        panel.start_dir = settings.open_dir
         panel.openRequested.connect(self.open)
         panel.recorded.connect(self.use_recording)
 
     def open(self, path: str) -> None:
+        """Load a file (from the dialog, Recent or a drop); the next open dialog starts in its folder."""
+        self.settings.open_dir = self.panel.start_dir = str(Path(path).resolve().parent)
         self.panel.show_loading(Path(path).name)
         self.tasks.start(load_clip, path, on_done=lambda clip: self.use(clip, path, fresh=True),
                          on_failed=self._on_failed)

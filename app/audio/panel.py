@@ -23,6 +23,7 @@ from app.audio.recorder import Recorder, input_devices
 from app.audio.view import AudioView
 from app.errors import failure_of
 from app.runs.clip import AudioClip
+from app.settings import dialog_dir
 from core.model.audio import SUPPORTED
 
 AUDIO_FILTER = f"Audio and video ({' '.join('*' + s for s in SUPPORTED)});;All files (*)"
@@ -38,6 +39,7 @@ class AudioPanel(QGroupBox):
         self.recorder = recorder or Recorder()
         self.output = Output()
         self.clip: AudioClip | None = None
+        self.start_dir = ""              # where the open dialog starts (the loader keeps it): home the first time
         self.open_button = QPushButton("Open…")
         self.recent_button = QToolButton()
         self.recent_button.setText("Recent")
@@ -132,7 +134,7 @@ class AudioPanel(QGroupBox):
     # --- files and playback ---------------------------------------------------------------------
 
     def open_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open audio", "", AUDIO_FILTER)
+        path, _ = QFileDialog.getOpenFileName(self, "Open audio", dialog_dir(self.start_dir), AUDIO_FILTER)
         if path:
             self.openRequested.emit(path)
 

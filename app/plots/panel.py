@@ -1,7 +1,8 @@
 """The three live plots side by side, linked to each other and to the token table by step."""
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QRect, Qt, Signal
+from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QHBoxLayout, QWidget
 
 from app.plots.cache import CachePlot
@@ -47,6 +48,19 @@ class PlotsPanel(QWidget):
         for plot in self.plots():
             plot.select_step(x)
 
-    def save_png(self, path: str) -> bool:
-        """All three graphs as one image, as they are on screen."""
-        return self.grab().save(path, "PNG")
+    def save_png(self, path: str, caption: str = "") -> bool:
+        """All three graphs as one image, as they are on screen, under a line that names the run and its file
+        (`caption`, the run picker's label), so the image says what it shows."""
+        graphs = self.grab()
+        if not caption:
+            return graphs.save(path, "PNG")
+        band = self.fontMetrics().lineSpacing() + 12
+        image = QImage(graphs.width(), graphs.height() + band, QImage.Format.Format_RGB32)
+        image.fill(QColor("white"))
+        painter = QPainter(image)
+        painter.setPen(QColor("#222"))
+        painter.setFont(self.font())
+        painter.drawText(QRect(8, 0, graphs.width() - 16, band), Qt.AlignmentFlag.AlignVCenter, caption)
+        painter.drawPixmap(0, band, graphs)
+        painter.end()
+        return image.save(path, "PNG")

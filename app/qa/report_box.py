@@ -13,6 +13,7 @@ from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QWidget
 
 from app.errors import failure_of
+from app.settings import dialog_dir
 from core.errors import WhisperKVError
 from core.qa.report import write_reports
 from core.qa.run import SuiteResult
@@ -79,8 +80,10 @@ class ReportBox(QWidget):
         return opened
 
     def _ask(self) -> None:
-        out = QFileDialog.getExistingDirectory(self, "Write the QA report to")
+        # Starts in the folder picked last (the home folder the first time), never the working directory.
+        out = QFileDialog.getExistingDirectory(self, "Write the QA report to", dialog_dir(getattr(self, "folder", "")))
         if out:
+            self.folder = out
             try:
                 self.write(out)
             except (WhisperKVError, OSError) as exc:

@@ -1,5 +1,7 @@
-"""File ▸ Export: transcript TXT, SRT/VTT, token CSV, session JSON and the graphs as PNG.
-Works on whatever run is on display, finished, cancelled or failed part-way."""
+"""File ▸ Export: transcript TXT, SRT/VTT, token CSV, session JSON and the graphs as PNG, and the Live tab's
+Export…. Works on whatever run is on display, finished, cancelled or failed part-way. Each proposes a name that
+says the file and the run (`test_en-run3.srt`, `test_en-run4-live.json`), in the folder of the last export, or the
+home folder the first time; the graphs' PNG carries the run's label above them."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,6 +12,7 @@ from PySide6.QtWidgets import QFileDialog
 from app.errors import Failure
 from app.runs import exports
 from app.runs.token_names import name_of
+from app.settings import dialog_dir
 
 KINDS = {
     "txt": ("Transcript (TXT)…", "Text (*.txt)"),
@@ -37,12 +40,22 @@ class ExportMenu:
         if kind != "json" and w.run is None:
             w.show_failure(Failure("there is no run to export yet", "open audio and press Transcribe first"))
             return
-        base = Path(w.settings.export_dir or Path.home()) / self.default_name(kind)
-        path, _ = QFileDialog.getSaveFileName(w, "Export", str(base), KINDS[kind][1])
+        self._ask("Export", self.default_name(kind), KINDS[kind][1], lambda path: self.export(kind, path))
+
+    def ask_live_export(self) -> None:
+        """The Live tab's Export…: the last stream's JSON document or its text."""
+        w = self.window
+        run = next((r for r in reversed(w.session.runs) if r.live is not None), None)
+        stem = f"{Path(run.audio_name).stem}-run{run.id}-live" if run is not None else "live"
+        self._ask("Export the live stream", f"{stem}.json", "Stream JSON (*.json);;Text (*.txt)", w.live_panel.export)
+
+    def _ask(self, title: str, name: str, filters: str, write) -> None:
+        w = self.window
+        path, _ = QFileDialog.getSaveFileName(w, title, str(Path(dialog_dir(w.settings.export_dir)) / name), filters)
         if not path:
             return
         try:
-            self.export(kind, path)
+            write(path)
         except OSError as exc:
             w.show_failure(Failure(f"cannot write {path}: {exc.strerror or exc}", "pick a folder you can write to"))
             return
@@ -60,7 +73,7 @@ class ExportMenu:
         if kind == "json":
             return exports.write_session(w.session, path)
         if kind == "png":
-            if not w.plots.save_png(path):
+            if not w.plots.save_png(path, w.run.label() if w.run is not None else ""):
                 raise OSError(f"the PNG could not be written to {path}")
             return Path(path)
         return exports.write_run(w.run, Path(path).with_suffix(f".{kind}"), name_of)

@@ -11,7 +11,6 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
-    QFileDialog,
     QGridLayout,
     QHBoxLayout,
     QLabel,
@@ -33,6 +32,7 @@ from core.stream.policies import DEFAULT_POLICY, POLICIES
 class LivePanel(QWidget):
     startRequested = Signal(str)       # "mic" or "file"
     stopRequested = Signal()
+    exportRequested = Signal()         # Export… pressed: the window's exports ask where (app/views/export_menu.py)
 
     def __init__(self, parent=None, found_devices: tuple | None = None):
         super().__init__(parent)
@@ -85,7 +85,7 @@ class LivePanel(QWidget):
         self.mic_button.clicked.connect(lambda: self.startRequested.emit("mic"))
         self.file_button.clicked.connect(lambda: self.startRequested.emit("file"))
         self.stop_button.clicked.connect(self.stopRequested.emit)
-        self.export_button.clicked.connect(self._export_dialog)
+        self.export_button.clicked.connect(self.exportRequested)
         self.present_action.toggled.connect(self._present)
         self.presenter.stopRequested.connect(self.stopRequested.emit)
         self.presenter.closed.connect(lambda: self.present_action.setChecked(False))
@@ -163,9 +163,3 @@ class LivePanel(QWidget):
             path.write_text((self.summary or {}).get("text", self.committed) + "\n", encoding="utf-8")
         else:
             path.write_text(json.dumps(self.summary, ensure_ascii=False, indent=1), encoding="utf-8")
-
-    def _export_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export the live stream", "live.json",
-                                              "Stream JSON (*.json);;Text (*.txt)")
-        if path:
-            self.export(path)

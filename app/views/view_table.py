@@ -70,6 +70,7 @@ LINKS: list[tuple[str, str]] = [
     ("run_picker.picked", "show_run"),
     ("controls.transcribeRequested", "transcribe"), ("controls.stopRequested", "stop"), ("qa.stopRequested", "stop"),
     ("qa.openRunRequested", "open_run"), ("runFinished", "qa.run_finished"), ("live_panel.startRequested", "start_live"),
+    ("live_panel.exportRequested", "exports.ask_live_export"),
     ("plots.stepSelected", "table.select_step"), ("table.stepSelected", "plots.select_step"),
     ("plots.stepSelected", "heatmap.select_step"), ("table.stepSelected", "heatmap.select_step"),
     ("heatmap.stepClicked", "table.select_step"), ("heatmap.stepClicked", "plots.select_step"),
