@@ -69,7 +69,7 @@ class MainWindow(QMainWindow):
         self.splitter, self.tabs = lay_out(self, [(self.audio, 3), (self.controls, 0), (self.device, 0)],
                                            self.run_picker, **view_table.build_views(self))
         self.exports = ExportMenu(self)
-        build_menus(self, self.audio.open_dialog, self.exports, self.transcribe, self.stop)
+        build_menus(self, self.exports)
 
         worker = worker or TranscribeWorker()
         self.runs = RunController(self.session, worker, self)
@@ -93,7 +93,6 @@ class MainWindow(QMainWindow):
         self.device.profilesChanged.connect(lambda profiles: self.save_settings())
         self.qa.transcribeRequested.connect(
             lambda clip, opts: self.qa.run_started(self.transcribe_clip(clip, opts), self.board.busy()))
-        self.addAction(self.live_panel.present_action)                # F11 presents from anywhere in the window
         view_table.link_views(self)
         self.heatmap.setXLink(self.audio.view.wave_plot)   # seconds, aligned with the waveform and the mel
         for source in (self.transcript, self.table):       # a clicked word or token plays its span

@@ -55,11 +55,12 @@ class PresenterView(QWidget):
         self.running = False
         self._shown = ("", "")
         self.set_text_size(self.default_pixel_size())
-        for keys, slot in ((QKeySequence.StandardKey.ZoomIn, lambda: self.zoom(ZOOM_STEP)),
-                           ("Ctrl+=", lambda: self.zoom(ZOOM_STEP)),
-                           (QKeySequence.StandardKey.ZoomOut, lambda: self.zoom(1 / ZOOM_STEP)),
-                           ("F11", self.toggle_full_screen), ("Esc", self._escape)):
-            QShortcut(QKeySequence(keys), self, activated=slot)
+        for keys, slot, what in ((QKeySequence.StandardKey.ZoomIn, self.zoom_in, "Larger text"),
+                                 ("Ctrl+=", self.zoom_in, "Larger text"),
+                                 (QKeySequence.StandardKey.ZoomOut, self.zoom_out, "Smaller text"),
+                                 ("F11", self.toggle_full_screen, "Leave or enter full screen"),
+                                 ("Esc", self._escape, "Stop the stream; once it ended, leave full screen")):
+            QShortcut(QKeySequence(keys), self, activated=slot).setWhatsThis(what)   # Help ▸ Keyboard shortcuts
         self.resize(1280, 720)
 
     # --- size ----------------------------------------------------------------------------------------
@@ -76,6 +77,12 @@ class PresenterView(QWidget):
         status.setPixelSize(max(8, pixel_size // 2))
         self.status_line.setFont(status)
         self._render()
+
+    def zoom_in(self) -> None:
+        self.zoom(ZOOM_STEP)
+
+    def zoom_out(self) -> None:
+        self.zoom(1 / ZOOM_STEP)
 
     def zoom(self, factor: float) -> None:
         size = self.text.font().pixelSize()
