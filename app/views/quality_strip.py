@@ -4,8 +4,10 @@ fallback. They ride on the done event (`DoneEvent.quality`, a WindowQuality) whe
 a run without them shows nothing here, in the room the last run's took (none while no run is shown)."""
 from __future__ import annotations
 
+import math
 from html import escape
 
+from PySide6.QtGui import QTextDocument, QTextOption
 from PySide6.QtWidgets import QLabel
 
 from app.runs.record import RunRecord
@@ -15,6 +17,7 @@ from core.decode.quality import LOGPROB_THRESHOLD as LOGPROB_MIN
 from core.decode.quality import NO_SPEECH_THRESHOLD as NO_SPEECH_MAX
 
 PASS_COLOR, FAIL_COLOR = "#1b5e20", "#b71c1c"
+PADDING_X = 12          # the style sheet's padding, 6 px a side
 
 
 def window_quality(run: RunRecord):
@@ -48,11 +51,14 @@ def describe(q) -> str:
     for name, value, passed in signals(q):
         mark = "" if passed is None else (" ✓" if passed else " ✗")
         color = "#333" if passed is None else PASS_COLOR if passed else FAIL_COLOR
-        cells.append(f'<span style="color:{color}">{escape(name)} {escape(value)}{mark}</span>')
+        # A signal never breaks across lines (it wrapped mid-word): the strip wraps between signals only.
+        # (its spaces kept together, and its hyphen a non-breaking one)
+        name = escape(name).replace("-", "\u2011")
+        cells.append(f'<span style="color:{color}; white-space:nowrap">{name} {escape(value)}{mark}</span>')
     extra = f"T {q.temperature:.1f}"
     if q.fallbacks:
         extra += " · fallback: " + escape(", ".join(q.fallbacks))
-    return " · ".join(cells) + f'<br><span style="color:#555">{extra}</span>'
+    return "&nbsp;· ".join(cells) + f'<br><span style="color:#555">{extra}</span>'
 
 
 class QualityStrip(QLabel):
@@ -62,6 +68,17 @@ class QualityStrip(QLabel):
         self.setStyleSheet("QLabel { background: #f5f5f5; padding: 4px 6px; border-radius: 4px; }")
         self.quality = None
         self.hide()
+
+    def widest_signal(self) -> int:
+        """Pixels the widest signal takes, as drawn, with the strip's padding: narrower, it would wrap mid-word."""
+        doc = QTextDocument()
+        doc.setDefaultFont(self.font())
+        option = QTextOption()
+        option.setWrapMode(QTextOption.WrapMode.WordWrap)        # at the breaks the text allows, never inside one
+        doc.setDefaultTextOption(option)
+        doc.setHtml(self.text())
+        doc.setTextWidth(1)
+        return math.ceil(doc.idealWidth()) + PADDING_X + 4
 
     def keeps_room(self) -> bool:
         return self.sizePolicy().retainSizeWhenHidden()
@@ -99,6 +116,7 @@ class QualityStrip(QLabel):
             return
         failures = _failures(q)
         self.setText(describe(q))
+        self.setMinimumWidth(self.widest_signal())
         self._hold_height()
         self.setToolTip("Window quality against openai-whisper's thresholds"
                         + (": " + "; ".join(failures) if failures else ""))

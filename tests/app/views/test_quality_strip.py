@@ -53,7 +53,7 @@ def test_signals_pass_and_fail_against_the_thresholds(qtbot):
     assert not strip.isHidden()
     text = strip.text()
     assert "compression 1.30 (≤ 2.4) ✓" in text and "avg logprob -0.25 (≥ -1.0) ✓" in text
-    assert "no-speech 0.01 (≤ 0.6) ✓" in text and "entropy 0.42" in text and "✗" not in text
+    assert "no\u2011speech 0.01 (≤ 0.6) ✓" in text and "entropy 0.42" in text and "✗" not in text
 
     looping = StandInQuality(compression_ratio=3.1, avg_logprob=-1.4, temperature=0.2, fallbacks=["compression ratio"])
     strip.show_run(run_with(looping))
@@ -107,3 +107,24 @@ def test_a_run_without_quality_keeps_the_room_so_nothing_below_moves(qtbot):
     strip.show_run(None)
     run_events_for(50)
     assert strip.isHidden() and below.geometry().height() > placed.height()
+
+
+def test_a_signal_never_wraps_mid_word(qtbot):
+    """The strip is as wide as its widest signal at least, and wraps between signals only (it wrapped mid-word)."""
+    from PySide6.QtGui import QTextDocument
+
+    strip = QualityStrip()
+    qtbot.addWidget(strip)
+    strip.show_run(run_with(StandInQuality(compression_ratio=3.1, avg_logprob=-1.4, fallbacks=["compression ratio"])))
+    metrics = strip.fontMetrics()
+    assert strip.minimumWidth() >= metrics.horizontalAdvance("avg logprob -1.40 (≥ -1.0) ✗")
+    doc = QTextDocument()
+    doc.setDefaultFont(strip.font())
+    doc.setHtml(strip.text())
+    doc.setTextWidth(strip.minimumWidth() - 12)      # the style sheet's padding, 6 px a side
+    doc.size()
+    block = doc.firstBlock()
+    lines = [block.text()[line.textStart():line.textStart() + line.textLength()]
+             for line in (block.layout().lineAt(i) for i in range(block.layout().lineCount()))]
+    signal_lines = lines[:next(i for i, line in enumerate(lines) if line.endswith("\u2028"))]    # before the <br>
+    assert signal_lines and all(line.rstrip().endswith("·") for line in signal_lines), lines
