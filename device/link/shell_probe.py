@@ -57,13 +57,6 @@ class ShellFacts:
     apusys: list = field(default_factory=list)
     python: str | None = None                          # where the runner's interpreter is, None: not there
 
-    def named(self) -> str:
-        """The board in a few words for a failure line: its SoC, else Android's platform, and its OS."""
-        name = self.soc.get("name") if self.soc.get("name") not in (None, soc_table.UNKNOWN) else None
-        what = name or (f"{self.board_platform} (ro.board.platform)" if self.board_platform else None)
-        os_words = f"Android {self.android}" if self.android else self.os
-        return ", ".join(x for x in (what, os_words, self.arch) if x) or "a board that names nothing"
-
 
 def sections(text: str) -> dict[str, str]:
     """The script's output as {section: its text}."""

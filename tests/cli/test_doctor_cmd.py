@@ -15,8 +15,9 @@ from tests.device.link_helpers import STAND_IN_ADB, install_stand_in, sshd  # no
 
 
 def doctor(capsys, device: str, *extra: str, model=None) -> tuple[int, dict]:
-    code = main(["doctor", "--device", device, "--model", str(model or compiled_bundle()), "--quick", "--json",
-                 *extra])
+    """The doctor's exit status and report; `model` False: no --model (the board's own record and model.json)."""
+    bundle = [] if model is False else ["--model", str(model or compiled_bundle())]
+    code = main(["doctor", "--device", device, *bundle, "--quick", "--json", *extra])
     return code, json.loads(capsys.readouterr().out)
 
 
@@ -106,7 +107,8 @@ def test_no_runtime_library_or_one_with_neither_api_stops_at_runtime(capsys, lib
     assert by["identity"]["figures"]["os"]
 
 
-def test_a_model_file_changed_after_deploy_stops_at_deployed(capsys, tmp_path):
+def test_a_model_file_changed_after_deploy_stops_at_deployed_without_the_bundle(capsys, tmp_path):
+    """No --model: the board is checked against deploy's record, its model.json read for the bundle's SoC."""
     from device.link.deploy import deploy
     from device.link.local import LocalTransport
 
@@ -114,10 +116,12 @@ def test_a_model_file_changed_after_deploy_stops_at_deployed(capsys, tmp_path):
     deploy(LocalTransport(dir=str(board)), backend="dla", model=compiled_bundle())
     with open(board / "model" / "encoder.dla", "ab") as f:
         f.write(b"\0")
-    code, doc = doctor(capsys, dla(standin_library(), dir=board))
+    code, doc = doctor(capsys, dla(standin_library(), dir=board), model=False)
     by = stopped_at(doc, "deployed")
     assert code == 1 and by["deployed"]["figures"]["changed"] == ["model/encoder.dla"]
-    assert "whisperkv deploy" in by["deployed"]["fix"]
+    assert by["identity"]["figures"]["bundle_soc"] == "mt8371" and by["runtime"]["figures"]["dla_compiler"]
+    assert "whisperkv deploy --device 'local://?" in by["deployed"]["fix"]
+    assert f"--model {compiled_bundle()} --backend dla" in by["deployed"]["fix"]
 
 
 def test_a_create_that_fails_stops_at_loads(capsys):

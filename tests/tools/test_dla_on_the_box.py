@@ -123,19 +123,29 @@ def test_qa_on_hello_world_via_the_v1v2_build_on_plain_tflite_dlas_flags_the_hot
     assert "What each board paid" in html and "91.5" in html and "MT8371" in html and "MDLA 5.3" in html
 
 
-def test_the_doctor_climbs_the_box_with_warnings_and_writes_its_report(deployed, dla_bundle, tmp_path):  # noqa: F811
-    """`whisperkv doctor --quick` on the replica: every rung passes or warns (an emulation with a STAND-IN runtime:
-    its SoC and /dev/apusys are files, its speed and placement not a board's), and the report is written. The QA
-    test before it deployed the plain-TFLite `.dla`s: deploy the compiled bundle again, or the deployed rung fails
-    (rightly: two files differ from the PC's)."""
+def test_the_doctor_climbs_the_box_without_the_bundle_and_names_a_changed_file(deployed, dla_bundle,  # noqa: F811
+                                                                              tmp_path):
+    """Issue 50's done-when: `whisperkv doctor --quick` on the replica WITHOUT --model: every rung passes or warns
+    (an emulation with a STAND-IN runtime: its SoC and /dev/apusys are files, its speed and placement not a
+    board's), what needs the bundle read from the board's model.json and deploy's record, and the report is
+    written; then one deployed file edited makes `deployed` fail and name it. The QA test before it deployed the
+    plain-TFLite `.dla`s: deploy the compiled bundle again first."""
     again = whisperkv("deploy", "--device", deployed["url"], "--backend", "dla", "--model", str(dla_bundle))
     assert again.returncode == 0, again.stderr
-    r = whisperkv("doctor", "--device", deployed["url"], "--model", str(dla_bundle), "--quick", "--json",
-                  "--out", str(tmp_path), timeout=3600)
+    r = whisperkv("doctor", "--device", deployed["url"], "--quick", "--json", "--out", str(tmp_path), timeout=3600)
     assert r.returncode == 0, r.stderr
     by = {rung["name"]: rung for rung in json.loads(r.stdout)["rungs"]}
     assert all(rung["status"] in ("pass", "warn") for rung in by.values()), r.stderr
-    assert by["identity"]["figures"]["soc"] == "MT8371" and by["runtime"]["figures"]["api"] == "V1"
-    assert by["deployed"]["figures"]["mode"] == "dla" and not by["deployed"]["figures"]["changed"]
+    assert by["identity"]["figures"]["soc"] == "MT8371" and by["identity"]["figures"]["bundle_soc"] == "mt8371"
+    assert by["runtime"]["figures"]["api"] == "V1" and by["runtime"]["figures"]["dla_compiler"]
+    assert by["deployed"]["figures"]["mode"] == "dla" and by["deployed"]["figures"]["against"] == "manifest.json"
     assert by["tokens"]["figures"]["clips"][0]["first_difference"] is None
     assert by["loads"]["figures"]["npu"] == "stand-in" and "MT8371" in (tmp_path / "doctor.html").read_text()
+    with open(deployed["root"] / "root/whisperkv/model/decoder_step.dla", "ab") as f:
+        f.write(b"\0")
+    r = whisperkv("doctor", "--device", deployed["url"], "--quick", "--json", timeout=3600)
+    by = {rung["name"]: rung for rung in json.loads(r.stdout)["rungs"]}
+    assert r.returncode == 1 and by["deployed"]["status"] == "fail" and by["loads"]["status"] == "not-run"
+    assert by["deployed"]["figures"]["changed"] == ["model/decoder_step.dla"]
+    assert "model/decoder_step.dla" in by["deployed"]["figures"]["decided_by"]
+    assert f"--model {dla_bundle}" in by["deployed"]["fix"] and "--backend dla" in by["deployed"]["fix"]

@@ -55,6 +55,7 @@ class Checkup:
     decoder: object | None = None    # a RunnerDecoder, connected by loads
     runs: dict = field(default_factory=dict)      # clip -> {"board": {...}, "pc": {...}} (tokens, speed)
     open_transport: Callable | None = None        # the CLI's (asks on a terminal); default device/link/connect.py
+    deployment: object | None = None  # what deploy recorded on the board, its model.json (deployment.py)
 
     @property
     def kind(self) -> str:
@@ -95,7 +96,8 @@ RUNGS = (
     Rung("runtime", "Python and the backend's packages; for dla the Neuron library (path, version, API) and "
          "/dev/apusys*; the .dla's compiler against the runtime", f"{_B}:runtime",
          "MediaTek's runtime library with the V1 or V2 API, and /dev/apusys*"),
-    Rung("deployed", "the runner and every model file on the board, with this PC's sha256", f"{_B}:deployed",
+    Rung("deployed", "the runner on the board against this PC's, and every model file against what deploy recorded "
+         "there (with --model: against this PC's bundle too), by sha256", "device.link.doctor.deployment:deployed",
          "every file deployed and unchanged"),
     Rung("loads", "each graph loads (the runtime's create), with the load time; the runner's hello",
          f"{_R}:loads", "hello from the runner"),

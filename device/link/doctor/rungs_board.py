@@ -1,24 +1,31 @@
-"""The rungs that ask the board before a runner runs there: reach, identity, runtime, deployed (ladder.py)."""
+"""The rungs that ask the board before a runner runs there: reach, identity, runtime (ladder.py; deployed is
+deployment.py's)."""
 from __future__ import annotations
 
-import json
-import tempfile
-from pathlib import Path
-
 from core.model.device_words import machine_words
-from device import ROOT
 from device.link import board_packages
 from device.link.connect import open_transport
-from device.link.deploy import board_arch, bundle, remote_hashes
 from device.link.doctor.board_probe import probe_board
-from device.link.doctor.ladder import Checkup, Verdict
-from device.runner.backends import REGISTRY
+from device.link.doctor.deployment import backend_of, bundle_doc, deploy_mode, deployment, model_doc  # noqa: F401
+from device.link.doctor.ladder import WHY, Checkup, Verdict
 from device.runner.neuron_runtime import LIB_FIX, version_warning
 from device.runner.soc import SOCS
 
-LINUX_FIX = ("the runner needs a Linux image (Genio IoT Yocto or Ubuntu): flash one, or run on a board that has "
-             "one; on Android the Neuron runtime belongs to the vendor's apps, not to a Python runner")
-PYTHON_FIX = "install python3 and numpy on the board, or name the interpreter with ?python=/usr/bin/python3"
+_PY = ".".join(map(str, board_packages.MIN_PYTHON))
+# Android images ship no Python and keep the Neuron runtime for the vendor's apps: the public MT8371 Android ports
+# (superLin006/MTK_model_zoo) push native C++ binaries instead (docs/board.md, section 1).
+LINUX_FIX = (f"the runner needs a Linux image (Genio IoT Yocto or Ubuntu) with Python {_PY} or newer and the Neuron "
+             "runtime's Linux library: flash one, or run on a board that has one")
+PYTHON_FIX = (f"the runner needs Python {_PY} or newer on the board (Genio IoT Yocto and Ubuntu images ship python3): "
+              "install it, or name it with ?python=/usr/bin/python3; `whisperkv deploy` then brings what the backend "
+              "needs")
+# What no public record confirms for a Genio 520 warns, naming the fact and its source; the loads rung decides.
+APUSYS_UNCONFIRMED = ("no /dev/apusys* on the board: the APU driver's node is expected there (docs/board.md), but "
+                      "the one recorded Genio 520 EVK image (bbudaedu/talkybuddy edge/) does not list it; the loads "
+                      "rung decides")
+VERSION_UNCONFIRMED = ("unconfirmed: the public Whisper runner on this family (hhlqwq/mtk_models whisper_tiny) "
+                       "compiles with ncc-tflite 8.2.31 for a Genio 720 image whose runtime is 8.2.16, one major "
+                       "version, and no public record says what two majors apart do; the loads rung decides")
 
 
 def reach(c: Checkup) -> Verdict:
@@ -36,56 +43,63 @@ def reach(c: Checkup) -> Verdict:
 
 
 def identity(c: Checkup) -> Verdict:
-    try:
-        c.board = probe_board(c.transport, c.target.neuron_lib)
-    except ValueError as exc:
-        return Verdict().fail(f"no Python answers on {c.transport.label} ({exc})", PYTHON_FIX)
-    b = c.board
+    """The board as its shell names it, then its Python; a board without Python, or on Android, is named and
+    stops here with what the runner needs there."""
+    c.board = b = probe_board(c.transport, c.target.neuron_lib)
     soc = b.get("soc") or {}
     v = Verdict(figures={"soc": soc.get("name"), "npu": soc.get("npu"), "soc_read_from": soc.get("read_from"),
                          "os": b.get("os"), "kernel": b.get("kernel"), "arch": b.get("arch"),
                          "cores": b.get("cores"), "mem_total_mb": b.get("mem_total_mb"),
                          "thermal_zones": b.get("thermal_zones"), "runner_kind": b.get("runner_kind"),
+                         "python": b.get("python"), "board_platform": b.get("board_platform"),
                          "named": machine_words({"device": c.transport.label, "soc": soc, "runner_kind":
                                                  b.get("runner_kind"), "machine": {"arch": b.get("arch"), "cores":
                                                  sum(g.get("count", 0) for g in b.get("cores") or ())}})})
+    named = _named(b)
     if b.get("android"):
         v.figures["os"] = f"Android {b['android']}"
-        return v.fail(f"{c.transport.label} runs Android {b['android']}", LINUX_FIX)
-    built_for = bundle_soc(c.bundle)
+        return v.fail(f"{c.transport.label} runs Android {b['android']} ({named})", LINUX_FIX)
+    if not b.get("python"):
+        return v.fail(f"no Python answers at {c.transport.python!r} on {c.transport.label} ({named}): "
+                      f"{b.get('python_error')}", PYTHON_FIX)
+    built_for = bundle_soc(c)
     v.figures["bundle_soc"] = built_for
     if soc.get("npu") in (None, "unknown"):
-        c.board_only(v, f"the board names no SoC the table knows ({soc.get('name')})",
-                     "check /proc/device-tree/compatible on the board; add its SoC to device/runner/soc.py")
+        why = "" if c.kind == "board" else f" (expected: the runner is {WHY[c.kind]})"
+        v.warn(f"the board names no SoC the table knows ({soc.get('name')}), so its NPU is unconfirmed: the loads "
+               f"rung decides; if it has one, add its SoC to device/runner/soc.py{why}")
     if built_for and v.status != "fail" and soc.get("name") in SOCS:
         want, have = SOCS.get(built_for.upper(), {}).get("npu", "unknown"), soc["npu"]
         v.figures["bundle_npu"] = want
         if want != have:
             return v.fail(f"the bundle was compiled for {built_for.upper()} ({want}); the board is "
                           f"{soc['name']} ({have})", f"compile it for this board: `whisperkv compile "
-                          f"{c.bundle} --soc {soc['name'].lower()}`, then deploy it again")
+                          f"{_bundle_dir(c)} --soc {soc['name'].lower()}`, then deploy it again")
     v.decided_by = f"{v.figures['named']}, {v.figures['os']}"
     return v
 
 
-def bundle_soc(bundle: Path | None) -> str | None:
-    """The SoC a compiled bundle's .dla graphs were built for (model.json's dla.soc), None for none."""
-    doc = bundle_doc(bundle)
-    return (doc.get("dla") or {}).get("soc") or None
+def _named(b: dict) -> str:
+    """The board in a few words for a failure line: its SoC (and the property that named it on Android), else
+    Android's platform, its OS, its CPU architecture."""
+    soc, what = b.get("soc") or {}, None
+    if soc.get("name") not in (None, "unknown"):
+        where = str(soc.get("read_from") or "")
+        what = f"{soc['name']} ({where})" if where.startswith("getprop") else soc["name"]
+    elif b.get("board_platform"):
+        what = f"{b['board_platform']} (getprop ro.board.platform)"
+    return ", ".join(x for x in (what, b.get("os"), b.get("arch")) if x) or "a board that names nothing"
 
 
-def bundle_doc(bundle: Path | None) -> dict:
-    try:
-        return json.loads((Path(bundle) / "model.json").read_text()) if bundle else {}
-    except (OSError, ValueError):
-        return {}
+def bundle_soc(c: Checkup) -> str | None:
+    """The SoC the bundle's .dla graphs were built for (model.json's dla.soc: --model's, else the board's)."""
+    return (model_doc(c).get("dla") or {}).get("soc") or None
 
 
-def backend_of(c: Checkup) -> str:
-    """The backend the doctor checks: the target's, else dla for a compiled bundle, else auto."""
-    if c.target.backend != "auto":
-        return c.target.backend
-    return "dla" if bundle_soc(c.bundle) else "auto"
+def _bundle_dir(c: Checkup) -> str:
+    """The bundle folder to name in a fix: --model's, else where deploy took it from on this PC."""
+    record = deployment(c).record
+    return str(c.bundle or (record.model_source if record else None) or "DIR")
 
 
 def runtime(c: Checkup) -> Verdict:
@@ -119,56 +133,12 @@ def runtime(c: Checkup) -> Verdict:
         return v.fail(f"{lib['path']} is not a Neuron runtime library: it exports neither Runtime V1 "
                       "(RuntimeAPI.h) nor V2 (RuntimeV2.h) whole", LIB_FIX)
     if not b.get("apusys"):
-        c.board_only(v, "no /dev/apusys* device: the APU driver is not loaded",
-                     "load the APU driver (a Genio image with NeuroPilot: check `dmesg | grep -i apu`)")
-    compiler = str((bundle_doc(c.bundle).get("dla") or {}).get("version") or "")
+        v.warn(APUSYS_UNCONFIRMED)
+    compiler = str((model_doc(c).get("dla") or {}).get("version") or "")
     v.figures["dla_compiler"] = compiler or None
     mismatch = version_warning(compiler, lib.get("version"))
-    if mismatch and lib.get("kind") == "stand-in":
-        v.warn(f"{mismatch} (expected: a STAND-IN runtime)")
-    elif mismatch:
-        return v.fail(mismatch, "compile with the NeuroPilot SDK that matches the board's runtime (the same major "
-                      "version), or deploy the runtime the bundle was compiled for")
+    if mismatch:
+        v.warn(f"{mismatch}; {VERSION_UNCONFIRMED}" + (" (a STAND-IN runtime)" if lib.get("kind") == "stand-in"
+                                                       else ""))
     v.decided_by = f"{lib['path']} ({lib.get('api')} of {'/'.join(lib['apis'])}, {lib.get('version') or 'no version'})"
-    return v
-
-
-def deployed_mode(t, root: str) -> str | None:
-    """The deploy mode the board's manifest.json records (device/link/deploy.py writes it), None without one."""
-    res = t.run(["cat", f"{root}/manifest.json"], timeout=60)
-    try:
-        return json.loads(res.text).get("backend") if res.rc == 0 else None
-    except (ValueError, AttributeError):
-        return None
-
-
-def deploy_mode(backend: str) -> str:
-    """The `whisperkv deploy --backend` mode that ships what `backend` reads (the registry's `deploy`)."""
-    spec = REGISTRY.get(backend)
-    return spec.deploy if spec is not None else "auto"
-
-
-def deployed(c: Checkup) -> Verdict:
-    """Every file of the runner and of the bundle on the board with this PC's sha256 (deploy's own lists)."""
-    t = c.transport
-    if t.label == "local" and Path(t.runner_dir).resolve() == ROOT:
-        return Verdict(figures={"runner": "this checkout", "model": str(c.bundle or "the installed wheels")},
-                       decided_by="the runner is this checkout, the model read in place")
-    root = t.resolve(t.runner_dir or "~/whisperkv").rstrip("/")
-    mode = deploy_mode(backend_of(c))
-    if mode == "auto" and c.bundle is None:        # what was deployed there says which files to expect
-        mode = deployed_mode(t, root) or mode
-    with tempfile.TemporaryDirectory(prefix="whisperkv-doctor-") as tmp:
-        files = bundle(c.bundle, mode, Path(tmp), board_arch(t))
-        have = remote_hashes(t, root, [f.rel for f in files])
-    missing = [f.rel for f in files if f.rel not in have]
-    stale = [f.rel for f in files if f.rel in have and have[f.rel] != f.sha256]
-    v = Verdict(figures={"dir": root, "files": len(files), "missing": missing, "changed": stale, "mode": mode})
-    if missing or stale:
-        named = "; ".join(x for x in (("changed since deploy: " + ", ".join(stale)) if stale else "",
-                                      ("missing: " + ", ".join(missing)) if missing else "") if x)
-        model = f" --model {c.bundle}" if c.bundle else ""
-        return v.fail(f"{len(stale) + len(missing)} of {len(files)} files differ from this PC's ({named})",
-                      f"deploy again: `whisperkv deploy --device URL --dir {root}{model} --backend {mode}`")
-    v.decided_by = f"{len(files)} files match"
     return v
