@@ -1,8 +1,8 @@
 """SshTransport: the runner on a board reached over SSH (paramiko), checked like OpenSSH checks hosts.
 
 Honours ~/.ssh/config (HostName, User, Port, IdentityFile, UserKnownHostsFile), the default
-identity files, the agent and known_hosts (including [host]:port entries). With no key, agent or password
-it logs in as a development image allows: the "none" method, then an empty password. An unknown host key is
+identity files, the agent and known_hosts (including [host]:port entries). It logs in in OpenSSH's order
+(device/link/ssh_login.py): "none", the keys, the agent, a password, an empty password. An unknown host key is
 refused unless its SHA256 fingerprint is trusted explicitly; a key that differs from the recorded one is
 always refused (device/link/host_keys.py). Files go over SFTP, or over an exec channel when the board's sshd
 has no sftp subsystem (device/link/ssh_upload.py).
@@ -10,6 +10,7 @@ has no sftp subsystem (device/link/ssh_upload.py).
 from __future__ import annotations
 
 import getpass
+import logging
 import os
 import socket
 import threading
@@ -18,10 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import paramiko
-from paramiko.auth_strategy import AuthStrategy, NoneAuth, Password
 
 from device.link.host_keys import HostKeyError, TrustPolicy, changed_key_error
 from device.link.host_keys import add_known_host as add_known_host  # re-exported for cli/device_cmds
+from device.link.ssh_login import AuthError as AuthError  # re-exported for cli/device_cmds
+from device.link.ssh_login import OpenSshOrder, unreached
 from device.link.ssh_upload import OVER_EXEC, command_result, upload
 from device.link.transport import (
     CommandResult,
@@ -35,26 +37,9 @@ from device.link.transport import (
 )
 
 DEFAULT_IDENTITIES = ("~/.ssh/id_ed25519", "~/.ssh/id_ecdsa", "~/.ssh/id_rsa")
-
-
-class AuthError(TransportError):
-    code = "ssh_auth"
-
-
-class EmptyLogin(AuthStrategy):
-    """No credentials: "none", then an empty password, for a user whose password is empty (as a Yocto image
-    built with `debug-tweaks` leaves root). dropbear -B accepts only "none"; OpenSSH with PermitEmptyPasswords
-    accepts both (it records an empty first password as "none"); the password is for servers offering only it."""
-    # A stock Genio 520 EVK (IoT Yocto Rity 25.1.1) let root in with "none", no key or password
-    # (bbudaedu/talkybuddy edge/BOARD_BRINGUP_DECISION.md).
-
-    def __init__(self, user: str):
-        super().__init__(paramiko.SSHConfig())
-        self.user = user
-
-    def get_sources(self):
-        yield NoneAuth(self.user)
-        yield Password(self.user, lambda: "")
+# paramiko's transport thread logs a failed handshake with its traceback, which logging would print to stderr
+# when the application configures no logging; the failure reaches the user as one line from _connect instead.
+logging.getLogger("paramiko").addHandler(logging.NullHandler())
 
 
 @dataclass
@@ -178,60 +163,26 @@ class SshTransport(Transport):
                 except (OSError, paramiko.SSHException) as exc:
                     raise HostKeyError(f"cannot read {f}: {exc}", "fix or remove the broken line") from exc
         c.set_missing_host_key_policy(TrustPolicy(self.trust_host_key))
-        keys = [k for k in t.identities if os.path.isfile(k)]
-        agent = self.allow_agent and bool(os.environ.get("SSH_AUTH_SOCK"))
-        tried = ", ".join(keys + (["the agent"] if agent else []) + (["a password"] if self.password else []))
-        if not tried:
-            self._check_reachable()   # the network first: keys do not matter for a host that cannot be reached
+        order = OpenSshOrder(t.user, t.identities, self.password, self.allow_agent)
         try:
-            c.connect(t.hostname, t.port, t.user, password=self.password, key_filename=keys or None,
-                      allow_agent=self.allow_agent, look_for_keys=False, timeout=self.connect_timeout,
-                      banner_timeout=self.connect_timeout, auth_timeout=self.connect_timeout,
-                      auth_strategy=None if tried else EmptyLogin(t.user))
+            c.connect(t.hostname, t.port, t.user, timeout=self.connect_timeout, banner_timeout=self.connect_timeout,
+                      auth_timeout=self.connect_timeout, auth_strategy=order)
         except HostKeyError:
             c.close()
             raise
         except paramiko.BadHostKeyException as exc:
             c.close()
             raise changed_key_error(t.host_id, exc.key, exc.expected_key, t.known_hosts) from None
-        except paramiko.PasswordRequiredException as exc:
+        except paramiko.AuthenticationException:
             c.close()
-            raise AuthError(f"an identity file for {self.label} is encrypted ({exc})",
-                            "load it into ssh-agent with `ssh-add`, or pass ?key= with an unencrypted key") from None
-        except paramiko.AuthenticationException as exc:
-            c.close()
-            if not tried:
-                raise AuthError(f"no SSH key, agent or password to log in to {self.label}",
-                                f"create a key with `ssh-keygen`, pass ?key=PATH, start ssh-agent, or use a password "
-                                f"(looked for {', '.join(t.identities)})") from None
-            raise AuthError(f"{self.label} refused authentication as {t.user!r} (tried {tried}): {exc}",
-                            "check the user name, put your public key in the board's ~/.ssh/authorized_keys, "
-                            "pass ?key=PATH, or use a password") from None
-        except (socket.timeout, TimeoutError) as exc:
-            c.close()
-            raise TransportError(f"connecting to {self.label} timed out after {self.connect_timeout:.0f} s",
-                                 "check the board is powered, on the network, and the address and port") from exc
+            raise order.failure(self.label) from None
         except (OSError, paramiko.SSHException) as exc:
             c.close()
-            raise TransportError(f"cannot connect to {self.label}: {exc}",
-                                 "check the address and port, and that sshd runs on the board") from None
+            raise unreached(exc, t.hostname, t.port, self.connect_timeout, order.planned()) or \
+                TransportError(f"cannot connect to {self.label}: {exc}",
+                               "check the address and port, and that sshd runs on the board") from None
         c.get_transport().set_keepalive(int(self.keepalive))
         return c
-
-    def _check_reachable(self) -> None:
-        """TransportError naming the network problem when nothing answers at the host's SSH port."""
-        t = self.target
-        try:
-            socket.create_connection((t.hostname, t.port), timeout=self.connect_timeout).close()
-        except socket.gaierror as exc:
-            raise TransportError(f"cannot find the host {t.hostname!r}: the name does not resolve ({exc.strerror})",
-                                 "check the host name, or give the board's IP address") from None
-        except (socket.timeout, TimeoutError):
-            raise TransportError(f"{t.hostname} did not answer on port {t.port} within {self.connect_timeout:.0f} s",
-                                 "check the board is powered and on the network, and the address and port") from None
-        except OSError as exc:
-            raise TransportError(f"cannot reach {t.hostname} on port {t.port}: {exc.strerror or exc}",
-                                 "check the address and port, and that sshd runs on the board") from None
 
     def close(self) -> None:
         with self._lock:

@@ -154,17 +154,20 @@ def test_nothing_listening_is_a_clear_error(known_hosts, tmp_path):
     t = SshTransport("127.0.0.1", "root", port, key=str(tmp_path / "k"), known_hosts=known_hosts,
                      allow_agent=False, config_path=str(tmp_path / "none"), connect_timeout=5)
     (tmp_path / "k").write_text("not a key")
-    with pytest.raises(TransportError, match="cannot connect") as err:
+    with pytest.raises(TransportError, match=f"cannot reach 127.0.0.1 on port {port}") as err:
         t.run(["true"])
-    assert "sshd runs on the board" in err.value.fix
+    assert not isinstance(err.value, AuthError) and "sshd runs on the board" in err.value.fix
+    assert f'no login was tried ("none", the key {tmp_path / "k"}, an empty password)' in err.value.problem
 
 
-def test_refused_password_is_a_clear_auth_error(sshd, known_hosts, tmp_path, monkeypatch):
+def test_a_password_for_a_keys_only_server_is_not_sent_and_the_line_says_why(sshd, known_hosts, tmp_path,
+                                                                              monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))                # no default identity files either
     t = SshTransport("127.0.0.1", sshd.user, sshd.port, password="not-the-password", known_hosts=known_hosts,
                      allow_agent=False, config_path=NO_CONFIG)
-    with pytest.raises(AuthError, match="tried a password"):
+    with pytest.raises(AuthError, match=r'tried "none"\); the board accepts only publickey, not a password') as err:
         t.run(["true"])
+    assert "use a password" not in err.value.fix and "authorized_keys" in err.value.fix
 
 
 def test_no_credentials_at_all_is_named_once_the_host_answers(sshd, known_hosts, tmp_path, monkeypatch):
