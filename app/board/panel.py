@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.board import passwords
+from app.board.info_words import sentences
 from app.board.setting_fields import SettingFields
 from device.link.profile import DeviceProfile
 from device.link.target import Target
@@ -210,7 +211,7 @@ class DevicePanel(QGroupBox):
         return self.kind_combo.currentData() != "local" or bool(self.fields["dir"].text().strip())
 
     def show_info(self, info: dict) -> None:
-        self.info.setPlainText("\n".join(f"{k}: {'absent' if v is None else v}" for k, v in info.items()))
+        self.info.setPlainText("\n".join(sentences(info)))      # in sentences, not the report's dict
 
     def show_lines(self, lines: list[str]) -> None:
         self.info.setPlainText("\n".join(lines))

@@ -14,7 +14,11 @@ def test_test_connection_shows_device_info(qtbot, tmp_path):
     assert info["device"] == "local"
     assert info["model_sha256"] and len(info["model_sha256"]) == 64
     text = window.device.info.toPlainText()
-    assert "python" in text and info["model_sha256"] in text
+    assert "Python" in text and info["model_sha256"] in text
+    # sentences, not the report's raw Python dicts and lists
+    assert not any(mark in text for mark in ("{'", "['", "None", "True", "False")), text
+    assert all(line.endswith((".", "…")) for line in text.splitlines()), text
+    assert "The runner answers with the" in text and "memory" in text
 
 
 def test_deploy_to_a_local_directory_shows_progress(qtbot, tmp_path):
