@@ -54,7 +54,8 @@ def token_csv(run: RunRecord, name_of: Callable[[int], str] = str) -> str:
 
 
 def session_json(session: Session) -> str:
-    return json.dumps(session.to_dict(), ensure_ascii=False, indent=1)
+    # One line, no indentation: indented, each number of every token's top-k took a line of its own.
+    return json.dumps(session.to_dict(), ensure_ascii=False, separators=(",", ":"))
 
 
 WRITERS = {
