@@ -86,4 +86,7 @@ def annotation(run: RunRecord) -> str:
     stepped = [r.event.ms for r in run.rows if r.event.step > 0 and not r.event.drafted]
     if stepped:
         parts.append(f"{float(np.median(stepped)):.0f} ms/token")
+    drafted = sum(1 for r in run.rows if r.event.drafted)
+    if drafted:                    # how many the median leaves out, as Compare says
+        parts.append(f"{drafted} from the draft, not counted")
     return " · ".join(parts)

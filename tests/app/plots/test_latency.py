@@ -30,6 +30,7 @@ def test_the_run_plot_marks_drafted_tokens_and_names_them_only_when_there_are_so
     assert "from the draft" in legend_names(plot)
     # the title's median leaves the drafted tokens out (they ran no graph call) and step 0 (the SOT prefix)
     assert "9 ms/token" in plot.getPlotItem().titleLabel.text
+    assert "2 from the draft, not counted" in plot.title.note                # how many the median leaves out
     plot.draw(make_run(session, [EncodedEvent(0, 600.0, "en"), token(0, 0, 1, " a"), token(0, 1, 2, " b")]))
     assert plot.drafted.getData()[1] is None                                # no marks left over
     assert "from the draft" not in legend_names(plot)
