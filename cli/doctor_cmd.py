@@ -21,8 +21,8 @@ def register(subs) -> None:
                         "must show.")
     add_device_args(p, runner=False)
     p.add_argument("--model", default=None, metavar="BUNDLE", help="the bundle on this PC that the board runs (its "
-                   "files are checked on the board, its NumPy reference is run here); default: the installed "
-                   "weights")
+                   "model.json is read and its files compared with the board's); default: the board's own, checked "
+                   "against what deploy recorded there and its model.json read there")
     p.add_argument("--quick", action="store_true", help="decode the short hello-world clip only (the tokens rung)")
     p.add_argument("--json", action="store_true", help="print the report as JSON (the rung lines go to stderr)")
     p.add_argument("--out", default=None, metavar="DIR", help="write doctor.json and a self-contained doctor.html")

@@ -2,9 +2,10 @@
 PC's tokens at the seed's speed", stopping at the first that fails (the later ones are not run) and keeping what
 every rung before it measured (docs/doctor.md).
 
-A rung's check returns a Verdict. What only a real board can show (the SoC, /dev/apusys*, speed, placement) is
-reported with `board_only`: a fail on a board, a warning with the reason on a runner that is this PC, an emulation
-or a stand-in runtime.
+A rung's check returns a Verdict. What only a real board can show (speed, placement) is reported with `board_only`:
+a fail on a board, a warning with the reason on a runner that is this PC, an emulation or a stand-in runtime. What
+no public record confirms (an SoC the table lacks, /dev/apusys*, the compiler's and the runtime's versions) warns
+everywhere and names its source; the loads rung decides. Only a load, a run or a number that fails stops the ladder.
 """
 from __future__ import annotations
 

@@ -48,6 +48,19 @@ def test_an_android_board_is_named_by_its_platform_property(tmp_path, monkeypatc
     assert "Linux image" in v.fix and "Python 3.10" in v.fix
 
 
+def test_an_soc_the_table_lacks_warns_on_a_board_and_leaves_the_loads_rung_to_decide(tmp_path, monkeypatch):
+    from device.link.doctor import rungs_board
+    from device.runner.soc import describe
+
+    said = {"runner_kind": "board", "python": "3.12.11", "soc": describe("MT6989", "/proc/device-tree/compatible"),
+            "os": "Poky (Yocto Project Reference Distro) 5.0", "arch": "aarch64", "cores": []}
+    monkeypatch.setattr(rungs_board, "probe_board", lambda transport, lib: dict(said))
+    c = checkup(tmp_path, python=sys.executable)
+    v = identity(c)
+    assert c.kind == "board" and v.status == "warn" and not v.fix
+    assert "MT6989" in v.notes[0] and "loads rung decides" in v.notes[0] and "expected" not in v.notes[0]
+
+
 def dla_board(c: Checkup) -> Checkup:
     """What identity would have found on a real board (not an emulation) whose runtime is MediaTek's, with no
     /dev/apusys*: the probe's record, as board_probe.py reports it."""
