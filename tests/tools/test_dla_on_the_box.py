@@ -125,17 +125,26 @@ def test_qa_on_hello_world_via_the_v1v2_build_on_plain_tflite_dlas_flags_the_hot
 
 def test_the_doctor_climbs_the_box_without_the_bundle_and_names_a_changed_file(deployed, dla_bundle,  # noqa: F811
                                                                               tmp_path):
-    """Issue 50's done-when: `whisperkv doctor --quick` on the replica WITHOUT --model: every rung passes or warns
-    (an emulation with a STAND-IN runtime: its SoC and /dev/apusys are files, its speed and placement not a
-    board's), what needs the bundle read from the board's model.json and deploy's record, and the report is
-    written; then one deployed file edited makes `deployed` fail and name it. The QA test before it deployed the
-    plain-TFLite `.dla`s: deploy the compiled bundle again first."""
+    """Issue 50's done-when: `whisperkv doctor --quick` on the replica WITHOUT --model and without its STAND-IN
+    /dev/apusys: every rung passes or warns (an emulation with a STAND-IN runtime: its SoC is files, its speed and
+    placement not a board's; no /dev/apusys* warns at runtime and the loads rung decides), what needs the bundle
+    read from the board's model.json and deploy's record, and the report is written; then one deployed file edited
+    makes `deployed` fail and name it. The QA test before it deployed the plain-TFLite `.dla`s: deploy the compiled
+    bundle again first."""
     again = whisperkv("deploy", "--device", deployed["url"], "--backend", "dla", "--model", str(dla_bundle))
     assert again.returncode == 0, again.stderr
-    r = whisperkv("doctor", "--device", deployed["url"], "--quick", "--json", "--out", str(tmp_path), timeout=3600)
+    apusys = deployed["root"] / "dev" / "apusys"
+    apusys.unlink()
+    try:
+        r = whisperkv("doctor", "--device", deployed["url"], "--quick", "--json", "--out", str(tmp_path),
+                      timeout=3600)
+    finally:
+        apusys.touch()
     assert r.returncode == 0, r.stderr
     by = {rung["name"]: rung for rung in json.loads(r.stdout)["rungs"]}
     assert all(rung["status"] in ("pass", "warn") for rung in by.values()), r.stderr
+    assert by["runtime"]["status"] == "warn" and by["runtime"]["figures"]["apusys"] == []
+    assert any("/dev/apusys*" in w and "loads rung decides" in w for w in by["runtime"]["figures"]["warnings"])
     assert by["identity"]["figures"]["soc"] == "MT8371" and by["identity"]["figures"]["bundle_soc"] == "mt8371"
     assert by["runtime"]["figures"]["api"] == "V1" and by["runtime"]["figures"]["dla_compiler"]
     assert by["deployed"]["figures"]["mode"] == "dla" and by["deployed"]["figures"]["against"] == "manifest.json"

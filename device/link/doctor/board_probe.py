@@ -39,11 +39,12 @@ def candidates(neuron_lib: str | None) -> list[str]:
 
 def probe_board(transport: Transport, neuron_lib: str | None = None) -> dict:
     """The board's report: the shell's facts (`python_at`: where the interpreter is, None when it is not), and what
-    its Python said (`python`: its version, None when none answered, with `python_error` saying what it printed)."""
+    its Python said (`python`: its version, None when none answered; `python_error`: what one that is there printed
+    instead)."""
     shell = asdict(shell_facts(transport))
     board = {k: v for k, v in shell.items() if k != "python"} | {"python_at": shell["python"], "python": None}
     if shell["python"] is None:
-        return board | {"python_error": f"{transport.python}: not found"}
+        return board
     ask = {"libraries": candidates(neuron_lib)}
     res = transport.run([transport.python, "-c", SCRIPT, json.dumps(ask)], timeout=90)
     try:

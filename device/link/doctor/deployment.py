@@ -121,7 +121,7 @@ def deployed(c: Checkup) -> Verdict:
         ("not --model's", other), ("missing", missing)) if rels]
     if said:
         wrong = len(stale) + len(edited) + len(other) + len(missing)
-        return v.fail(f"{wrong} of {len(want)} files are not what deploy shipped ({'; '.join(said)})",
+        return v.fail(f"{wrong} of {len(want)} files differ ({'; '.join(said)})",
                       f"deploy again: `{deploy_line(c, mode)}`")
     v.decided_by = f"{len(want)} files match " + ("this PC's runner and bundle" if c.bundle else
                                                    "this PC's runner and the model deploy recorded")

@@ -60,8 +60,8 @@ def identity(c: Checkup) -> Verdict:
         v.figures["os"] = f"Android {b['android']}"
         return v.fail(f"{c.transport.label} runs Android {b['android']} ({named})", LINUX_FIX)
     if not b.get("python"):
-        return v.fail(f"no Python answers at {c.transport.python!r} on {c.transport.label} ({named}): "
-                      f"{b.get('python_error')}", PYTHON_FIX)
+        said = f": {b['python_error']}" if b.get("python_error") else ""
+        return v.fail(f"no Python at {c.transport.python!r} on {c.transport.label} ({named}){said}", PYTHON_FIX)
     built_for = bundle_soc(c)
     v.figures["bundle_soc"] = built_for
     if soc.get("npu") in (None, "unknown"):
