@@ -88,7 +88,7 @@ class Rung:
     board_must_show: str  # what a real board must show to pass
 
 
-_B, _R = "device.link.doctor.rungs_board", "device.link.doctor.rungs_run"
+_B, _D, _R = "device.link.doctor.rungs_board", "device.link.doctor.deployment", "device.link.doctor.rungs_run"
 RUNGS = (
     Rung("reach", "the link opens (SSH or adb); an unknown host key is named with the way to trust it",
          f"{_B}:reach", "a shell answers"),
@@ -98,7 +98,7 @@ RUNGS = (
          "/dev/apusys*; the .dla's compiler against the runtime", f"{_B}:runtime",
          "MediaTek's runtime library with the V1 or V2 API, and /dev/apusys*"),
     Rung("deployed", "the runner on the board against this PC's, and every model file against what deploy recorded "
-         "there (with --model: against this PC's bundle too), by sha256", "device.link.doctor.deployment:deployed",
+         "there (with --model: against this PC's bundle too), by sha256", f"{_D}:deployed",
          "every file deployed and unchanged"),
     Rung("loads", "each graph loads (the runtime's create), with the load time; the runner's hello",
          f"{_R}:loads", "hello from the runner"),
