@@ -87,7 +87,8 @@ def _npu(i: dict) -> str:
 
 def _backend(i: dict) -> str:
     ran_on = i.get("ran_on") or {}
-    where = f", its graphs on {ran_on.get('label') or ran_on.get('short')}" if isinstance(ran_on, dict) and ran_on else ""
+    placed = ran_on.get("label") or ran_on.get("short") if isinstance(ran_on, dict) else ""
+    where = f", its graphs on {placed}" if placed else ""
     version = f", protocol {i['protocol']}" if i.get("protocol") else ""
     return f"The runner answers with the {i.get('backend', '?')} backend{where}{version}."
 

@@ -99,8 +99,8 @@ def unpack_attention(blocks: list[dict]) -> dict[int, np.ndarray]:
 
 
 def run_from_dict(d: dict) -> RunRecord:
-    run = RunRecord(d["id"], d.get("audio", ""), DecodeOptions.from_dict(d.get("settings", {})), d.get("device", "local"),
-                    d.get("device_info", {}), d.get("started", ""), d.get("duration_s", 0.0))
+    run = RunRecord(d["id"], d.get("audio", ""), DecodeOptions.from_dict(d.get("settings", {})),
+                    d.get("device", "local"), d.get("device_info", {}), d.get("started", ""), d.get("duration_s", 0.0))
     attention = unpack_attention((d.get("arrays") or {}).get("attention") or [])
     for i, ev in enumerate(d.get("events", [])):
         event = event_from_dict(ev)

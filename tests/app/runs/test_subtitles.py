@@ -41,7 +41,8 @@ def test_a_live_streams_commits_that_overlap_give_cues_that_do_not():
         assert len(spans) == 3
         assert_apart(spans)
         assert spans[0][0] == 0.0 and spans[-1][1] == 3.9      # nothing moved but the overlaps
-    assert exports.srt(run).index("Hello there.") < exports.srt(run).index("How are you?") < exports.srt(run).index("Fine.")
+    text = exports.srt(run)
+    assert text.index("Hello there.") < text.index("How are you?") < text.index("Fine.")
 
 
 def test_cues_from_any_source_are_kept_apart_even_when_one_starts_where_another_does():

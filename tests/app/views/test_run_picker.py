@@ -24,7 +24,8 @@ class Watch(QObject):
     @Slot(object)
     def updated(self, run) -> None:
         picker = self.window.run_picker
-        self.seen.append((picker.itemText(picker.findData(run.id)), run.text().strip(), self.window.status.currentMessage()))
+        label = picker.itemText(picker.findData(run.id))
+        self.seen.append((label, run.text().strip(), self.window.status.currentMessage()))
 
 
 def count(pattern: str, text: str) -> int:
