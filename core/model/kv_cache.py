@@ -33,11 +33,14 @@ class CacheFull(Exception):
 
 class KVCache:
     def __init__(self, n_layer: int = ModelDims.n_text_layer, max_len: int = ModelDims.n_text_ctx,
-                 d_model: int = ModelDims.n_text_state, dtype=np.float32, n_head: int = 1, grow_by: int = 0):
+                 d_model: int = ModelDims.n_text_state, dtype=np.float32, n_head: int = 1, grow_by: int = 0,
+                 mask_value: float | None = None):
         """`n_head` > 1: head-major. `grow_by` > 0: the arrays hold that many slots at first and grow by as many
         when full (up to max_len), for graphs that take any number of slots (device/graphs/host_passes.py,
-        growing_cache); 0: all max_len from the start, as the board's graphs take them."""
+        growing_cache); 0: all max_len from the start, as the board's graphs take them. `mask_value`: what the
+        mask hides with, in the cache's dtype (an fp16 graph's -10000: fp16's -1e9 is -inf); None: -1e9, fp32."""
         self.max_len, self.grow_by = max_len, grow_by
+        self._hide, self._mask_dtype = (NEG_INF, np.float32) if mask_value is None else (mask_value, dtype)
         self.k = np.zeros((n_layer, n_head, min(grow_by or max_len, max_len), d_model // n_head), dtype)
         self.v = np.zeros_like(self.k)
         self.cache_len = 0
@@ -49,7 +52,7 @@ class KVCache:
         return self.k.shape[2]
 
     def _new_mask(self) -> None:
-        self._mask = np.full((1, 1, 1, self.slots + 1), NEG_INF, np.float32)
+        self._mask = np.full((1, 1, 1, self.slots + 1), self._hide, self._mask_dtype)
         self._mask[..., self.slots] = 0.0
         self._mask_len = 0
 
@@ -95,7 +98,7 @@ class KVCache:
             m[..., n - 1] = 0.0
         elif n != self._mask_len:
             m[..., :n] = 0.0
-            m[..., n:self.slots] = NEG_INF
+            m[..., n:self.slots] = self._hide
         self._mask_len = n
         return m
 

@@ -1,7 +1,8 @@
 """Where a backend's graphs ran: the NPU, a delegate's share of the ops, or the CPU (and in which TFLite interpreter).
 
 Read from the backend's name and what its `describe()` reports (hello's `backend_detail`): the dla backend's
-graphs each say `runs_on: dla`, with the runtime library, its version and the API it was driven through; the
+graphs each say `runs_on: dla`, with the runtime library, its version, the API it was driven through and how its
+slots were fed (`io`: native, the runtime's conversion suppressed, or converted); the
 tflite backend counts, per graph, the ops its delegate took and those left on the CPU; a backend that says
 nothing runs on the CPU. One reading for the CLI's stop line, the studio's
 status bar and each QA row (device.link.runner_info.RunnerInfo.ran_on on the host).
@@ -22,13 +23,15 @@ class RanOn:
     library: str = ""   # the Neuron runtime library a .dla ran on, its version and the API ("V1", "V2") in use
     library_version: str = ""
     api: str = ""
+    io: str = ""        # native (the runtime's conversion suppressed) or converted
 
     @property
     def runtime(self) -> str:
         """The Neuron runtime in words, for the stop line ("" off the Neuron runtime)."""
         if not self.library:
             return ""
-        return f"Neuron runtime {self.api or '?'} {self.library_version or 'version unknown'} ({self.library})"
+        io = f", {self.io} I/O" if self.io else ""
+        return f"Neuron runtime {self.api or '?'} {self.library_version or 'version unknown'}{io} ({self.library})"
 
     @property
     def short(self) -> str:
@@ -53,7 +56,7 @@ class RanOn:
         if not isinstance(d, dict) or d.get("where") not in PLACES:
             return None
         return cls(d["where"], str(d.get("label", "")), int(d.get("ops") or 0), int(d.get("cpu_ops") or 0),
-                   *(str(d.get(k) or "") for k in ("library", "library_version", "api")))
+                   *(str(d.get(k) or "") for k in ("library", "library_version", "api", "io")))
 
 
 CPU = RanOn("cpu", "the CPU")
@@ -74,7 +77,7 @@ def _place(detail: dict) -> RanOn:
     if graphs and all(g.get("runs_on") == "dla" for g in graphs):
         files = ", ".join(str(g.get("file") or g.get("graph")) for g in graphs)
         return RanOn("npu", f"the NPU ({files} on the Neuron runtime)",
-                     **{k: str(detail.get(k) or "") for k in ("library", "library_version", "api")})
+                     **{k: str(detail.get(k) or "") for k in ("library", "library_version", "api", "io")})
     counts = [g for g in detail.get("ops") or () if isinstance(g, dict)]
     if detail.get("delegate") and counts:
         total = sum(int(g.get("ops") or 0) for g in counts)

@@ -96,7 +96,7 @@ REGISTRY: dict[str, BackendSpec] = {spec.name: spec for spec in (
     # `auto` only where a runtime library is installed (a board): never on a PC. Asked for by name it loads the
     # library given with --neuron-lib (?neuron_lib=PATH), and says which paths it looked at when there is none.
     BackendSpec("dla", "a compiled bundle's .dla graphs on MediaTek's Neuron runtime, the NPU (--neuron-lib)",
-                "device.runner.dla_backend:build", deploy="dla", graphs=("dla",), attention=False,
+                "device.runner.dla_backend:build", deploy="dla", graphs=("dla",),
                 ready="device.runner.neuron_runtime:installed", auto_bundle=1),
 )}
 

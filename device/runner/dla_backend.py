@@ -1,13 +1,16 @@
 """The runner's `dla` backend: a bundle's compiled `.dla` graphs on MediaTek's Neuron runtime (the NPU).
 
-One runtime per graph (encoder, decoder step), created once at load (device/runner/neuron_runtime.py). At load
-every graph's slots are checked against what `whisperkv compile` recorded in model.json (their count, order and
-byte sizes, from the TFLite graph it compiled): a mismatch names the file, the slot and both sizes. Each step's
-inputs are handed to the runtime as the arrays the decoder keeps (the KV cache, the window's cross state, the
-mask) without a copy; the outputs land in buffers this backend owns. An integer bundle's (a16w8, a8w8, mixed)
-int8/int16 slots are quantized in and dequantized out with the scale and zero point model.json records.
-Buffers are the tensors' own sizes (the runtime converts with conversion on); a runtime's padded sizes may be
-larger and are only checked not to be smaller. `hello` names the library, its version, the API in use and, where
+One runtime per graph (encoder, decoder step), created once at load (device/runner/neuron_runtime.py); the step's
+attention variant (`decoder_step_attention.dla`, for word timings and a live stream) only when first asked for.
+At load every graph's slots are checked against the contract `whisperkv compile` recorded in model.json and their
+form taken from the runtime (device/runner/neuron_slots.py).
+
+The native path (the default: conversion suppressed, as the one public Whisper runner on this family feeds it):
+the self cache, the window's cross state and the mask are kept in fp16, the mask's hidden positions at -10000 as
+that runner masks (fp16's -1e9 is -inf); only the logits (the decoder's sampling) and the embedding row (the CPU's
+lookup) are converted, on the CPU. `?neuron_io=converted` feeds the `.tflite`'s own fp32 and lets the runtime
+convert. An integer bundle's (a16w8, a8w8, mixed) int8/int16 slots go through their recorded scale on both paths.
+`hello` names the library, its version, the API, the path, each slot's sizes and derived form, and where
 ncc-tflite's major version (model.json) differs from the runtime's, a warning, also logged on stderr.
 """
 from __future__ import annotations
@@ -18,74 +21,19 @@ from pathlib import Path
 import numpy as np
 
 from core.errors import ModelError
+from core.model.alignment import alignment_heads
 from core.model.backend import check_cross
 from core.model.kv_cache import uncached_by_steps
 from core.model.weights import ModelDims
-from device.runner.int_slots import from_slot, to_slot
+from device.runner.dla_graph import DlaGraph
 from device.runner.neuron_runtime import NeuronError, NeuronLibrary, version_warning
+from device.runner.neuron_slots import check_contract
 from device.runner.npu_profile import point_at
 
 COMPILE_FIX = "compile the bundle with `whisperkv compile DIR` and deploy it with `whisperkv deploy --backend dla`"
-_NP = {"FLOAT32": np.float32, "FLOAT16": np.float16, "INT8": np.int8, "INT16": np.int16, "UINT8": np.uint8,
-       "INT32": np.int32}
-_INT = ("INT8", "INT16", "UINT8")     # an integer graph's quantized slots (device/runner/int_slots.py)
+MASK_FP16 = -10000.0    # the Genio 720 runner's hidden-position value in its fp16 masks
+ATTENTION = "decoder_step_attention"
 log = logging.getLogger(__name__)
-
-
-class _Slots:
-    """A graph's recorded slots (model.json) and the runtime that serves them, checked against each other."""
-
-    def __init__(self, lib: NeuronLibrary, folder: Path, entry: dict, threads: int):
-        self.lib, self.threads = lib, threads
-        self.file = folder / entry["file"]
-        self.sha256 = entry.get("sha256", "")
-        self.inputs, self.outputs = entry.get("inputs"), entry.get("outputs")
-        if not self.inputs or not self.outputs:
-            raise ModelError(f"model.json records no input/output slots for {entry['file']} (compiled by an "
-                             "older whisperkv)", COMPILE_FIX)
-        self.graph = lib.open_graph(self.file, threads)
-        for kind, recorded, sizes, padded in (
-                ("input", self.inputs, self.graph.input_sizes, self.graph.padded_sizes("Input")),
-                ("output", self.outputs, self.graph.output_sizes, self.graph.padded_sizes("Output"))):
-            if len(sizes) != len(recorded):
-                raise ModelError(f"{self.file.name} has {len(sizes)} {kind} slots in the runtime but model.json "
-                                 f"records {len(recorded)}", COMPILE_FIX)
-            for i, (slot, size) in enumerate(zip(recorded, sizes)):
-                if size != slot["bytes"] or (padded and padded[i] < slot["bytes"]):
-                    raise ModelError(f"{self.file.name} {kind} slot {i} ({slot['name']}) is {size} bytes in the "
-                                     f"runtime (padded {padded[i] if padded else '?'}) but model.json records "
-                                     f"{slot['bytes']}", COMPILE_FIX)
-            for slot in recorded:
-                if slot["dtype"] in _INT and "scale" not in slot:
-                    raise ModelError(f"model.json records no scale for the integer {kind} {slot['name']} of "
-                                     f"{self.file.name} (compiled by an older whisperkv)", COMPILE_FIX)
-        self.out = [np.empty(s["shape"], _NP[s["dtype"]]) for s in self.outputs]
-        self._steady: dict[str, tuple[np.ndarray, np.ndarray]] = {}   # name -> (array fed, its integer form)
-
-    def recreate(self) -> None:
-        """A fresh runtime for the same file (its slots were checked at load)."""
-        self.graph.release()
-        self.graph = self.lib.open_graph(self.file, self.threads)
-
-    def _fed(self, slot: dict, value: np.ndarray, steady: tuple[str, ...]) -> np.ndarray:
-        if slot["dtype"] not in _INT:
-            return np.ascontiguousarray(value, _NP[slot["dtype"]])
-        name = slot["name"]
-        held = self._steady.get(name)
-        if held is not None and held[0] is value:
-            return held[1]
-        fed = to_slot(value, _NP[slot["dtype"]], slot["scale"], slot["zero_point"])
-        if name in steady:
-            self._steady[name] = (value, fed)
-        return fed
-
-    def run(self, named: dict[str, np.ndarray], steady: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
-        """Float arrays in, float arrays out: an integer slot's values go through its recorded scale. The
-        `steady` inputs (a window's cross state: 37 MB of K/V) are quantized once while the same array comes."""
-        ins = [self._fed(s, named[s["name"]], steady).reshape(s["shape"]) for s in self.inputs]
-        self.graph.run(ins, self.out)
-        return {s["name"]: from_slot(a, s["scale"], s["zero_point"]) if s["dtype"] in _INT else a
-                for s, a in zip(self.outputs, self.out)}
 
 
 class DlaBackend:
@@ -94,75 +42,116 @@ class DlaBackend:
     name = "dla"
 
     def __init__(self, bundle, neuron_lib: str | None = None, threads: int = 1, npu_profile: str | None = None,
-                 neuron_api: str | None = None, neuron_qos: bool = True):
+                 neuron_api: str | None = None, neuron_qos: bool = True, neuron_io: str | None = None,
+                 neuron_create: str | None = None):
         dla = bundle.manifest.get("dla")
         if not dla or not {"encoder", "decoder_step"} <= set(dla.get("graphs", {})):
             raise ModelError(f"the bundle at {bundle.path} has no compiled .dla graphs", COMPILE_FIX)
+        check_contract(dla, str(bundle.path))
         self.dims: ModelDims = bundle.dims
         self.sha256, self.cross = bundle.model_sha256, check_cross(bundle.cross)
-        self.soc, self.dtype = dla.get("soc", ""), bundle.dtype
+        self.soc, self.dtype, self.folder, self.threads = dla.get("soc", ""), bundle.dtype, bundle.path, threads
+        self.graph_entries = dla["graphs"]
         self._cross_names = ("F",) if self.cross == "absorbed" else ("cross_k", "cross_v")
         self.token_embedding, self.positional_embedding = bundle.token_embedding, bundle.positional_embedding
-        self.lib, self.npu_profile = NeuronLibrary(neuron_lib, neuron_api, neuron_qos), npu_profile
+        self.lib = NeuronLibrary(neuron_lib, neuron_api, neuron_qos, neuron_io, neuron_create)
+        if self.lib.io_note:
+            log.warning("%s", self.lib.io_note)
+        self.npu_profile = npu_profile
         self.compiler_version = str(dla.get("version") or "unknown")
         self.warning = version_warning(self.compiler_version, self.lib.version())
         if self.warning:
             log.warning("%s", self.warning)
+        self._graphs: dict[str, DlaGraph] = {}
+        for role in ("encoder", "decoder_step"):
+            self._open(role)
+        step = self._graphs["decoder_step"]
+        self.cache_layout = ({"dtype": np.float16, "mask_value": MASK_FP16}
+                             if step.form("self_k").native == np.float16 else {})
+        self._mask_fp16 = step.form("mask").native == np.float16
+
+    def _open(self, role: str, beside: str | None = None) -> DlaGraph:
         try:
-            point_at(npu_profile, "encoder")
-            self._encoder = _Slots(self.lib, bundle.path, dla["graphs"]["encoder"], threads)
-            point_at(npu_profile, "decoder_step")
-            self._step = _Slots(self.lib, bundle.path, dla["graphs"]["decoder_step"], threads)
+            point_at(self.npu_profile, role)
+            self._graphs[role] = DlaGraph(self.lib, self.folder, self.graph_entries[role], self.threads,
+                                          self._graphs.get(beside) if beside else None)
         except NeuronError as exc:
             if not self.warning:
                 raise
             raise NeuronError(f"{exc.problem}; {self.warning.split(': ')[0]}", self.warning.split("; ")[-1]) from None
+        return self._graphs[role]
 
     @classmethod
     def from_bundle(cls, path: str | Path, neuron_lib: str | None = None, npu_profile: str | None = None,
-                    neuron_api: str | None = None, neuron_qos: bool = True) -> "DlaBackend":
+                    neuron_api: str | None = None, neuron_qos: bool = True, neuron_io: str | None = None,
+                    neuron_create: str | None = None) -> "DlaBackend":
         from device.runner.bundle import read_bundle
 
-        return cls(read_bundle(path), neuron_lib, npu_profile=npu_profile, neuron_api=neuron_api,
-                   neuron_qos=neuron_qos)
+        bundle = read_bundle(path)
+        kind = DlaAttentionBackend if ATTENTION in ((bundle.manifest.get("dla") or {}).get("graphs") or {}) else cls
+        return kind(bundle, neuron_lib, npu_profile=npu_profile, neuron_api=neuron_api, neuron_qos=neuron_qos,
+                    neuron_io=neuron_io, neuron_create=neuron_create)
 
     def flush_profile(self) -> None:
         """With the profiler on: release each runtime, so that it writes its report, and create it again
         (device/runner/npu_profile.py says why, and what a board must confirm)."""
-        for graph, slots in (("encoder", self._encoder), ("decoder_step", self._step)):
-            point_at(self.npu_profile, graph)
-            slots.recreate()
+        for role, graph in self._graphs.items():
+            point_at(self.npu_profile, role)
+            graph.recreate()
 
     def describe(self) -> dict:
-        """What `hello` reports: the runtime library, its version and the API in use, each graph's .dla, all of
-        it on the NPU."""
+        """What `hello` reports: the runtime library, its version, the API and the path in use, and each graph's
+        .dla with its compile flags and its slots as the runtime reports them, all of it on the NPU."""
         version = self.lib.version()
         return {"runtime": "neuron", "library": self.lib.path, **({"library_version": version} if version else {}),
-                "api": self.lib.api, "qos": self._encoder.graph.qos, "compiler_version": self.compiler_version,
+                "api": self.lib.api, "io": self.lib.io, **({"io_note": self.lib.io_note} if self.lib.io_note else {}),
+                "create": self.lib.create, "qos": self._graphs["encoder"].graph.qos,
+                "compiler_version": self.compiler_version,
                 **({"version_warning": self.warning} if self.warning else {}),
                 "soc": self.soc, "weights": self.dtype, "cross": self.cross,
-                "graphs": [{"graph": g, "file": s.file.name, "sha256": s.sha256, "runs_on": "dla"}
-                           for g, s in (("encoder", self._encoder), ("decoder_step", self._step))]}
+                "cache_dtype": str(np.dtype(self.cache_layout.get("dtype", np.float32))),
+                "graphs": [g.describe(role) for role, g in self._graphs.items()]}
 
     def encode(self, mel: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        out = self._encoder.run({"mel": mel})
-        # copies: the next window's encode reuses the output buffers, and the decoder keeps this window's state
-        first = np.array(out[self._cross_names[0]], np.float32)
-        return (first, None) if self.cross == "absorbed" else (first, np.array(out["cross_v"], np.float32))
+        g = self._graphs["encoder"]
+        out = g.run({"mel": mel})
+        # kept in the slot's own form (fp16 on the native path): the step takes it back as it is
+        first = g.read(out, self._cross_names[0], keep_native=True)
+        return (first, None) if self.cross == "absorbed" else (first, g.read(out, "cross_v", keep_native=True))
 
-    def step(self, x, self_k, self_v, cross_k, cross_v, mask):
+    def _step_on(self, g: DlaGraph, x, self_k, self_v, cross_k, cross_v, mask) -> tuple:
+        if self._mask_fp16 and mask.dtype != np.float16:
+            mask = np.maximum(mask, np.float32(MASK_FP16))
         named = {"x": x, "self_k": self_k, "self_v": self_v, "mask": mask,
                  **dict(zip(self._cross_names, (cross_k, cross_v)))}
-        out = self._step.run(named, steady=self._cross_names)
-        return (np.array(out["logits"], np.float32), np.array(out["new_k"], np.float32),
-                np.array(out["new_v"], np.float32))
+        out = g.run(named, steady=self._cross_names)
+        keep = bool(self.cache_layout)      # new K/V in the cache's own dtype
+        return out, (g.read(out, "logits"), g.read(out, "new_k", keep), g.read(out, "new_v", keep))
+
+    def step(self, x, self_k, self_v, cross_k, cross_v, mask):
+        return self._step_on(self._graphs["decoder_step"], x, self_k, self_v, cross_k, cross_v, mask)[1]
 
     def full(self, x, cross_k, cross_v, mask):
         return uncached_by_steps(self, x, cross_k, cross_v)
 
     def close(self) -> None:
-        for s in (self._encoder, self._step):
-            s.graph.release()
+        for g in self._graphs.values():
+            g.release()
+
+
+class DlaAttentionBackend(DlaBackend):
+    """A bundle compiled with the step's attention variant: also `step_with_attention` (word timings, the
+    heatmap, a live stream's commits). The variant's runtime is created when first asked for."""
+
+    def __init__(self, bundle, *args, **kwargs):
+        super().__init__(bundle, *args, **kwargs)
+        recorded = self.graph_entries[ATTENTION].get("alignment_heads")
+        self.alignment_heads = (tuple(tuple(h) for h in recorded) if recorded else alignment_heads(self.dims))
+
+    def step_with_attention(self, x, self_k, self_v, cross_k, cross_v, mask):
+        g = self._graphs.get(ATTENTION) or self._open(ATTENTION, beside="decoder_step")
+        out, (logits, new_k, new_v) = self._step_on(g, x, self_k, self_v, cross_k, cross_v, mask)
+        return logits, new_k, new_v, g.read(out, "attention")
 
 
 def build(source, *, config, **_) -> DlaBackend:
@@ -171,4 +160,5 @@ def build(source, *, config, **_) -> DlaBackend:
         raise ModelError("the dla backend runs a compiled bundle, not weights",
                          "export and compile one (`whisperkv export --format tflite --out DIR`, `whisperkv compile "
                          "DIR`), deploy it with `whisperkv deploy --backend tflite --model DIR`, and pass ?model=DIR")
-    return DlaBackend.from_bundle(source, config.neuron_lib, config.npu_profile, config.neuron_api, config.neuron_qos)
+    return DlaBackend.from_bundle(source, config.neuron_lib, config.npu_profile, config.neuron_api, config.neuron_qos,
+                                  config.neuron_io, config.neuron_create)

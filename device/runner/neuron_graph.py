@@ -22,9 +22,9 @@ class NeuronError(WhisperKVError):
 
 
 def check_rc(rc: int, call: str, file: Path, fix: str = "the runtime library or the .dla is damaged: recompile "
-             "and redeploy") -> None:
+             "and redeploy", slot: str = "") -> None:
     if rc != 0:
-        raise NeuronError(f"{call} failed for {file.name} with error code {rc}", fix)
+        raise NeuronError(f"{call} failed for {file.name}{slot} with error code {rc}", fix)
 
 
 def contiguous(a) -> tuple[int, int]:
@@ -54,6 +54,7 @@ class RuntimeGraph:
 
     def __init__(self, lib, dla: Path):
         self.lib, self.file, self.handle, self.qos = lib, dla, None, "off"
+        self.names: dict[str, list[str]] = {"input": [], "output": []}   # the slots' names, for messages
         self._release = lib.fn(self.prefix + "release", [ctypes.c_void_p], restype=None)
 
     def _loaded(self) -> None:
@@ -97,6 +98,12 @@ class RuntimeGraph:
             check_rc(get(self.handle, i, ctypes.byref(size)), name, self.file)
             out.append(size.value)
         return out
+
+    def slot_name(self, kind: str, i: int, a) -> str:
+        """A failing call's slot, in its message: ' input slot 4 (mask, 1856 bytes given)'."""
+        names = self.names[kind]
+        return f" {kind} slot {i}" + (f" ({names[i]}, {a.nbytes} bytes given)" if i < len(names) else
+                                      f" ({a.nbytes} bytes given)")
 
     def _live(self) -> None:
         if not self.handle:

@@ -26,42 +26,60 @@ import re
 from pathlib import Path
 
 from device.runner.neuron_graph import NeuronError
-from device.runner.neuron_paths import APIS, SEARCH_ORDER, apis_of, first_present, version_of
+from device.runner.neuron_paths import APIS, SEARCH_ORDER, apis_of, by_soname, first_present, tried, version_of
 from device.runner.neuron_v1 import V1Graph
 from device.runner.neuron_v2 import V2Graph
 
 KNOWN_PATHS = SEARCH_ORDER
 API_CHOICES = ("v1", "v2")
+IO_CHOICES = ("native", "converted")      # ?neuron_io=: conversion suppressed (the proven recipe) or on
+CREATE_CHOICES = ("plain", "options")     # ?neuron_create=: NeuronRuntime_create, or create_with_options
 LIB_FIX = ("install MediaTek's Neuron runtime on the board, or name it with ?neuron_lib=PATH "
            "(e.g. /usr/lib/libneuronusdk_runtime.mtk.so.8)")
+V2_CONVERTS = ("Neuron Runtime V2 has no public way to suppress the runtime's conversion, so the slots are fed "
+               "converted (the .tflite's own types and sizes)")
 
 
-def find_library(path: str | None = None) -> str:
-    """The library to load: `path` when given, else the first of the search order that exists."""
+def open_library(path: str | None = None) -> tuple[str, ctypes.CDLL]:
+    """(where it was found, the loaded library): `path` when given, else the first of the search order that
+    exists, else the first soname the loader finds. A miss names every place tried."""
     if path:
         if not os.path.isfile(path):
             raise NeuronError(f"the Neuron runtime library {path} does not exist", LIB_FIX)
-        return path
-    found = first_present()
-    if found is None:
-        raise NeuronError("no Neuron runtime library here (tried " + ", ".join(SEARCH_ORDER) + ")", LIB_FIX)
-    return found
+    else:
+        path = first_present()
+        if path is None:
+            found = by_soname()
+            if found is None:
+                raise NeuronError("no Neuron runtime library here (tried " + ", ".join(tried()) + ")", LIB_FIX)
+            return found
+    try:
+        return path, ctypes.CDLL(path)
+    except OSError as exc:
+        raise NeuronError(f"cannot load the Neuron runtime library {path} ({exc})", LIB_FIX) from None
 
 
 def installed() -> bool:
-    """A runtime library at one of the known paths: `auto` picks the dla backend only then (never on a PC)."""
-    return first_present() is not None
+    """A runtime library at one of the known paths or by its soname: `auto` picks the dla backend only then
+    (never on a PC)."""
+    return first_present() is not None or by_soname() is not None
+
+
+def _choice(value: str | None, choices: tuple[str, ...], setting: str) -> str:
+    value = (value or choices[0]).lower()
+    if value not in choices:
+        raise NeuronError(f"unknown ?{setting}={value}", f"use ?{setting}=" + " or ?{setting}=".join(choices))
+    return value
 
 
 class NeuronLibrary:
-    """The loaded library and the API it is driven through ("V1" or "V2")."""
+    """The loaded library, the API it is driven through ("V1" or "V2"), how its slots are fed (`io`: "native",
+    conversion suppressed, or "converted") and how each runtime is created (`create`: "plain" or "options")."""
 
-    def __init__(self, path: str | None = None, api: str | None = None, qos: bool = True):
-        self.path, self.qos = find_library(path), qos
-        try:
-            self.lib = ctypes.CDLL(self.path)
-        except OSError as exc:
-            raise NeuronError(f"cannot load the Neuron runtime library {self.path} ({exc})", LIB_FIX) from None
+    def __init__(self, path: str | None = None, api: str | None = None, qos: bool = True, io: str | None = None,
+                 create: str | None = None):
+        self.qos = qos
+        self.path, self.lib = open_library(path)
         self.exported = apis_of(self.lib)
         if not self.exported:
             lacks = [f"{name} lacks {', '.join(missing[:2])}" + (f" and {len(missing) - 2} more" if missing[2:] else "")
@@ -78,6 +96,15 @@ class NeuronLibrary:
                               f"?neuron_api={self.exported[0].lower()}")
         else:
             self.api = api.upper()
+        self.io, self.create = _choice(io, IO_CHOICES, "neuron_io"), _choice(create, CREATE_CHOICES, "neuron_create")
+        self.io_note = ""
+        if self.api == "V2" and self.io == "native":
+            self.io, self.io_note = "converted", V2_CONVERTS
+
+    @property
+    def suppressed(self) -> bool:
+        """Conversion suppressed: the slots are fed in the NPU's native form (neuron_slots.py)."""
+        return self.io == "native"
 
     def version(self) -> str | None:
         """The library's version, "major.minor.patch", where it reports one."""

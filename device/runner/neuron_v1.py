@@ -1,10 +1,11 @@
 """Neuron Runtime V1 (RuntimeAPI.h, Types.h as the public ports ship them) for one compiled `.dla`.
 
 The sequence of the public Genio 720 Whisper runner (hhlqwq/mtk_models whisper_tiny/deploy/board/
-whisper_board_eval.cpp) and the MT8371 Android ports (superLin006/MTK_model_zoo): EnvOptions → `create` (the
-ports' `create_with_options` with their option string, where exported) → `loadNetworkFromFile` → QoS → the slots
-counted (device/runner/neuron_graph.py) → per run `setInput`/`setOutput` with `BufferAttribute{-1}` passed by
-value, then `inference` → `release`.
+whisper_board_eval.cpp): EnvOptions{hardware, any MDLA core, threads, both conversions suppressed} → plain `create`
+→ `loadNetworkFromFile` → QoS → the slots counted (device/runner/neuron_graph.py) → per run `setInput`/`setOutput`
+with `BufferAttribute{-1}` passed by value, then `inference` → `release`. `?neuron_io=converted` leaves conversion
+on; `?neuron_create=options` creates through `create_with_options` with the MT8371 Android ports' option string
+(superLin006/MTK_model_zoo).
 """
 from __future__ import annotations
 
@@ -31,12 +32,11 @@ class BufferAttribute(ctypes.Structure):
 NON_ION = BufferAttribute(-1)
 
 
-def env_options(threads: int = 1) -> EnvOptions:
-    """The APU, any MDLA core, `threads` CPU threads. Conversion stays ON (both suppress… false): our slots are
-    fp32 or int as model.json records them and the runtime converts them to the MDLA's types and layout, so the
-    buffers are the tensors' own sizes. The Genio 720 runner suppresses it because its graphs have fp16 slots in
-    the NPU's native layout; a runtime with conversion suppressed takes buffers of the padded sizes instead."""
-    return EnvOptions(K_ENV_OPT_HARDWARE, MDLA_CORE_AUTO, max(1, min(threads, 255)), False, False)
+def env_options(threads: int = 1, suppressed: bool = True) -> EnvOptions:
+    """The APU, any MDLA core, `threads` CPU threads; `suppressed`: the runtime converts nothing, so each slot
+    takes the NPU's native form (fp16, rows padded as get*PaddedSize says: device/runner/neuron_slots.py), as the
+    Genio 720 runner feeds it. Not suppressed, the runtime converts the .tflite's own types and sizes."""
+    return EnvOptions(K_ENV_OPT_HARDWARE, MDLA_CORE_AUTO, max(1, min(threads, 255)), suppressed, suppressed)
 
 
 class V1Graph(RuntimeGraph):
@@ -50,8 +50,10 @@ class V1Graph(RuntimeGraph):
         buf = [vp, ctypes.c_uint64, vp, ctypes.c_size_t, BufferAttribute]
         self._set = {"setInput": lib.fn(p + "setInput", buf), "setOutput": lib.fn(p + "setOutput", buf)}
         self._inference = lib.fn(p + "inference", [vp])
-        env, handle = env_options(threads), vp()
-        if lib.has(p + "create_with_options"):
+        env, handle = env_options(threads, lib.suppressed), vp()
+        if lib.create == "options":
+            if not lib.has(p + "create_with_options"):
+                raise NeuronError(f"{lib.path} does not export {p}create_with_options", "drop ?neuron_create=options")
             call = p + "create_with_options"
             rc = lib.fn(call, [ctypes.c_char_p, ctypes.POINTER(EnvOptions), ctypes.POINTER(vp)])(
                 OPTIONS, ctypes.byref(env), ctypes.byref(handle))
@@ -69,10 +71,10 @@ class V1Graph(RuntimeGraph):
         self._loaded()
 
     def run(self, inputs: list, outputs: list) -> None:
-        """One synchronous inference: every array C-contiguous, in slot order, of the tensor's own size."""
+        """One synchronous inference: every array C-contiguous, in slot order, of the size its slot takes."""
         self._live()
-        for name, arrays in (("setInput", inputs), ("setOutput", outputs)):
+        for name, kind, arrays in (("setInput", "input", inputs), ("setOutput", "output", outputs)):
             for i, a in enumerate(arrays):
                 check_rc(self._set[name](self.handle, i, *contiguous(a), NON_ION), self.prefix + name, self.file,
-                         RUN_FIX)
+                         RUN_FIX, self.slot_name(kind, i, a))
         check_rc(self._inference(self.handle), self.prefix + "inference", self.file, RUN_FIX)

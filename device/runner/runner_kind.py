@@ -1,6 +1,7 @@
 """What the runner runs on, as hello's `runner_kind` and `npu` say it (docs/doctor.md): `pc` (an x86 machine: no
 MediaTek board is one), `emulated` (an Arm system under QEMU) or `board`; and whether the Neuron runtime it loaded
-is MediaTek's (`real`), a test's `stand-in`, or none at all (`none`).
+is MediaTek's (`real`), a test's `stand-in`, or none at all (`none`). That is a report, never a switch: nothing
+in the product takes another path for a stand-in.
 
 Stdlib only, and self-contained: the doctor runs this file's text with the board's Python before any runner is
 deployed. An emulation is told by what QEMU leaves visible: a `QEMU_CPU` variable (user-mode emulation), a
@@ -10,11 +11,11 @@ with the exported symbol `whisperkv_standin`, or by the version 0.0.1 (no real r
 """
 from __future__ import annotations
 
-import ctypes
 import os
 import platform
 
 from device.runner.board_files import read_text
+from device.runner.neuron_paths import version_of
 
 PC_ARCHES = ("x86_64", "amd64", "i386", "i686")
 EMULATION_SIGNS = (("/proc/cpuinfo", "qemu"), ("/sys/class/dmi/id/sys_vendor", "qemu"),
@@ -43,15 +44,7 @@ def runner_kind(machine: str | None = None) -> str:
 
 def library_kind(lib) -> str:
     """`stand-in` or `real` for a loaded ctypes library (a CDLL)."""
-    if hasattr(lib, STANDIN_SYMBOL):
-        return "stand-in"
-    get = getattr(lib, "NeuronRuntime_getVersion", None)
-    if get is not None:
-        version = (ctypes.c_uint8 * 3)()
-        get.restype = ctypes.c_int
-        if get(ctypes.byref(version)) == 0 and ".".join(map(str, version)) == STANDIN_VERSION:
-            return "stand-in"
-    return "real"
+    return "stand-in" if hasattr(lib, STANDIN_SYMBOL) or version_of(lib) == STANDIN_VERSION else "real"
 
 
 def npu_kind(backend) -> str:

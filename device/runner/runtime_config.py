@@ -57,6 +57,8 @@ class RuntimeConfig:
     neuron_lib: str | None = None   # dla: the Neuron runtime library; None: the first of its known paths
     neuron_api: str | None = None   # dla: "v1" or "v2"; None: V1 where the library exports it, else V2
     neuron_qos: bool = True         # dla: set the public ports' QoS where the library exports setQoSOption
+    neuron_io: str | None = None    # dla: "native" (None: conversion suppressed) or "converted"
+    neuron_create: str | None = None    # dla: "plain" (None: NeuronRuntime_create) or "options"
     npu_profile: str | None = None  # a folder: the Neuron runtime's profiler writes its reports there
                                     # (device/runner/npu_profile.py)
 

@@ -8,6 +8,8 @@ import platform
 import time
 from dataclasses import asdict
 
+import numpy as np
+
 from core.decode.options import DecodeOptions, OptionsError
 from core.model.backend import AttentionBackend
 from core.model.encoder_cache import EncoderCache
@@ -83,8 +85,10 @@ class ServedModel:
                                   "decoder graph, which has no attention output; send cache: on", rid)
         if not isinstance(self.model.backend, AttentionBackend):
             raise P.ProtocolError(P.BAD_REQUEST, f"{asked}: backend {self.model.backend.name!r} has no "
-                                  "step_with_attention, so it cannot report cross-attention; use a numpy, "
-                                  "onnx or tflite runner, or leave attention off", rid)
+                                  "step_with_attention here, so it cannot report cross-attention; on dla compile "
+                                  "a float bundle with this whisperkv (`whisperkv compile DIR`: it adds the step's "
+                                  "attention variant), else use a numpy, onnx or tflite runner, or leave attention "
+                                  "off", rid)
 
 
 def hello_of(model, soc: dict, limits: dict) -> dict:
@@ -95,7 +99,7 @@ def hello_of(model, soc: dict, limits: dict) -> dict:
             # tflite: the interpreter, the delegate, and how many ops each graph runs in it vs on the CPU
             **({"backend_detail": model.backend.describe()} if hasattr(model.backend, "describe") else {}),
             "model": {"dims": asdict(dims), "sha256": model.sha256, "source": model.source},
-            "cache": {"max_len": dims.n_text_ctx, "bytes_per_token": dims.cache_bytes_per_token()},
+            "cache": cache_of(model.backend),
             "soc": soc,
             # what the runner runs on and which Neuron runtime it loaded: the doctor's board-only rungs read these
             "runner_kind": runner_kind(), "npu": npu_kind(model.backend),
@@ -103,6 +107,13 @@ def hello_of(model, soc: dict, limits: dict) -> dict:
             "limits": limits,
             "mel_dtypes": list(P.MEL_DTYPES),
             "features": features_of(model)}
+
+
+def cache_of(backend) -> dict:
+    """hello's `cache`: its length, and the bytes a token takes as the backend holds it, with their dtype."""
+    dims, dtype = backend.dims, np.dtype(getattr(backend, "cache_layout", {}).get("dtype", np.float32))
+    return {"max_len": dims.n_text_ctx, "bytes_per_token": dims.cache_bytes_per_token(dtype.itemsize),
+            "dtype": str(dtype)}
 
 
 def features_of(model) -> list[str]:

@@ -101,6 +101,14 @@ SETTINGS: list[Setting] = [
     Setting("neuron_qos", "dla: the QoS the public MT8371 ports set (sustained power policy, high priority, "
             "boost 100): on (default) or off", kind="choice", choices=("on", "off"),
             config=("neuron_qos", lambda qos: qos != "off"), studio=Shown("Neuron QoS")),
+    Setting("neuron_io", "dla: how the slots are fed: native (default: the runtime's conversion suppressed, fp16 "
+            "buffers of the runtime's padded sizes, as the one public Whisper runner on this family feeds them) or "
+            "converted (the .tflite's own types and sizes, converted by the runtime; Runtime V2 only has this)",
+            kind="choice", choices=("native", "converted"), config=("neuron_io", str.lower),
+            studio=Shown("Neuron I/O")),
+    Setting("neuron_create", "dla: create each runtime with NeuronRuntime_create (plain, default, as the Genio 720 "
+            "runner) or create_with_options and the MT8371 Android ports' option string (options)", kind="choice",
+            choices=("plain", "options"), config=("neuron_create", str.lower), studio=Shown("Neuron create")),
     Setting("npu_profile", "run with the Neuron runtime's profiler on and send its CSV reports after each request "
             "(an `npu_profile` event; device/runner/npu_profile.py)", kind="flag", default=False, cli=False,
             studio=Shown("NPU profile", "profile the NPU (dla, or tflite with the Neuron delegate)",

@@ -1,9 +1,16 @@
 """Compile a bundle's TFLite graphs to MDLA `.dla` files with MediaTek's `ncc-tflite` (NeuroPilot SDK).
 
     DIR/encoder.tflite      -> DIR/encoder.dla
-    DIR/decoder_step.tflite -> DIR/decoder_step.dla
-    DIR/model.json          gains "dla" (compiler, version, SoC, flags, sha256 of each .dla and its input and
-                            output slots with their byte sizes) and the .dla files in "files"
+    DIR/decoder_step.tflite -> DIR/decoder_step.dla, and for a float bundle its attention variant (the
+                               alignment heads' cross-attention as one more output, for word timings and a live
+                               stream), built from the step's own weights -> DIR/decoder_step_attention.dla
+    DIR/model.json          gains "dla": the slot contract (device/runner/neuron_slots.py: its version, and per
+                            graph the flags and each slot's name, shape, .tflite dtype and an integer slot's
+                            scale and zero point), the compiler, its version, the SoC and the sha256 of each .dla;
+                            and the .dla files in "files"
+
+The `.tflite` graphs keep their own I/O types, so one bundle serves the tflite and the dla backends, and a dla
+runtime with the conversion on or suppressed.
 
 The compiler needs MediaTek's SDK download, so nothing here runs it unless it is installed.
 """
@@ -20,6 +27,7 @@ from pathlib import Path
 
 from core.errors import WhisperKVError
 from device.runner.bundle import sha256_file
+from device.runner.neuron_slots import CONTRACT
 from device.runner.soc import SOCS
 
 COMPILER = "ncc-tflite"
@@ -27,7 +35,11 @@ COMPILER = "ncc-tflite"
 # runner also reads the board's SoC with. The rest: the public MT8371 port (soc.PORT_SOURCE).
 # --relax-fp32 computes fp32 graphs in fp16; MediaTek advises pairing it with --opt-accuracy.
 RELAX_FLAGS = ["--relax-fp32", "--opt-accuracy"]
-COMMON_FLAGS = ["--opt-footprint"]
+# The slots in the NPU's native form, as the one public Whisper runner on this family compiles its graphs
+# (hhlqwq/mtk_models whisper_tiny: ncc-tflite --suppress-input --suppress-output) and feeds them with the
+# runtime's conversion suppressed (device/runner/neuron_slots.py).
+COMMON_FLAGS = ["--opt-footprint", "--suppress-input", "--suppress-output"]
+ATTENTION_GRAPH = "decoder_step_attention"
 FLOAT_DTYPES = ("fp32", "fp16")
 # The public MT8371 port (step3_tflite_to_dla.py above) names the output DLA with -o; this was
 # not checked against a real compiler here (none is installed).
@@ -185,14 +197,49 @@ def graph_slots(tflite: Path) -> dict:
         return {}
 
 
-def record(bundle: Path, result: CompileResult) -> dict:
-    """Add the compiled graphs to model.json: the "dla" section and their sha256 in "files"."""
+def contract_slots(tflite: Path) -> dict:
+    """The slot contract of a graph: each slot's name, shape, .tflite dtype, and scale and zero point when it is
+    an integer slot (its bytes follow from these; the runtime says the form it takes them in)."""
+    return {kind: [{k: v for k, v in slot.items() if k != "bytes"} for slot in slots]
+            for kind, slots in graph_slots(tflite).items()}
+
+
+def attention_variant(bundle: Path, folder: Path) -> Path | None:
+    """The step graph's attention variant for a float bundle, written into `folder`, else None (an integer
+    bundle's step is quantized as it is; the variant is built from float weights)."""
+    from core.model.alignment import alignment_heads
+    from core.model.dims import ModelDims
+    from device.graphs.tflite_graphs import build_decoder_step_tflite
+    from device.graphs.tflite_read import params_from_tflite
+
+    doc = json.loads((bundle / "model.json").read_text())
+    step = bundle / "decoder_step.tflite"
+    if doc.get("dtype", "fp32") not in FLOAT_DTYPES or not step.is_file():
+        return None
+    dims = ModelDims(**doc["dims"])
+    out = folder / f"{ATTENTION_GRAPH}.tflite"
+    out.write_bytes(build_decoder_step_tflite(params_from_tflite(step.read_bytes()), dims, doc.get("dtype", "fp32"),
+                                              alignment_heads(dims), doc.get("cross", "kv")))
+    return out
+
+
+def record(bundle: Path, result: CompileResult, sources: dict[str, Path] | None = None) -> dict:
+    """Add the compiled graphs to model.json: the "dla" section (the slot contract) and their sha256 in
+    "files". `sources`: where a graph's .tflite is when not in the bundle (the attention variant)."""
+    from core.model.alignment import alignment_heads
+    from core.model.dims import ModelDims
+
     path = bundle / "model.json"
     doc = json.loads(path.read_text())
-    doc["dla"] = {"compiler": COMPILER, "version": result.version, "soc": result.soc, "flags": result.flags,
-                  "graphs": {g.file.rsplit(".", 1)[0]: {"file": g.file, "from": g.source, "sha256": g.sha256,
-                                                        **graph_slots(bundle / g.source)}
-                             for g in result.graphs}}
+    sources = sources or {}
+    heads = [list(h) for h in alignment_heads(ModelDims(**doc["dims"]))] if "dims" in doc else []
+    doc["dla"] = {"contract": CONTRACT, "compiler": COMPILER, "version": result.version, "soc": result.soc,
+                  "flags": result.flags,
+                  "graphs": {g.file.rsplit(".", 1)[0]: {
+                      "file": g.file, "from": g.source, "sha256": g.sha256, "flags": result.flags,
+                      **contract_slots(sources.get(g.source, bundle / g.source)),
+                      **({"alignment_heads": heads} if g.file.startswith(ATTENTION_GRAPH) else {})}
+                      for g in result.graphs}}
     doc["files"] = dict(sorted({**doc.get("files", {}), **{g.file: g.sha256 for g in result.graphs}}.items()))
     path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
     return doc
@@ -211,7 +258,8 @@ def compile_bundle(bundle: str | Path, soc: str = "mt8371", ncc: str | Path | No
     # All or nothing: the .dla files land in the bundle only once every graph compiled, so a failed
     # run leaves the bundle (and what model.json lists) as it was.
     with tempfile.TemporaryDirectory(prefix=".compile-", dir=bundle) as tmp:
-        for tflite in graphs:
+        variant = attention_variant(bundle, Path(tmp))
+        for tflite in graphs + ([variant] if variant else []):
             dla = Path(tmp) / tflite.with_suffix(".dla").name
             log(f"  {tflite.name} -> {dla.name}")
             seconds = compile_graph(compiler, tflite, flags, dla)
@@ -219,5 +267,7 @@ def compile_bundle(bundle: str | Path, soc: str = "mt8371", ncc: str | Path | No
                                                round(seconds, 2)))
         for g in result.graphs:
             os.replace(Path(tmp) / g.file, bundle / g.file)
-    record(bundle, result)
+        record(bundle, result, {variant.name: variant} if variant else None)
+    if not variant:
+        (bundle / f"{ATTENTION_GRAPH}.dla").unlink(missing_ok=True)
     return result

@@ -10,7 +10,6 @@ sizes and padding, and that the MDLA computes the same tokens.
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
@@ -23,7 +22,8 @@ from device import protocol as P
 from device.runner.bundle import read_bundle
 from device.runner.dla_backend import DlaBackend
 from device.runner.load import LoadedModel
-from device.runner.neuron_paths import SEARCH_ORDER
+from device.runner.neuron_paths import SEARCH_ORDER, SONAMES
+from device.runner.neuron_slots import CONTRACT
 from device.runner.neuron_runtime import NeuronError
 from tests.device.bundle_helpers import compiled_dla_bundle, standin_library
 from tests.device.runner.standin.build import build_empty, build_standin
@@ -57,13 +57,21 @@ def decode(backend, bundle, mels, **opts) -> Transcript:
     return t
 
 
-def test_compile_records_every_slot_with_its_bytes(dla_bundle):
-    graphs = json.loads((dla_bundle / "model.json").read_text())["dla"]["graphs"]
+def test_compile_records_the_slot_contract_and_the_flags_of_each_graph(dla_bundle):
+    dla = json.loads((dla_bundle / "model.json").read_text())["dla"]
+    assert dla["contract"] == CONTRACT
+    graphs = dla["graphs"]
+    assert set(graphs) == {"encoder", "decoder_step", "decoder_step_attention"}
     step = graphs["decoder_step"]
     assert [s["name"] for s in step["inputs"]] and {s["name"] for s in step["outputs"]} == {"logits", "new_k", "new_v"}
-    assert next(s for s in step["inputs"] if s["name"] == "self_k")["bytes"] == 6 * 448 * 512 * 4
-    assert graphs["encoder"]["inputs"] == [{"name": "mel", "shape": [1, 80, 3000], "dtype": "FLOAT32",
-                                            "bytes": 80 * 3000 * 4}]
+    assert next(s for s in step["inputs"] if s["name"] == "self_k") == {"name": "self_k", "shape": [6, 1, 448, 512],
+                                                                      "dtype": "FLOAT32"}
+    assert graphs["encoder"]["inputs"] == [{"name": "mel", "shape": [1, 80, 3000], "dtype": "FLOAT32"}]
+    for g in graphs.values():
+        assert {"--relax-fp32", "--opt-accuracy", "--suppress-input", "--suppress-output"} <= set(g["flags"])
+    attention = graphs["decoder_step_attention"]
+    assert attention["outputs"][-1] == {"name": "attention", "shape": [8, 1, 1500], "dtype": "FLOAT32"}
+    assert attention["inputs"] == step["inputs"] and len(attention["alignment_heads"]) == 8
 
 
 def test_the_dla_gives_the_reference_tokens_and_each_graph_runs_on_the_runtime(dla_bundle, standin, model,
@@ -82,8 +90,14 @@ def test_the_dla_gives_the_reference_tokens_and_each_graph_runs_on_the_runtime(d
     assert step_calls[0] == "create" and step_calls.count("create") == 1
     # the 4 prefix tokens <|sot|><|en|><|transcribe|><|notimestamps|>, then every sampled token but the final EOT
     assert step_calls.count("run") == 4 + len(got.steps) - 1
-    assert backend.describe()["graphs"][1] | {"sha256": ""} == {"graph": "decoder_step", "file": "decoder_step.dla",
-                                                                 "sha256": "", "runs_on": "dla"}
+    detail = backend.describe()
+    assert (detail["io"], detail["create"], detail["cache_dtype"]) == ("native", "plain", "float16")
+    step = detail["graphs"][1]
+    assert (step["graph"], step["file"], step["runs_on"]) == ("decoder_step", "decoder_step.dla", "dla")
+    mask = next(s for s in step["slots"] if s["name"] == "mask")
+    # the v1+v2 build pads the inputs' rows to 16 elements, as a runtime with conversion suppressed reports them
+    assert (mask["element"], mask["size"], mask["padded_size"], mask["row"], mask["pitch"]) == (
+        "float16", 449 * 2, 464 * 2, 449, 464)
 
 
 def test_hello_names_the_runtime_library_and_its_version_where_it_reports_one(dla_bundle, standin, tmp_path):
@@ -96,15 +110,34 @@ def test_hello_names_the_runtime_library_and_its_version_where_it_reports_one(dl
     assert "library_version" not in DlaBackend.from_bundle(dla_bundle, str(quiet)).describe()
 
 
-def test_a_wrong_slot_size_is_refused_naming_the_file_the_slot_and_both_sizes(dla_bundle, standin, tmp_path):
+def _edited(dla_bundle, tmp_path, edit) -> object:
+    """The compiled bundle with its model.json edited (its files linked, not copied)."""
     bad = tmp_path / "bad"
-    shutil.copytree(dla_bundle, bad)
-    doc = json.loads((bad / "model.json").read_text())
-    doc["dla"]["graphs"]["decoder_step"]["inputs"][1]["bytes"] += 4
+    bad.mkdir()
+    for f in dla_bundle.iterdir():
+        if f.suffix != ".calls" and f.name != "model.json":
+            (bad / f.name).symlink_to(f)
+    doc = json.loads((dla_bundle / "model.json").read_text())
+    edit(doc)
     (bad / "model.json").write_text(json.dumps(doc))
-    with pytest.raises(ModelError, match=r"decoder_step.dla input slot 1 \(\w+\) is \d+ bytes in the runtime .* "
-                                         r"model.json records \d+"):
+    return bad
+
+
+def test_a_slot_the_runtime_sizes_otherwise_is_refused_naming_the_file_the_slot_and_both_sizes(
+        dla_bundle, standin, tmp_path):
+    bad = _edited(dla_bundle, tmp_path, lambda doc: doc["dla"]["graphs"]["decoder_step"]["inputs"][1]["shape"]
+                  .__setitem__(-1, 500))
+    with pytest.raises(ModelError, match=r"^decoder_step.dla input slot 1 \(\w+ FLOAT32 \[.*, 500\]\) is \d+ bytes in "
+                                         r"the runtime \(padded \d+\): not \d+ elements .* — recompile it"):
         DlaBackend.from_bundle(bad, str(standin))
+
+
+def test_a_bundle_compiled_before_the_slot_contract_is_refused_with_the_recompile_line(dla_bundle, standin, tmp_path):
+    bad = _edited(dla_bundle, tmp_path, lambda doc: doc["dla"].pop("contract"))
+    with pytest.raises(ModelError) as err:
+        DlaBackend.from_bundle(bad, str(standin))
+    assert "compiled before the slot contract" in str(err.value) and "\n" not in str(err.value)
+    assert "`whisperkv compile DIR --soc SOC`" in err.value.fix
 
 
 def test_a_library_without_the_runtime_symbols_is_refused(dla_bundle, tmp_path):
@@ -118,8 +151,10 @@ def test_a_missing_library_and_a_failing_create_name_the_path_and_the_code(dla_b
     with pytest.raises(NeuronError, match="/nowhere/libneuron_runtime.so does not exist.*neuron_lib=PATH"):
         DlaBackend.from_bundle(dla_bundle, "/nowhere/libneuron_runtime.so")
     failing = build_standin(tmp_path, "FAIL_CREATE")
-    with pytest.raises(NeuronError, match="NeuronRuntime_create_with_options failed for encoder.dla with error code 4"):
+    with pytest.raises(NeuronError, match="NeuronRuntime_create failed for encoder.dla with error code 4"):
         DlaBackend.from_bundle(dla_bundle, str(failing))
+    with pytest.raises(NeuronError, match="NeuronRuntime_create_with_options failed for encoder.dla with error code 4"):
+        DlaBackend.from_bundle(dla_bundle, str(failing), neuron_create="options")
     with pytest.raises(NeuronError, match="NeuronRuntimeV2_create failed for encoder.dla with error code 4"):
         DlaBackend.from_bundle(dla_bundle, str(failing), neuron_api="v2")
 
@@ -143,8 +178,8 @@ def test_the_cli_transcribes_on_the_dla_through_the_local_runner(dla_bundle, sta
                        cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr
     assert "ask not what your country can do for you" in r.stdout and "backend dla" in r.stderr
-    assert (f"ran on the NPU (encoder.dla, decoder_step.dla on the Neuron runtime) | Neuron runtime V1 0.0.1 "
-            f"({standin})]") in r.stderr
+    assert (f"ran on the NPU (encoder.dla, decoder_step.dla on the Neuron runtime) | Neuron runtime V1 0.0.1, "
+            f"native I/O ({standin})]") in r.stderr
     assert calls(dla_bundle, "encoder") == ["create", "run"]
 
 
@@ -158,6 +193,6 @@ def test_a_runner_asked_for_dla_without_a_runtime_says_where_it_looked_and_keeps
             r.request({"op": "hello", "protocol": P.PROTOCOL})
             ev = error(r)
             assert ev["code"] == "model_missing" and "no Neuron runtime library here" in ev["message"]
-            assert "neuron_lib=PATH" in ev["message"] and all(p in ev["message"] for p in SEARCH_ORDER)
+            assert "neuron_lib=PATH" in ev["message"] and all(p in ev["message"] for p in SEARCH_ORDER + SONAMES)
     finally:
         r.close()

@@ -1,9 +1,10 @@
 """MediaTek's Neuron runtime as the images name and expose it, on STAND-IN runtime libraries.
 
-The stand-ins (tests/device/runner/standin/, built as `libneuronusdk_runtime.mtk.so.8`, the Yocto image's name)
-export Runtime V1 only, V2 only, or both, and one reports padded sizes larger than the tensors and lacks V1's
-get*Number (older headers). Each computes in LiteRT the graph its `.dla` holds, so each build must give the
-NumPy reference's tokens. What only a board can show: the real library's symbols, sizes, codes and QoS effect.
+The stand-ins (tests/device/runner/standin/, built as `libneuronusdk_runtime.mtk.so.8`, the Yocto image's name,
+without the marker MediaTek's library lacks) export Runtime V1 only, V2 only, or both; with conversion suppressed
+their float slots are fp16 and the inputs' rows padded (one build pads the outputs too and lacks V1's get*Number,
+as older headers do). Each computes in LiteRT the graph its `.dla` holds, so each build must give the NumPy
+reference's tokens. What only a board can show: the real library's symbols, sizes, codes and QoS effect.
 """
 from __future__ import annotations
 
@@ -13,16 +14,16 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from core.decode.options import DecodeOptions
 from core.decode.transcript import Transcript
 from device import protocol as P
-from device.runner import neuron_v1
 from device.runner.bundle import read_bundle
 from device.runner.dla_backend import DlaBackend
-from device.runner.neuron_paths import SEARCH_ORDER, first_present, runtime_probe
-from device.runner.neuron_runtime import NeuronError, NeuronLibrary, find_library, major, version_warning
+from device.runner.neuron_paths import SEARCH_ORDER, SONAMES, first_present, runtime_probe, tried
+from device.runner.neuron_runtime import V2_CONVERTS, NeuronError, NeuronLibrary, major, open_library, version_warning
 from tests.conftest import AUDIO, ROOT
 from tests.device.bundle_helpers import STANDIN_BUILDS, compiled_dla_bundle, standin_library
 from tests.device.runner.standin.build import build_empty, build_standin
@@ -63,7 +64,7 @@ def test_the_search_order_is_yocto_then_android_and_a_miss_names_every_path(tmp_
     assert first_present((str(tmp_path / "missing.so"), str(later))) == str(later)
     if first_present() is None:      # this PC has none of them
         with pytest.raises(NeuronError, match="no Neuron runtime library here") as err:
-            find_library()
+            open_library()
         assert all(p in str(err.value) for p in SEARCH_ORDER)
 
 
@@ -90,7 +91,7 @@ def test_hello_warns_when_the_compilers_major_version_is_not_the_runtimes(bundle
     assert "compiled by ncc-tflite 8.x" in detail["version_warning"] and "recompile" in detail["version_warning"]
     assert detail["version_warning"] in caplog.text
     # a create that then fails says why it may have
-    with pytest.raises(NeuronError, match=r"create_with_options failed .* compiled by ncc-tflite 8.x .* — recompile "
+    with pytest.raises(NeuronError, match=r"NeuronRuntime_create failed .* compiled by ncc-tflite 8.x .* — recompile "
                                           r"with an ncc-tflite 0.x$"):
         DlaBackend(b, str(build_standin(tmp_path, "FAIL_CREATE")))
 
@@ -111,22 +112,59 @@ def test_transcribe_gives_the_reference_tokens_through_each_build_and_names_the_
     assert doc["tokens"] == reference(model, clip_mels, "test_en.wav", "en").tokens
     ran = doc["ran_on"]
     api = FORCED.get(build, API_OF[build]).upper()
-    assert (ran["where"], ran["library"], ran["library_version"], ran["api"]) == ("npu", str(lib), "0.0.1", api)
+    io = "converted" if api == "V2" else "native"      # V2 has no public way to suppress conversion
+    assert (ran["where"], ran["library"], ran["library_version"], ran["api"], ran["io"]) == (
+        "npu", str(lib), "0.0.1", api, io)
 
 
-def test_test_zh_gives_the_reference_tokens_on_the_v1_build(bundle, model, clip_mels):
+@pytest.mark.parametrize("build", ["v1", "v1+v2"])
+def test_test_zh_gives_the_reference_tokens_on_the_native_path(build, bundle, model, clip_mels):
     """test_en goes through every build above; test_zh through the API the runner prefers, in this process."""
-    got = decode(DlaBackend.from_bundle(bundle, str(standin_library("v1"))), bundle, clip_mels("test_zh.wav"),
-                 language="zh")
+    backend = DlaBackend.from_bundle(bundle, str(standin_library(build)))
+    assert backend.lib.io == "native" and np.dtype(backend.cache_layout["dtype"]) == np.float16
+    got = decode(backend, bundle, clip_mels("test_zh.wav"), language="zh")
     assert got.tokens == reference(model, clip_mels, "test_zh.wav", "zh").tokens
 
 
-def test_padded_sizes_are_larger_but_the_buffers_are_the_tensors_own(bundle):
+def test_the_converted_path_gives_the_same_tokens_from_the_same_bundle(bundle, model, clip_mels):
+    backend = DlaBackend.from_bundle(bundle, str(standin_library("v1")), neuron_io="converted")
+    mel = backend.describe()["graphs"][0]["slots"][0]
+    assert (backend.lib.io, mel["element"], mel["size"], mel["pitch"]) == ("converted", "float32", 80 * 3000 * 4, 3000)
+    assert backend.cache_layout == {}
+    got = decode(backend, bundle, clip_mels("test_en.wav"), language="en")
+    assert got.tokens == reference(model, clip_mels, "test_en.wav", "en").tokens
+
+
+def test_a_v2_only_library_runs_the_converted_path_and_says_why(bundle, caplog):
+    detail = DlaBackend.from_bundle(bundle, str(standin_library("v2"))).describe()
+    assert (detail["api"], detail["io"], detail["io_note"]) == ("V2", "converted", V2_CONVERTS)
+    assert V2_CONVERTS in caplog.text
+
+
+def test_the_form_is_derived_from_the_runtimes_sizes_padding_after_each_row(bundle):
+    """The `padded` build pads every row, outputs too: the pitch comes from get*PaddedSize, never a constant."""
     backend = DlaBackend.from_bundle(bundle, str(standin_library("padded")))
-    graph = backend._encoder.graph
-    assert graph.padded_sizes("Input") == [80 * 3008 * 4] and graph.input_sizes == [80 * 3000 * 4]
-    step = backend._step.graph
-    assert any(p > s for p, s in zip(step.padded_sizes("Input"), step.input_sizes))
+    graph = backend._graphs["encoder"].graph
+    assert graph.padded_sizes("Input") == [80 * 3008 * 2] and graph.input_sizes == [80 * 3000 * 2]
+    step = {s["name"]: s for s in backend.describe()["graphs"][1]["slots"]}
+    assert (step["logits"]["pitch"], step["logits"]["padded_size"]) == (51872, 51872 * 2)
+    assert (step["self_k"]["pitch"], step["mask"]["pitch"], step["x"]["element_bytes"]) == (512, 464, 2)
+
+
+@pytest.mark.parametrize("fault", ["fp32 data", "an unpadded buffer"])
+def test_a_buffer_not_in_the_slots_form_is_refused_in_one_line_naming_the_slot(fault, bundle):
+    backend = DlaBackend.from_bundle(bundle, str(standin_library("v1")))
+    step = backend._graphs["decoder_step"]
+    ins = [f.buffer() for f in step.forms["input"]]
+    outs = [f.buffer() for f in step.forms["output"]]
+    mask = next(i for i, f in enumerate(step.forms["input"]) if f.name == "mask")
+    ins[mask] = (np.zeros((1, 1, 1, 464), np.float32) if fault == "fp32 data"
+                 else np.zeros((1, 1, 1, 449), np.float16))
+    with pytest.raises(NeuronError) as err:
+        step.graph.run(ins, outs)
+    said = str(err.value)
+    assert f"NeuronRuntime_setInput failed for decoder_step.dla input slot {mask} (mask, " in said
+    assert "\n" not in said
 
 
 def test_qos_is_the_public_ports_unless_turned_off(bundle):
@@ -153,14 +191,21 @@ def test_a_dropped_backend_releases_its_runtimes(bundle, api):
         gc.enable()
 
 
-def test_suppressing_conversion_on_fp32_slots_is_refused_by_the_v1_runtime(bundle, monkeypatch):
-    """The mistake fails: with conversion suppressed the MDLA takes no fp32 slot (the Genio 720 runner's graphs
-    had fp16 slots); ours are fp32, so the backend must keep conversion on."""
-    suppressed = neuron_v1.env_options()
-    suppressed.suppressInputConversion = suppressed.suppressOutputConversion = True
-    monkeypatch.setattr(neuron_v1, "env_options", lambda threads=1: suppressed)
-    with pytest.raises(NeuronError, match="NeuronRuntime_loadNetworkFromFile failed for encoder.dla with error code 4"):
-        DlaBackend.from_bundle(bundle, str(standin_library("v1")))
+def test_the_library_is_found_by_its_soname_through_the_loaders_own_search(tmp_path):
+    """Where none of the paths exists (this PC), the loader's lookup finds a library on LD_LIBRARY_PATH."""
+    if first_present() is not None:
+        pytest.skip("this machine has a Neuron runtime at one of the known paths")
+    build_standin(tmp_path, "WITH_V1", name=SONAMES[1])
+    code = ("from device.runner.neuron_runtime import open_library; from device.runner.neuron_paths import "
+            "runtime_probe; print(open_library()[0], runtime_probe()['version'])")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "LD_LIBRARY_PATH": str(tmp_path)})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == [SONAMES[1], "0.0.1"]
+    assert tried()[-2:] == [f"{s} (the loader's search)" for s in SONAMES]
+    assert SEARCH_ORDER[-4:] == ("/usr/lib/aarch64-linux-gnu/libneuronusdk_runtime.mtk.so.8",
+                                 "/usr/lib/aarch64-linux-gnu/libneuronusdk_runtime.mtk.so",
+                                 "/usr/lib64/libneuronusdk_runtime.mtk.so.8", "/usr/lib64/libneuronusdk_runtime.mtk.so")
 
 
 @pytest.fixture(scope="module")
@@ -184,7 +229,8 @@ def test_a_dla_that_is_a_plain_tflite_file_is_accepted_by_the_standin(bundle, tm
     assert plain[4:8] == b"TFL3"
     (folder / "encoder.dla").unlink()
     (folder / "encoder.dla").write_bytes(plain)
-    assert DlaBackend.from_bundle(folder, str(standin_library("v2")))._encoder.graph.input_sizes == [80 * 3000 * 4]
+    assert DlaBackend.from_bundle(folder, str(standin_library("v2")))._graphs["encoder"].graph.input_sizes == [
+        80 * 3000 * 4]
 
 
 @pytest.mark.parametrize("case", ["neither API", "create fails", "not a .dla"])
@@ -194,7 +240,7 @@ def test_each_runtime_failure_is_one_line_and_the_runner_keeps_serving(case, bun
 
     lib, model, said = {
         "neither API": (build_empty(tmp_path), bundle, "exports neither Runtime API"),
-        "create fails": (build_standin(tmp_path, "FAIL_CREATE"), bundle, "NeuronRuntime_create_with_options failed"),
+        "create fails": (build_standin(tmp_path, "FAIL_CREATE"), bundle, "NeuronRuntime_create failed"),
         "not a .dla": (standin_library("v1"), not_a_dla, "NeuronRuntime_loadNetworkFromFile failed for encoder.dla"),
     }[case]
     r = RawRunner("--backend", "dla", "--model", str(model), "--neuron-lib", str(lib))

@@ -24,7 +24,8 @@ if os.environ.get("NCC_STANDIN_FAIL"):
     print("ERROR: op GATHER is not supported on mdla5.3", file=sys.stderr)
     print("ERROR: compilation failed", file=sys.stderr)
     sys.exit(3)
-need = ["--arch=mdla5.3,edma3.6", "--l1-size-kb=256", "--num-mdla=1", "--opt-footprint"]
+need = ["--arch=mdla5.3,edma3.6", "--l1-size-kb=256", "--num-mdla=1", "--opt-footprint", "--suppress-input",
+        "--suppress-output"]
 missing = [f for f in need if f not in args]
 if ("--relax-fp32" in args) != ("--opt-accuracy" in args):
     missing.append("--relax-fp32 with --opt-accuracy")

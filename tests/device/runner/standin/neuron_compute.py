@@ -4,11 +4,19 @@ A stand-in `.dla` (the tests' stand-in ncc-tflite writes them) is b"STAND-IN DLA
 was compiled from, or a plain TFLite file (the flatbuffer's identifier b"TFL3" at bytes 4..8): each runtime runs
 that graph in LiteRT, with its slots in the graph's input and output order. Every create and run is appended to
 `<dla>.calls` ("create", "run"), so a test can check that the encoder ran once per window and the step once per
-decoded position; the QoS a runtime was given goes to `<dla>.qos`. With conversion suppressed (V1's EnvOptions)
-a graph with fp32 slots is refused, as the MDLA takes none then. Runs take buffers of the tensors' own sizes
-only; the padded sizes (the last dimension rounded up to 16 elements, as the MDLA aligns widths) are reported,
-never accepted. `APU` (set by the library from STANDIN_APU) names the unix socket of a STAND-IN APU (apu.py):
-when set, every call below is computed in that process apart, not in the runner's.
+decoded position; the QoS a runtime was given goes to `<dla>.qos`.
+
+The slots' form, as the one public Whisper runner on this family found MediaTek's runtime (hhlqwq/mtk_models
+whisper_board_eval.cpp): with conversion suppressed (V1's EnvOptions) a float slot is fp16 in the NPU's form
+(get*Size reports 2 bytes an element, whatever the .tflite's type) and each buffer must be the padded size, its
+innermost rows `pitch` elements apart; the stand-in converts to and from the .tflite's own types for LiteRT. With
+conversion on (and every V2 runtime) buffers are the .tflite's types at the tensors' own sizes, and the padded sizes
+are reported, never accepted. The library's build decides what is padded (`pad`): nothing (0), the inputs' rows to
+ALIGN elements (1: the outputs come unpadded, as that runner's logits did), or the outputs' rows too (2). A buffer
+of another size is refused, at V1's setInput/setOutput (`accepts`) and at every run. No public record says the
+runtime refuses fp32 .tflite slots with conversion suppressed, so this stand-in does not. `APU` (set by the library
+from STANDIN_APU) names the unix socket of a STAND-IN APU (apu.py): when set, every call below is computed in that
+process apart, not in the runner's.
 
 The profiler, as MediaTek's runtime documents it: with MTKNN_ENABLE_PROFILER=1 at create, the report goes to the
 MTKNN_PROFILER_LOG_PATH named then, written when the runtime is released. Its tables have the documented columns
@@ -32,6 +40,7 @@ import time
 import numpy as np
 
 MAGIC = b"STAND-IN DLA of "
+HELD_BYTES = 1 << 20                   # inputs this large are compared with the last run's before converting
 ALIGN = 16                             # elements: the MDLA's width alignment, as the padded sizes report it
 APU = ""
 _runtimes: dict[int, dict] = {}
@@ -56,7 +65,7 @@ def tflite_of(data: bytes) -> bytes | None:
 
 
 @_on_apu
-def create(path: str, threads: int, suppress_in: int = 0, suppress_out: int = 0) -> int:
+def create(path: str, threads: int, suppress_in: int = 0, suppress_out: int = 0, pad: int = 0) -> int:
     with open(path, "rb") as f:
         graph = tflite_of(f.read())
     if graph is None:
@@ -65,14 +74,12 @@ def create(path: str, threads: int, suppress_in: int = 0, suppress_out: int = 0)
 
     interp = Interpreter(model_content=graph, num_threads=max(1, threads))
     interp.allocate_tensors()
-    for suppressed, details in ((suppress_in, interp.get_input_details()), (suppress_out, interp.get_output_details())):
-        if suppressed and any(d["dtype"] == np.float32 for d in details):
-            print("STAND-IN Neuron runtime: fp32 slots with conversion suppressed", flush=True)
-            return -4
     handle = len(_runtimes) + 1 + max(_runtimes, default=0)
     report = os.environ.get("MTKNN_PROFILER_LOG_PATH") if os.environ.get("MTKNN_ENABLE_PROFILER") == "1" else None
     _runtimes[handle] = {"interp": interp, "path": path, "inputs": interp.get_input_details(),
-                         "outputs": interp.get_output_details(), "report": report, "run_ms": []}
+                         "outputs": interp.get_output_details(), "report": report, "run_ms": [],
+                         "suppressed": {"inputs": bool(suppress_in), "outputs": bool(suppress_out)},
+                         "pad": {"inputs": pad >= 1, "outputs": pad >= 2}}
     _log(path, "create")
     return handle
 
@@ -82,20 +89,43 @@ def _log(path: str, what: str) -> None:
         f.write(what + "\n")
 
 
+def _native(rt: dict, kind: str, d: dict) -> np.dtype:
+    """The element type a slot's buffer holds: fp16 for a float slot with conversion suppressed."""
+    if rt["suppressed"][kind] and np.dtype(d["dtype"]).kind == "f":
+        return np.dtype(np.float16)
+    return np.dtype(d["dtype"])
+
+
+def _pitch(rt: dict, kind: str, d: dict, padded: bool) -> int:
+    row = int(d["shape"][-1]) if len(d["shape"]) else 1
+    return -(-row // ALIGN) * ALIGN if padded and rt["pad"][kind] else row
+
+
 @_on_apu
 def size(handle: int, kind: str, slot: int, padded: int = 0) -> int:
-    """A slot's bytes (padded: its last dimension rounded up to ALIGN elements); the slot count for slot -1;
-    -1 for a slot past the last."""
-    details = _runtimes[handle][kind]
+    """A slot's bytes (padded: as get*PaddedSize reports them); the slot count for slot -1; -1 for a slot past
+    the last."""
+    rt = _runtimes[handle]
+    details = rt[kind]
     if slot < 0:
         return len(details)
     if slot >= len(details):
         return -1
     d = details[slot]
-    shape = [int(n) for n in d["shape"]]
-    if padded and shape:
-        shape[-1] = -(-shape[-1] // ALIGN) * ALIGN
-    return int(np.prod(shape, dtype=np.int64)) * np.dtype(d["dtype"]).itemsize
+    row = int(d["shape"][-1]) if len(d["shape"]) else 1
+    elements = int(np.prod(d["shape"], dtype=np.int64))
+    return elements // row * _pitch(rt, kind, d, bool(padded)) * _native(rt, kind, d).itemsize
+
+
+def _expected(handle: int, kind: str, slot: int) -> int:
+    """The bytes a buffer must have: the padded size with conversion suppressed, else the tensor's own size."""
+    return size(handle, kind, slot, int(_runtimes[handle]["suppressed"][kind]))
+
+
+@_on_apu
+def accepts(handle: int, kind: str, slot: int, length: int) -> int:
+    """1 when a buffer of `length` bytes is what the slot takes, else 0 (V1's setInput/setOutput refuse it)."""
+    return int(slot < len(_runtimes[handle][kind]) and length == _expected(handle, kind, slot))
 
 
 @_on_apu
@@ -106,27 +136,38 @@ def qos(handle: int, preference: int, priority: int, boost: int, policy: int) ->
 
 
 
-def _view(address: int, length: int, detail: dict) -> np.ndarray:
+def _rows(rt: dict, kind: str, d: dict, address: int, length: int) -> np.ndarray:
+    """The buffer at `address` as [rows, pitch] of its native type."""
     raw = (ctypes.c_char * length).from_address(address)
-    return np.frombuffer(raw, dtype=detail["dtype"]).reshape(detail["shape"])
+    pitch = _pitch(rt, kind, d, rt["suppressed"][kind])
+    return np.frombuffer(raw, dtype=_native(rt, kind, d)).reshape(-1, pitch)
 
 
 @_on_apu
 def run(handle: int, inputs: list, outputs: list) -> int:
     rt = _runtimes[handle]
     interp = rt["interp"]
-    for (address, length), d in zip(inputs, rt["inputs"]):
-        if length != size(handle, "inputs", rt["inputs"].index(d)):
+    for i, ((address, length), d) in enumerate(zip(inputs, rt["inputs"])):
+        if length != _expected(handle, "inputs", i):
             return 3                   # a buffer of the wrong size: the real runtime refuses it too
-        interp.set_tensor(d["index"], _view(address, length, d))
+        raw = _rows(rt, "inputs", d, address, length)
+        held = rt.setdefault("held", {}).get(i)
+        if held is not None and np.array_equal(held, raw):
+            continue        # LiteRT keeps an input between runs: a window's cross state is converted once
+        if raw.nbytes >= HELD_BYTES:
+            rt["held"][i] = raw.copy()
+        row = int(d["shape"][-1]) if len(d["shape"]) else 1
+        interp.set_tensor(d["index"], raw[:, :row].astype(d["dtype"]).reshape(d["shape"]))
     t0 = time.perf_counter()
     interp.invoke()
     rt["run_ms"].append((time.perf_counter() - t0) * 1000)
-    for (address, length), d in zip(outputs, _faulty(rt["outputs"])):
-        out = _noisy(np.ascontiguousarray(interp.get_tensor(d["index"])))
-        if length != out.nbytes:
+    details = rt["outputs"]
+    for i, ((address, length), d) in enumerate(zip(outputs, details)):
+        out = _noisy(np.ascontiguousarray(interp.get_tensor(_faulty(details)[i]["index"])))
+        if length != _expected(handle, "outputs", i):
             return 3
-        ctypes.memmove(address, out.ctypes.data, out.nbytes)
+        rows = _rows(rt, "outputs", d, address, length)
+        rows[:, :out.shape[-1] if out.ndim else 1] = out.reshape(rows.shape[0], -1).astype(rows.dtype)
     _log(rt["path"], "run")
     return 0
 

@@ -6,15 +6,16 @@
  * LiteRT the TFLite graph held in the .dla. Built by the tests (build.py) with
  *   cc -shared -fPIC -I<python include> -DSTANDIN_DIR='"<this folder>"' [defines]
  * WITH_V1, WITH_V2: the APIs exported (neither given: both). NO_NUMBER leaves V1's get{Input,Output}Number out
- * (older headers). PADDED makes get*PaddedSize report the MDLA's padded sizes (the last dimension rounded up
- * to 16 elements), larger than the tensors; runs still take buffers of the tensors' own sizes only.
+ * (older headers). PADDED makes get*PaddedSize report each input's innermost rows padded to 16 elements (the
+ * outputs unpadded, as the Genio 720 runner's logits came); PAD_OUTPUTS pads the outputs' rows too.
+ * V1 with conversion suppressed (EnvOptions): float slots are fp16 in the NPU's form (get*Size 2 bytes an element)
+ * and setInput/setOutput refuse (code 4) a buffer that is not the padded size; with conversion on (and every V2
+ * runtime) the slots are the .tflite's own types and sizes. neuron_compute.py holds the rules.
  * FAIL_CREATE makes every create fail with code 4; FAIL_RUN_AT=N makes the Nth run (1-based) fail with code 5.
  * NeuronRuntime_getVersion reports 0.0.1 (no real runtime is that old); NO_VERSION leaves the symbol out.
- * It exports `whisperkv_standin`, so a runner can say in hello that its NPU is a stand-in
- * (device/runner/runner_kind.py).
+ * WITH_MARKER exports `whisperkv_standin`, which a runner reports in hello (device/runner/runner_kind.py) and
+ * nothing else reads: the tests' default builds go without it, as MediaTek's library does.
  * STANDIN_APU="SOCKET": every call is computed by the STAND-IN APU listening there (apu.py), a process apart.
- * The V1 runtime refuses (loadNetworkFromFile fails with code 4) a .dla with fp32 slots when conversion is
- * suppressed (EnvOptions.suppressInputConversion / suppressOutputConversion): the MDLA takes no fp32 slot then.
  */
 #include <Python.h>
 #include <stdbool.h>
@@ -29,7 +30,9 @@
 #define STANDIN_APU ""
 #endif
 
+#ifdef WITH_MARKER
 const char whisperkv_standin[] = "STAND-IN Neuron runtime (tests/device/runner/standin)";
+#endif
 
 static PyObject* compute_module(void) {
     static PyObject* module = NULL;
@@ -87,7 +90,9 @@ static int get(long rt, const char* kind, long slot, int padded, size_t* out) {
     return 0;
 }
 
-#ifdef PADDED
+#if defined(PAD_OUTPUTS)
+#define PAD 2
+#elif defined(PADDED)
 #define PAD 1
 #else
 #define PAD 0
@@ -126,7 +131,13 @@ static long count(long rt, const char* kind) {
 typedef struct { const char* path; long threads; int suppress_in, suppress_out; } CreateArgs;
 static PyObject* create_args(void* a) {
     CreateArgs* c = a;
-    return Py_BuildValue("(slii)", c->path, c->threads, c->suppress_in, c->suppress_out);
+    return Py_BuildValue("(sliii)", c->path, c->threads, c->suppress_in, c->suppress_out, PAD);
+}
+
+typedef struct { long rt; const char* kind; long slot; size_t length; } AcceptArgs;
+static PyObject* accept_args(void* a) {
+    AcceptArgs* s = a;
+    return Py_BuildValue("(lsln)", s->rt, s->kind, s->slot, (Py_ssize_t)s->length);
 }
 static PyObject* handle_args(void* a) { return Py_BuildValue("(l)", (long)(intptr_t)a); }
 
@@ -179,17 +190,22 @@ int NeuronRuntime_loadNetworkFromFile(void* runtime, const char* pathToDla) {
     return 0;
 }
 
-static int set_buf(Buf* slots, uint64_t handle, const void* buffer, size_t length, BufferAttribute attr) {
+static int set_buf(V1Runtime* r, const char* kind, Buf* slots, uint64_t handle, const void* buffer, size_t length,
+                   BufferAttribute attr) {
     if (handle >= MAX_SLOTS || attr.ionFd != -1) return 4;    /* only ordinary buffers here */
+    AcceptArgs a = {r->rt, kind, (long)handle, length};
+    if (locked_call("accepts", accept_args, &a) != 1) return 4;  /* a buffer of another size than the slot takes */
     slots[handle].buffer = (void*)buffer;
     slots[handle].length = length;
     return 0;
 }
 int NeuronRuntime_setInput(void* runtime, uint64_t handle, const void* buffer, size_t length, BufferAttribute attr) {
-    return set_buf(((V1Runtime*)runtime)->ins, handle, buffer, length, attr);
+    V1Runtime* r = runtime;
+    return set_buf(r, "inputs", r->ins, handle, buffer, length, attr);
 }
 int NeuronRuntime_setOutput(void* runtime, uint64_t handle, void* buffer, size_t length, BufferAttribute attr) {
-    return set_buf(((V1Runtime*)runtime)->outs, handle, buffer, length, attr);
+    V1Runtime* r = runtime;
+    return set_buf(r, "outputs", r->outs, handle, buffer, length, attr);
 }
 int NeuronRuntime_inference(void* runtime) {
     V1Runtime* r = runtime;
@@ -206,10 +222,10 @@ int NeuronRuntime_getOutputSize(void* runtime, uint64_t h, size_t* n) {
     return get(((V1Runtime*)runtime)->rt, "outputs", (long)h, 0, n);
 }
 int NeuronRuntime_getInputPaddedSize(void* runtime, uint64_t h, size_t* n) {
-    return get(((V1Runtime*)runtime)->rt, "inputs", (long)h, PAD, n);
+    return get(((V1Runtime*)runtime)->rt, "inputs", (long)h, 1, n);
 }
 int NeuronRuntime_getOutputPaddedSize(void* runtime, uint64_t h, size_t* n) {
-    return get(((V1Runtime*)runtime)->rt, "outputs", (long)h, PAD, n);
+    return get(((V1Runtime*)runtime)->rt, "outputs", (long)h, 1, n);
 }
 int NeuronRuntime_setQoSOption(void* runtime, const QoSOptions* qos) { return set_qos(((V1Runtime*)runtime)->rt, qos); }
 void NeuronRuntime_release(void* runtime) {
@@ -276,10 +292,10 @@ int NeuronRuntimeV2_getOutputSize(void* runtime, uint64_t h, size_t* n) {
     return get((long)(intptr_t)runtime, "outputs", (long)h, 0, n);
 }
 int NeuronRuntimeV2_getInputPaddedSize(void* runtime, uint64_t h, size_t* n) {
-    return get((long)(intptr_t)runtime, "inputs", (long)h, PAD, n);
+    return get((long)(intptr_t)runtime, "inputs", (long)h, 1, n);
 }
 int NeuronRuntimeV2_getOutputPaddedSize(void* runtime, uint64_t h, size_t* n) {
-    return get((long)(intptr_t)runtime, "outputs", (long)h, PAD, n);
+    return get((long)(intptr_t)runtime, "outputs", (long)h, 1, n);
 }
 int NeuronRuntimeV2_setQoSOption(void* runtime, const QoSOptions* qos) { return set_qos((long)(intptr_t)runtime, qos); }
 void NeuronRuntimeV2_release(void* runtime) { locked_call("release", handle_args, runtime); }
