@@ -6,7 +6,14 @@ from core.model.device_words import machine_words
 from device.link import board_packages
 from device.link.connect import open_transport
 from device.link.doctor.board_probe import probe_board
-from device.link.doctor.deployment import backend_of, bundle_doc, deploy_mode, deployment, model_doc  # noqa: F401
+from device.link.doctor.deployment import (  # noqa: F401  (bundle_doc: rungs_run.py imports it from here)
+    backend_of,
+    bundle_doc,
+    bundle_soc,
+    deploy_mode,
+    deployment,
+    model_doc,
+)
 from device.link.doctor.ladder import WHY, Checkup, Verdict
 from device.runner.neuron_runtime import LIB_FIX, version_warning
 from device.runner.soc import SOCS
@@ -62,7 +69,7 @@ def identity(c: Checkup) -> Verdict:
     if not b.get("python"):
         said = f": {b['python_error']}" if b.get("python_error") else ""
         return v.fail(f"no Python at {c.transport.python!r} on {c.transport.label} ({named}){said}", PYTHON_FIX)
-    built_for = bundle_soc(c)
+    built_for = bundle_soc(model_doc(c))      # --model's, else the board's
     v.figures["bundle_soc"] = built_for
     if soc.get("npu") in (None, "unknown"):
         why = "" if c.kind == "board" else f" (expected: the runner is {WHY[c.kind]})"
@@ -89,11 +96,6 @@ def _named(b: dict) -> str:
     elif b.get("board_platform"):
         what = f"{b['board_platform']} (getprop ro.board.platform)"
     return ", ".join(x for x in (what, b.get("os"), b.get("arch")) if x) or "a board that names nothing"
-
-
-def bundle_soc(c: Checkup) -> str | None:
-    """The SoC the bundle's .dla graphs were built for (model.json's dla.soc: --model's, else the board's)."""
-    return (model_doc(c).get("dla") or {}).get("soc") or None
 
 
 def _bundle_dir(c: Checkup) -> str:

@@ -13,9 +13,8 @@ import pytest
 from cli.main import main
 from device.link.deploy import deploy
 from device.link.deploy_record import read_record
-from device.link.doctor.deployment import backend_of, deployed, model_doc
+from device.link.doctor.deployment import backend_of, bundle_soc, deployed, model_doc
 from device.link.doctor.ladder import Checkup
-from device.link.doctor.rungs_board import bundle_soc
 from device.link.local import LocalTransport
 from device.link.target import parse_target
 
@@ -70,7 +69,7 @@ def test_without_the_bundle_the_board_passes_against_deploys_record(board):
     assert v.status == "pass", v.decided_by
     assert v.figures["mode"] == "dla" and v.figures["against"] == "manifest.json" and "recorded" in v.decided_by
     # what needs the bundle reads the board's model.json: the SoC, and so the backend checked
-    assert bundle_soc(c) == "mt8371" and backend_of(c) == "dla" and model_doc(c)["dtype"] == "fp32"
+    assert bundle_soc(model_doc(c)) == "mt8371" and backend_of(c) == "dla" and model_doc(c)["dtype"] == "fp32"
 
 
 def test_a_changed_model_file_fails_and_the_fix_deploys_it_again(board, capsys):
