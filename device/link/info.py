@@ -14,6 +14,7 @@ import json
 
 from core.errors import WhisperKVError
 from core.model.device_words import machine_words
+from device.link.board_packages import MIN_PYTHON
 from device.link.probe_script import probe_script
 from device.link.shell_probe import ShellFacts, shell_facts
 from device.link.transport import Transport, TransportError
@@ -97,6 +98,8 @@ SH_PROBE = ('for t in neuronrt:-v ncc-tflite:--version; do p=$(command -v "${t%%
 # (superLin006/MTK_model_zoo) push native C++ binaries over adb instead, while Genio IoT Yocto (Python 3.12.11
 # on a Genio 520, bbudaedu/talkybuddy `edge/`) and Ubuntu on Genio (22.04: Python 3.10) ship one.
 ANDROID_NO_PYTHON = "absent: Android has no Python; the runner needs a Linux image (IoT Yocto or Ubuntu)"
+NO_PYTHON = (f"absent: the runner needs Python {'.'.join(map(str, MIN_PYTHON))} or newer here (install python3, or "
+             "name it with ?python=PATH)")
 
 FIELDS = ("device", "os", "kernel", "arch", "soc", "cpu", "cpu_count", "python", "numpy", "onnxruntime",
           "compiler", "mem_total_mb", "mem_free_mb", "runner_dir", "runner_version", "model", "model_sha256", "npu",
@@ -209,6 +212,7 @@ def _show(key: str, value, info: dict) -> str:
 
 def format_info(info: dict) -> str:
     """One `name value` line per field: `absent` for what the device lacks, `not found` for NPU tools."""
-    android = (info.get("os") or "").startswith("Android") and info.get("python") is None
-    return "\n".join(f"{key:17} {ANDROID_NO_PYTHON if key == 'python' and android else _show(key, info.get(key), info)}"
+    android = (info.get("os") or "").startswith("Android")
+    no_python = (ANDROID_NO_PYTHON if android else NO_PYTHON) if info.get("python") is None else None
+    return "\n".join(f"{key:17} {no_python if key == 'python' and no_python else _show(key, info.get(key), info)}"
                      for key in FIELDS)

@@ -122,7 +122,9 @@ def test_device_without_python_still_reports_and_says_absent(stand_in_adb, tmp_p
     assert info["npu"] == [] and info["runner_version"] is None
     assert info["neuronrt"] is None and info["neuron_delegates"] == [] and info["tflite"] is None
     lines = dict(line.split(None, 1) for line in format_info(info).splitlines())
-    assert lines["python"] == "absent" and lines["npu"] == "absent" and lines["model"] == "absent"
+    assert lines["python"] == "absent: the runner needs Python 3.10 or newer here (install python3, or name it with " \
+        "?python=PATH)"
+    assert lines["npu"] == "absent" and lines["model"] == "absent"
     assert lines["neuronrt"] == "not found" and lines["tflite"] == "absent" and lines["tflite_used"] == "absent"
 
 
