@@ -223,7 +223,7 @@ def model_sha256(files: list[BundleFile]) -> str:
 def deploy(transport: Transport, dir: str | None = None, model: str | Path | None = None,
            progress: Callable[[int, int], None] | None = None, log: Callable[[str], None] | None = None,
            backend: str = "auto", wheels: str | Path | None = None) -> dict:
-    """Push what is missing or changed, verify it by sha256 on the device, write the manifest.
+    """Push what is missing or changed, verify it by sha256 on the device, write deploy's record (manifest.json).
 
     progress(done_bytes, total_bytes) covers the whole upload; log(line) narrates each file.
     backend: "auto" ships the whole model, "tflite" and "dla" only what that backend reads (module docstring).
@@ -270,8 +270,9 @@ def _deploy(transport, dir, model, progress, say, backend: str, tmp: Path, wheel
     model_hash = model_sha256(files)
     shipped_json = next((f.sources[0] for f in files if f.rel == "model/model.json"), None)
     write_record(transport, root, DeployRecord(
-        protocol.RUNNER_VERSION, protocol.PROTOCOL, model_hash, backend, installed, {f.rel: f.sha256 for f in files},
-        model_source(model, backend), json.loads(shipped_json.read_text()) if shipped_json else None), tmp)
+        runner_version=protocol.RUNNER_VERSION, protocol=protocol.PROTOCOL, model_sha256=model_hash, backend=backend,
+        packages=installed, files={f.rel: f.sha256 for f in files}, model_source=model_source(model, backend),
+        model_json=json.loads(shipped_json.read_text()) if shipped_json else None), tmp)
     if progress:
         progress(total, total)
     say(f"uploaded {len(todo)} files {transport.upload_method}, verified by sha256; model {model_hash[:16]}…")
