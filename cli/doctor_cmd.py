@@ -58,6 +58,7 @@ class _Args:
 
 def run_doctor(args) -> int:
     from device.link.doctor.ladder import examine
+    from device.link.doctor.report import write_report
 
     checkup = checkup_for(args)
     out = sys.stderr if args.json else sys.stdout
@@ -67,11 +68,3 @@ def run_doctor(args) -> int:
     if args.json:
         print(json.dumps(doc, indent=1, ensure_ascii=False))
     return 1 if any(r["status"] == "fail" for r in doc["rungs"]) else 0
-
-
-def write_report(folder: Path, doc: dict, runs: dict) -> None:
-    from device.link.doctor.report_html import render
-
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "doctor.json").write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
-    (folder / "doctor.html").write_text(render(doc, runs))

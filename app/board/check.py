@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from app.board.link import make_transport
-from device.link.doctor.ladder import MARKS, NAMES, STATUSES, Checkup, RungResult, examine
+from device.link.doctor.ladder import NAMES, STATUSES, Checkup, RungResult, examine
 from device.link.profile import DeviceProfile
 from device.link.target import Target
 
@@ -29,7 +29,8 @@ def profile_bundle(target: Target) -> Path | None:
 
 
 def check_board(checkup: Checkup, progress: Callable[[int, int], None] | None = None) -> dict:
-    """The doctor's report, with each rung's line (`lines`) as the CLI prints it."""
+    """The doctor's report, with each rung's line (`lines`) as the CLI prints it and the clips' runs (`runs`, for
+    doctor.html)."""
     lines: list[str] = []
 
     def heard(result: RungResult) -> None:
@@ -37,9 +38,4 @@ def check_board(checkup: Checkup, progress: Callable[[int, int], None] | None = 
         if progress is not None:
             progress(NAMES.index(result.name), STATUSES.index(result.status))
 
-    return examine(checkup, heard) | {"lines": lines}
-
-
-def rung_line(index: int, status: int) -> str:
-    """What the panel shows while the ladder climbs: the rung just decided and its mark."""
-    return f"{MARKS[STATUSES[status]]} {NAMES[index]}"
+    return examine(checkup, heard) | {"lines": lines, "runs": checkup.runs}

@@ -1,6 +1,6 @@
 """Device panel: Local/SSH/ADB picker with saved profiles, connect, test connection (device-info),
-deploy with a progress bar, and Check board (the doctor's rungs as they are decided). The window runs the
-actual work off the UI thread."""
+deploy with a progress bar, and Check board (the doctor's rungs as they are decided, a legend of their marks,
+and doctor.html written and opened: app/board/check_view.py). The window runs the actual work off the UI thread."""
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.board import passwords
+from app.board.check_view import CheckView
 from app.board.info_words import sentences
 from app.board.setting_fields import SettingFields
 from device.link.profile import DeviceProfile
@@ -85,6 +86,8 @@ class DevicePanel(QGroupBox):
         self.info.setReadOnly(True)
         self.info.setMaximumHeight(110)
         self.info.setPlaceholderText("Test connection shows the device-info here.")
+        self.check_view = CheckView()
+        self.check_view.setVisible(False)     # until Check board is pressed
 
         top = QHBoxLayout()
         top.addWidget(self.profile_combo, 1)
@@ -109,6 +112,7 @@ class DevicePanel(QGroupBox):
         layout.addLayout(buttons)
         layout.addWidget(self.progress)
         layout.addWidget(self.info)
+        layout.addWidget(self.check_view)
 
         self.kind_combo.currentIndexChanged.connect(self._show_fields)
         self.fields["dir"].textChanged.connect(self._show_fields)
@@ -212,12 +216,26 @@ class DevicePanel(QGroupBox):
 
     def show_info(self, info: dict) -> None:
         self.info.setPlainText("\n".join(sentences(info)))      # in sentences, not the report's dict
+        if self.check_view.report is None:      # a check that could not climb leaves no rungs to show
+            self.check_view.setVisible(False)
 
     def show_lines(self, lines: list[str]) -> None:
         self.info.setPlainText("\n".join(lines))
 
-    def add_line(self, line: str) -> None:
-        self.info.appendPlainText(line)
+    def begin_check(self, url: str) -> None:
+        self.show_lines([f"checking {url}…"])
+        self.check_view.begin()
+        self.check_view.setVisible(True)
+
+    def show_rung(self, index: int, status: int) -> None:
+        self.check_view.show_rung(index, status)
+
+    def show_check(self, report: dict) -> None:
+        """The doctor's report: one sentence here, every rung in the check view."""
+        self.check_view.show_report(report)
+        failed = next((r for r in report["rungs"] if r["status"] == "fail"), None)
+        self.show_lines([f"Check board of {report['device']} stopped at {failed['name']}; its fix is under it."
+                         if failed else f"Check board of {report['device']}: no rung failed."])
 
     def show_progress(self, done: int, total: int) -> None:
         self.progress.setVisible(True)

@@ -10,7 +10,6 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Signal, Slot
 
 from app.background import TaskRunner
-from app.board.check import rung_line
 from app.board.form_terms import in_form_terms
 from app.board.panel import DevicePanel
 from app.board.tasks import deploy, test_connection
@@ -37,6 +36,8 @@ class BoardController(QObject):
         self.info: dict = {}       # the last device-info of the connected profile
         self.checked: dict = {}    # the last Check board report (the doctor's, device/link/doctor/ladder.py)
         self.checking_url = ""
+        # doctor.html goes where the last export went: the window's settings (kept between launches), if it has them
+        panel.check_view.settings = getattr(parent, "settings", None)
         panel.connectRequested.connect(self.connect_device)
         panel.testRequested.connect(self.test_device)
         panel.deployRequested.connect(self.deploy_device)
@@ -116,7 +117,7 @@ class BoardController(QObject):
             self.status.showMessage(line, 10000)
             return
         self.panel.set_busy(True)
-        self.panel.show_lines([f"checking {profile.url()}…"])
+        self.panel.begin_check(profile.url())
         self.runner, self.checking_url = {}, profile.url()
         self.status.show_device(profile.url(), "checking the board…")
         self.checker.start(profile, password)
@@ -137,13 +138,13 @@ class BoardController(QObject):
 
     @Slot(int, int)
     def _on_rung(self, index: int, status: int) -> None:
-        self.panel.add_line(rung_line(index, status))
+        self.panel.show_rung(index, status)
 
     def _on_checked(self, report: dict) -> None:
         self.panel.set_busy(False)
         self.status.show_device(self.checking_url, "checked; the next run starts the runner")
         self.checked = report
-        self.panel.show_lines(report["lines"])
+        self.panel.show_check(report)
         failed = next((r["name"] for r in report["rungs"] if r["status"] == "fail"), None)
         self.status.showMessage(f"Check board: stopped at {failed}" if failed else "Check board: no rung failed", 5000)
 

@@ -72,12 +72,17 @@ class Checkup:
         """A check only a real board can pass: a fail there, a warning with the reason anywhere else."""
         if self.kind == "board":
             return verdict.fail(problem, fix)
-        verdict.warn(f"{problem} (expected: the runner is {WHY[self.kind]})")
+        verdict.warn(f"{problem[:1].upper()}{problem[1:]}. {expected_here(self.kind)}")
         return verdict
 
 
-WHY = {"pc": "this PC", "emulated": "an emulation", "stand-in": "a board with a STAND-IN Neuron runtime",
-       "board": "a board"}
+# Why a warning that only a real board can settle is no fault where the runner is not one, in a plain sentence.
+WHY = {"pc": "the runner is this PC, not a board", "emulated": "the runner is an emulation of a board, not a board",
+       "stand-in": "the board's Neuron runtime is a STAND-IN, not MediaTek's", "board": "the runner is a board"}
+
+
+def expected_here(kind: str) -> str:
+    return f"That is expected and fine here: {WHY[kind]}, and only a real board can show it."
 
 
 @dataclass(frozen=True)

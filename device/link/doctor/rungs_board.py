@@ -14,7 +14,7 @@ from device.link.doctor.deployment import (  # noqa: F401  (bundle_doc: rungs_ru
     deployment,
     model_doc,
 )
-from device.link.doctor.ladder import WHY, Checkup, Verdict
+from device.link.doctor.ladder import Checkup, Verdict, expected_here
 from device.runner.neuron_runtime import LIB_FIX, version_warning
 from device.runner.soc import SOCS
 
@@ -72,7 +72,7 @@ def identity(c: Checkup) -> Verdict:
     built_for = bundle_soc(model_doc(c))      # --model's, else the board's
     v.figures["bundle_soc"] = built_for
     if soc.get("npu") in (None, "unknown"):
-        why = "" if c.kind == "board" else f" (expected: the runner is {WHY[c.kind]})"
+        why = "" if c.kind == "board" else f". {expected_here(c.kind)}"
         v.warn(f"the board names no SoC the table knows ({soc.get('name')}), so its NPU is unconfirmed: the loads "
                f"rung decides; if it has one, add its SoC to device/runner/soc.py{why}")
     if built_for and v.status != "fail" and soc.get("name") in SOCS:

@@ -69,18 +69,24 @@ def test_url_settings_in_a_fix_are_named_as_the_forms_fields():
 
 
 def test_check_board_shows_the_doctors_rungs_as_they_are_decided(qtbot, tmp_path, monkeypatch):
-    """The local runner on the NumPy backend: every rung passes or warns (this PC is no board), line by line; the
-    check runs on the decode worker, so a run, a live stream or a QA suite's clip asked for meanwhile is refused,
-    saying why."""
-    from device.link.doctor.ladder import NAMES
+    """The local runner on the NumPy backend: every rung passes or warns (this PC is no board), rung by rung in the
+    check view (app/board/check_view.py); the check runs on the decode worker, so a run, a live stream or a QA
+    suite's clip asked for meanwhile is refused, saying why."""
+    from device.link.doctor.ladder import MARKS, NAMES
 
     window = make_window(settings_file(tmp_path / "app.ini"))
     qtbot.addWidget(window)
     open_and_wait(window, "en_asterisk_hello-world.wav")
     window.device.show_profile(DeviceProfile.from_url("local?backend=numpy"))
-    seen = []
-    window.device.info.textChanged.connect(lambda: seen.append(window.device.info.toPlainText()))
-    lines_on_gui = on_gui_thread(monkeypatch, window.device, "add_line")
+    view, seen = window.device.check_view, []
+    shown = view.show_rung
+
+    def show_rung(index, status):          # each mark as it is shown, and whether the report had come yet
+        shown(index, status)
+        seen.append((view.marks[index].text(), view.report is None))
+
+    monkeypatch.setattr(view, "show_rung", show_rung)
+    lines_on_gui = on_gui_thread(monkeypatch, window.device, "show_rung")
     window.device.check_button.click()
     assert window.transcribe() is None and not window.session.runs
     assert window.status.currentMessage().startswith("Transcribe refused: Check board is using the board")
@@ -94,10 +100,14 @@ def test_check_board_shows_the_doctors_rungs_as_they_are_decided(qtbot, tmp_path
     report = window.board.checked
     assert [r["name"] for r in report["rungs"]] == list(NAMES)
     assert all(r["status"] in ("pass", "warn") for r in report["rungs"]), report["lines"]
-    assert any(text.endswith("✔ reach") for text in seen)      # shown before the ladder was done
-    assert len(lines_on_gui) == len(NAMES) and all(lines_on_gui)   # each rung's line written on the GUI thread
-    final = window.device.info.toPlainText()
-    assert "this PC" in final and final.count("\n") >= len(NAMES) - 1
+    assert seen[0] == (MARKS["pass"], True)                    # reach's mark shown before the ladder was done
+    assert len(lines_on_gui) == len(NAMES) and all(lines_on_gui)   # each rung's mark written on the GUI thread
+    assert [m.text() for m in view.marks] == [MARKS[r["status"]] for r in report["rungs"]]
+    rows = [t.text() for t in view.texts]
+    assert all(f"<b>{name}</b>" in row for name, row in zip(NAMES, rows))
+    assert "That is expected and fine here: the runner is this PC" in "".join(rows)
+    assert window.device.info.toPlainText() == f"Check board of {report['device']}: no rung failed."
+    assert view.write_button.isEnabled()
     assert "checked" in window.status.device.text()
 
 
