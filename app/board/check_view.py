@@ -17,7 +17,7 @@ from device.link.doctor.ladder import MARKS, RUNGS, STATUSES, Rung
 from device.link.doctor.report import write_report
 
 # What each mark says, in the legend (every status of the ladder has one: a KeyError here is a mark left out).
-MEANING = {"pass": "passed", "warn": "a warning: fine here, its line says why",
+MEANING = {"pass": "passed", "warn": "warns: fine here, its line says why",
            "fail": "failed: the ladder stops there, with its fix", "not-run": "not run: a rung before it failed"}
 PAGE = "doctor.html"
 WRITE_LINK = "write:doctor.html"
@@ -25,7 +25,8 @@ NO_VIEWER = "No viewer could be started for doctor.html: open it yourself, it is
 
 
 def legend_text() -> str:
-    return " · ".join(f"{MARKS[s]} {MEANING[s]}" for s in STATUSES) + ". Hover a rung for what it checks."
+    """One mark a line, then what hovering shows."""
+    return "\n".join([f"{MARKS[s]} {MEANING[s]}" for s in STATUSES] + ["Hover a rung for what it checks."])
 
 
 def rung_tip(rung: Rung) -> str:

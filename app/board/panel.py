@@ -234,7 +234,7 @@ class DevicePanel(QGroupBox):
         """The doctor's report: one sentence here, every rung in the check view."""
         self.check_view.show_report(report)
         failed = next((r for r in report["rungs"] if r["status"] == "fail"), None)
-        self.show_lines([f"Check board of {report['device']} stopped at {failed['name']}; its fix is under it."
+        self.show_lines([f"Check board of {report['device']} stopped at {failed['name']}; its row says the fix."
                          if failed else f"Check board of {report['device']}: no rung failed."])
 
     def show_progress(self, done: int, total: int) -> None:
