@@ -66,8 +66,9 @@ class MainWindow(QMainWindow):
         self.run_picker = RunPicker(self.session)
         self.status = StatusBar()
         self.setStatusBar(self.status)
-        self.splitter, self.tabs = lay_out(self, [(self.audio, 3), (self.controls, 0), (self.device, 0)],
-                                           self.run_picker, **view_table.build_views(self))
+        left = [(self.audio, 3), (self.controls, 0), (self.device, 0)]
+        self.splitter, self.tabs = lay_out(self, left, self.run_picker, **view_table.build_views(self),
+                                           under_left=self.device.info)
         self.exports = ExportMenu(self)
         build_menus(self, self.exports)
 

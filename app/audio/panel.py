@@ -55,7 +55,7 @@ class AudioPanel(QGroupBox):
         self.level = QProgressBar()
         self.level.setRange(0, 100)
         self.level.setTextVisible(False)
-        self.level.setMaximumHeight(10)
+        self.level.setFixedHeight(10)        # a thin meter: it shows no text
         self.record_note = QLabel("")
         self.record_note.setWordWrap(True)
         self.record_note.setStyleSheet("color: #8a4b00;")

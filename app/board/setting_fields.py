@@ -11,8 +11,8 @@ DEFAULT = "default"       # a choice's combo item for "the runner decides"
 
 
 def make_field(s: Setting) -> QWidget:
-    if s.kind == "flag":
-        widget = QCheckBox(s.studio.hint)
+    if s.kind == "flag":      # the hint's words before any "(…)", the whole in the tooltip: the panel stays narrow
+        widget = QCheckBox(s.studio.hint.split(" (")[0])
     elif s.kind == "choice" or s.options is not None:
         widget = QComboBox()
         if s.options is not None:
@@ -24,7 +24,8 @@ def make_field(s: Setting) -> QWidget:
     else:
         widget = QLineEdit()
         widget.setPlaceholderText(s.studio.hint)
-    widget.setToolTip(s.studio.tip() if s.studio.tip else s.help_text())
+    tip = s.studio.tip() if s.studio.tip else s.help_text()
+    widget.setToolTip(f"{s.studio.hint}: {tip}" if s.kind == "flag" and " (" in s.studio.hint else tip)
     return widget
 
 

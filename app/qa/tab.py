@@ -94,16 +94,15 @@ class QaTab(QWidget):
         top.addWidget(QLabel("Suite:"))
         top.addWidget(self.path, 1)
         top.addWidget(self.browse)
-        controls = QHBoxLayout()
+        controls = QHBoxLayout()        # the progress beside the buttons: the table keeps the height
         for w in (self.cache, self.timestamps):
             controls.addWidget(w)
-        controls.addStretch(1)
+        controls.addWidget(self.progress, 1)
         for w in (self.start_button, self.stop_button):
             controls.addWidget(w)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addLayout(controls)
-        layout.addWidget(self.progress)
         layout.addWidget(self.table, 1)
         layout.addWidget(self.status)
         layout.addWidget(self.report)

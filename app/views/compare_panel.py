@@ -8,6 +8,7 @@ from app.runs.compare import compare, same_clip_pair, warm_up_ms
 from app.runs.session import Session
 
 COLORS = ("#1f77b4", "#d62728")
+PLOT_MIN_HEIGHT = 150       # its axes, title and legend apart (it was squeezed to 60 px, labels over each other)
 
 
 class ComparePanel(QWidget):
@@ -18,12 +19,13 @@ class ComparePanel(QWidget):
         self.b = QComboBox()
         self.verdict = QLabel("Run the same audio twice (e.g. cache on, then cache off) to compare.")
         self.verdict.setWordWrap(True)
-        self.verdict.setStyleSheet("font-size: 13pt; font-weight: bold; padding: 4px;")
+        self.verdict.setStyleSheet("font-size: 11pt; font-weight: bold; padding: 4px;")
         self.plot = pg.PlotWidget(title="Runner ms per token")
         self.plot.setLabel("bottom", "decode step")
         self.plot.setLabel("left", "ms")
         self.plot.showGrid(x=True, y=True, alpha=0.25)
         self.plot.addLegend(offset=(-10, 10))
+        self.plot.setMinimumHeight(PLOT_MIN_HEIGHT)
         self.curves = [self.plot.plot([], [], pen=pg.mkPen(c, width=2)) for c in COLORS]
         pick = QHBoxLayout()
         pick.addWidget(QLabel("Run A"))

@@ -11,11 +11,9 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
-    QGridLayout,
     QHBoxLayout,
     QLabel,
     QPushButton,
-    QSizePolicy,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -27,6 +25,11 @@ from app.runs.live_status import LiveTally
 from app.views.policy_params import PolicyParams
 from app.views.presenter import PresenterView
 from core.stream.policies import DEFAULT_POLICY, POLICIES
+
+SIDE_WIDTH = 250
+LONGEST_STATUS = "catching up: passes skipped to keep up · 99.9 s behind the speaker"
+LONGEST_FIGURES = ("999 passes over the audio · 999 pieces of text confirmed · text appears 99.9 s after the words "
+                   "are spoken (median) · the runner works 9.99 s per second of audio · 999 passes skipped to keep up")
 
 
 class LivePanel(QWidget):
@@ -53,7 +56,6 @@ class LivePanel(QWidget):
                                        "Ctrl + / Ctrl − change its size; Esc stops the stream.")
         self.present_button = QToolButton()
         self.present_button.setDefaultAction(self.present_action)
-        self.present_button.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.status_line = QLabel("")
         self.status_line.setStyleSheet("font-weight: bold;")
         self.status_line.setWordWrap(True)
@@ -61,27 +63,33 @@ class LivePanel(QWidget):
         self.figures.setWordWrap(True)
         self.plots = LivePlots()
         self.presenter = PresenterView(self)
-        buttons = QGridLayout()
-        for i, w in enumerate((self.mic_button, self.file_button, self.stop_button, self.present_button,
-                               self.export_button)):
-            buttons.addWidget(w, i // 2, i % 2)
+        buttons = QHBoxLayout()         # one row over the graphs: every button at its full size
+        for w in (self.mic_button, self.file_button, self.stop_button, self.present_button, self.export_button):
+            buttons.addWidget(w)
+        buttons.addStretch(1)
         side = QVBoxLayout()
+        side.setContentsMargins(0, 0, 0, 0)
         policy_row = QHBoxLayout()
         policy_row.addWidget(QLabel("Policy"))
         policy_row.addWidget(self.policy_box, 1)
         side.addLayout(policy_row)
         side.addWidget(self.params)
-        side.addLayout(buttons)
         side.addWidget(self.status_line)
         side.addWidget(self.figures)
         side.addStretch(1)
         side_widget = QWidget()
         side_widget.setLayout(side)
-        side_widget.setFixedWidth(280)
+        side_widget.setFixedWidth(SIDE_WIDTH)
+        for label, longest in ((self.status_line, LONGEST_STATUS), (self.figures, LONGEST_FIGURES)):
+            label.setText(longest)           # room for the longest it says: the tab never grows mid-stream
+            label.setMinimumHeight(label.heightForWidth(SIDE_WIDTH))
+        right = QVBoxLayout()
+        right.addLayout(buttons)
+        right.addWidget(self.plots, 1)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(side_widget)
-        layout.addWidget(self.plots, 1)
+        layout.addLayout(right, 1)
         self.mic_button.clicked.connect(lambda: self.startRequested.emit("mic"))
         self.file_button.clicked.connect(lambda: self.startRequested.emit("file"))
         self.stop_button.clicked.connect(self.stopRequested.emit)

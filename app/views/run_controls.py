@@ -37,9 +37,10 @@ class RunControls(QGroupBox):
         self.cache.setToolTip("Off reruns the whole decoder every step: same tokens, slower — compare the two")
         self.timestamps = QCheckBox("Timestamps (segments for SRT/VTT)")
         self.suppress_eot = QCheckBox("Suppress EOT (run into the cache ceiling)")
-        self.attention = QCheckBox("Attention (heatmap, word timings and tint, click-to-play)")
-        self.attention.setToolTip("Each step also returns the alignment heads' cross-attention (8×1500 fp16, "
-                                  "12 kB): where the decoder looks, and the words' times")
+        self.attention = QCheckBox("Attention (heatmap, word times, click-to-play)")
+        self.attention.setToolTip("The heatmap, word timings and tint, click-to-play: each step also returns the "
+                                  "alignment heads' cross-attention (8×1500 fp16, 12 kB): where the decoder looks, "
+                                  "and the words' times")
         self.max_tokens = BoundedSpinBox("Max tokens")
         self.set_cache_ceiling(ModelDims().n_text_ctx)
         self.transcribe_button = QPushButton("Transcribe")
@@ -49,10 +50,8 @@ class RunControls(QGroupBox):
         form.addRow("Language", self.language)
         form.addRow("Task", self.task)
         form.addRow("Max tokens", self.max_tokens)
-        form.addRow("", self.cache)
-        form.addRow("", self.timestamps)
-        form.addRow("", self.suppress_eot)
-        form.addRow("", self.attention)
+        for box in (self.cache, self.timestamps, self.suppress_eot, self.attention):
+            form.addRow(box)          # the whole width: the side panel stays narrow
         buttons = QHBoxLayout()
         buttons.addWidget(self.transcribe_button, 2)
         buttons.addWidget(self.stop_button, 1)

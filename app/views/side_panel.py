@@ -1,7 +1,9 @@
 """The left column (audio, run controls, device) in a scroll area that moves only when the user scrolls it
-or tabs to a control below the fold, never because a button they pressed was disabled."""
+or tabs to a control below the fold, never because a button they pressed was disabled. It scrolls down only:
+its controls are laid out to its width, never past its side."""
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QScrollArea, QVBoxLayout, QWidget
 
 from app.views.wheel_guard import guard_wheel
@@ -16,7 +18,9 @@ class SidePanel(QScrollArea):
             layout.addWidget(widget, stretch)
         self.setWidget(column)
         self.setWidgetResizable(True)
-        self.setMinimumWidth(390)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setMinimumWidth(max(390, column.minimumSizeHint().width() + self.verticalScrollBar().sizeHint().width()
+                                 + 2 * self.frameWidth()))
         self.setMaximumWidth(470)
         guard_wheel(column)
 

@@ -1,6 +1,8 @@
-"""Where the main window's widgets sit: input panels on the left; on the right the run picker, stop banner
-(the window-quality signals beside it) and transcript, above the attention heatmap, above the live graphs,
-above the tabs."""
+"""Where the main window's widgets sit: input panels on the left (they scroll down, never sideways), with the
+device's own report under them; on the right the run picker, stop banner (the window-quality signals beside it)
+and transcript, above the live graphs, above the tabs (the attention heatmap is the first), in one splitter the
+user drags. No scroll area holds another: a tab is laid out to fit its least size, and *Enlarge* gives it the graphs'
+room (app/views/run_tabs.py)."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
@@ -8,28 +10,34 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QMainWindow,
-    QScrollArea,
     QSplitter,
     QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
+from app.views.run_tabs import RunTabs
 from app.views.side_panel import SidePanel
 from app.views.wheel_guard import guard_wheel
 from app.views.window_size import fit_to_screen
 
 PANE_MIN_HEIGHT = 170      # a graph keeps its title, axes and legend readable
-TABS_MIN_HEIGHT = 140
 SIDE_NARROW, SIDE_WIDE, WIDE_WINDOW = 390, 470, 1500
 
 
 def lay_out(window: QMainWindow, left: list[tuple[QWidget, int]], run_picker: QWidget, banner: list[QWidget],
-            transcript: QWidget, panes: list[QWidget], tabs: dict[str, QWidget]) -> tuple[QSplitter, QTabWidget]:
+            transcript: QWidget, panes: list[QWidget], tabs: dict[str, QWidget],
+            under_left: QWidget | None = None) -> tuple[QSplitter, QTabWidget]:
     """Builds the window's central widget; returns the right-hand splitter (its state is saved) and the tabs.
-    `left`: (widget, stretch) from top to bottom; `banner`: widgets side by side, the first stretching;
-    `panes`: the graph panes under the transcript; `tabs`: title → widget."""
-    scroll = SidePanel(left)
+    `left`: (widget, stretch) from top to bottom; `under_left`: a box that scrolls itself, kept under the left
+    panel rather than in it; `banner`: widgets side by side, the first stretching; `panes`: the graph panes under
+    the transcript; `tabs`: title → widget."""
+    column = QWidget()
+    column_layout = QVBoxLayout(column)
+    column_layout.setContentsMargins(0, 0, 0, 0)
+    column_layout.addWidget(SidePanel(left), 1)
+    if under_left is not None:
+        column_layout.addWidget(under_left)
 
     header = QHBoxLayout()
     header.addWidget(QLabel("Run:"))
@@ -43,34 +51,25 @@ def lay_out(window: QMainWindow, left: list[tuple[QWidget, int]], run_picker: QW
         banner_row.addWidget(widget, 0 if k else 1)
     top_layout.addLayout(banner_row)
     top_layout.addWidget(transcript, 1)
-    tab_widget = QTabWidget()
-    for title, widget in tabs.items():
-        tab_widget.addTab(widget, title)
+    tab_widget = RunTabs(tabs, panes)
     splitter = QSplitter(Qt.Orientation.Vertical)
     splitter.addWidget(top)
     for pane in panes:
         splitter.addWidget(pane)
-    splitter.addWidget(scrolled(tab_widget))   # a tall tab (QA, Live) scrolls rather than squeezing the graphs
-    for pane in panes:
         pane.setMinimumHeight(PANE_MIN_HEIGHT)
+    splitter.addWidget(tab_widget)
+    splitter.setChildrenCollapsible(False)     # a pane dragged small stops at its least size, never vanishes
 
     guard_wheel(splitter)     # the wheel over a graph or a tab's control scrolls; Ctrl+wheel zooms a graph
     central = QSplitter(Qt.Orientation.Horizontal)
-    central.addWidget(scroll)
+    central.addWidget(column)
     central.addWidget(splitter)
     central.setStretchFactor(1, 1)
+    central.setChildrenCollapsible(False)
     window.setCentralWidget(central)
     fit_to_screen(window)
     share_space(window, central, splitter)
     return splitter, tab_widget
-
-
-def scrolled(widget: QWidget) -> QScrollArea:
-    area = QScrollArea()
-    area.setWidget(widget)
-    area.setWidgetResizable(True)
-    area.setFrameShape(QScrollArea.Shape.NoFrame)
-    return area
 
 
 def share_space(window: QMainWindow, central: QSplitter, right: QSplitter) -> None:
@@ -80,7 +79,7 @@ def share_space(window: QMainWindow, central: QSplitter, right: QSplitter) -> No
     central.setSizes([left, window.width() - left])
     n_panes = right.count() - 2
     height = window.height() - 60                   # the menu and status bars
-    tabs = max(TABS_MIN_HEIGHT, height // 4)
+    tabs = max(right.widget(right.count() - 1).minimumSizeHint().height(), height * 2 // 5)
     top = max(right.widget(0).minimumSizeHint().height(), height // 5)
     pane = max(PANE_MIN_HEIGHT, (height - tabs - top) // max(1, n_panes))
     right.setSizes([top, *[pane] * n_panes, tabs])

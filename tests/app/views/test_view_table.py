@@ -49,4 +49,4 @@ def test_the_windows_views_are_the_tables():
     names = [row.name for row in view_table.VIEWS]
     assert names[:3] == ["banner", "quality", "transcript"] and "table" in names and "npu_view" in names
     tabs = [row.place[4:] for row in view_table.VIEWS if row.place.startswith("tab:")]
-    assert tabs == ["Tokens", "Segments", "Compare runs", "QA suite", "Live", "NPU profile"]
+    assert tabs == ["Attention", "Tokens", "Segments", "Compare runs", "QA suite", "Live", "NPU profile"]
