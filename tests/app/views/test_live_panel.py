@@ -60,12 +60,14 @@ def test_the_figures_and_the_status_line_follow_the_stream(qtbot):
 def test_the_policy_box_lists_the_policy_table_and_is_locked_while_streaming(qtbot):
     from PySide6.QtCore import Qt
 
-    from core.stream.policies import DEFAULT_POLICY, POLICIES
+    from core.stream.policies import PARAMS, POLICIES
 
     panel = LivePanel(found_devices=([], NO_DEVICE))
     qtbot.addWidget(panel)
     box = panel.policy_box
-    assert [box.itemData(i) for i in range(box.count())] == list(POLICIES) and panel.policy() == DEFAULT_POLICY
+    # Live opens on the lowest-lag policy that keeps the words (docs/gui.md), its own parameters enabled
+    assert [box.itemData(i) for i in range(box.count())] == list(POLICIES) and panel.policy() == "alignatt"
+    assert all(panel.params.boxes[name].isEnabled() == PARAMS[name].applies_to("alignatt") for name in PARAMS)
     assert [box.itemData(i, Qt.ItemDataRole.ToolTipRole) for i in range(box.count())] == \
         [p.summary for p in POLICIES.values()]
     panel.set_running(True)

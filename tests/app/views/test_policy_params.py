@@ -18,7 +18,9 @@ def test_the_defaults_start_the_stream_as_before_and_alignatt_enables_its_margin
     assert set(boxes) == set(policies.PARAMS)
     assert boxes["min_chunk_s"].text() == OWN and panel.params.values() == {"margin_frames": 10}
     assert StreamConfig(policy=panel.policy(), params=panel.params.values()).params == StreamConfig().params
-    assert not boxes["margin_frames"].isEnabled()            # local-agreement, the default, has no margin
+    assert panel.policy() == "alignatt" and boxes["margin_frames"].isEnabled()   # Live's default reads its margin
+    panel.policy_box.setCurrentIndex(list(policies.POLICIES).index("local-agreement"))
+    assert not boxes["margin_frames"].isEnabled()            # local-agreement has no margin
     panel.policy_box.setCurrentIndex(list(policies.POLICIES).index("alignatt"))
     assert boxes["margin_frames"].isEnabled()
     boxes["min_chunk_s"].setValue(0.5)

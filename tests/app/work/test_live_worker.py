@@ -33,7 +33,7 @@ def live(window, source: str) -> dict:
 
 def test_the_loaded_file_streams_live_and_exports(window, tmp_path):
     summary = live(window, "file")
-    assert summary["policy"] == "local-agreement"          # the default policy, named in the stream's summary
+    assert summary["policy"] == "alignatt"         # the Live tab's default policy, named in the stream's summary
     panel = window.live_panel
     assert "turned sharply" in normalize(summary["text"])
     assert "turned sharply" in normalize(window.transcript.toPlainText())
@@ -62,9 +62,9 @@ def test_the_microphone_path_through_a_stand_in_microphone(window):
 def test_the_chosen_policy_streams_and_is_named(window):
     """The Policy box, generated from core/stream/policies.py, sets the commit rule of the next stream."""
     panel = window.live_panel
-    panel.policy_box.setCurrentIndex(panel.policy_box.findData("alignatt"))
+    panel.policy_box.setCurrentIndex(panel.policy_box.findData("local-agreement"))
     try:
         summary = live(window, "file")
     finally:
-        panel.policy_box.setCurrentIndex(panel.policy_box.findData("local-agreement"))
-    assert summary["policy"] == "alignatt" and "turned sharply" in normalize(summary["text"])
+        panel.policy_box.setCurrentIndex(panel.policy_box.findData("alignatt"))
+    assert summary["policy"] == "local-agreement" and "turned sharply" in normalize(summary["text"])
