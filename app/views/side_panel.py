@@ -19,9 +19,9 @@ class SidePanel(QScrollArea):
         self.setWidget(column)
         self.setWidgetResizable(True)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setMinimumWidth(max(390, column.minimumSizeHint().width() + self.verticalScrollBar().sizeHint().width()
-                                 + 2 * self.frameWidth()))
-        self.setMaximumWidth(470)
+        least = column.minimumSizeHint().width() + self.verticalScrollBar().sizeHint().width() + 2 * self.frameWidth()
+        self.setMinimumWidth(max(390, least))
+        self.setMaximumWidth(max(470, least))
         guard_wheel(column)
 
     def focusNextPrevChild(self, next: bool) -> bool:

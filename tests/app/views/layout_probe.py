@@ -1,7 +1,7 @@
 """Run in a child process on a real X server (see test_window_fits.py): one studio, in four states (as it first
 opens; after transcribing test_en.wav with attention; after a live stream; after a QA run), each tab of each state
-visited; prints, as JSON, every fault tests/app/views/layout_check.py finds and what of each plot lies outside its
-own widget."""
+visited, and as it opens each kind of device in the device panel; prints, as JSON, every fault
+tests/app/views/layout_check.py finds and what of each plot lies outside its own widget."""
 from __future__ import annotations
 
 import json
@@ -60,6 +60,19 @@ def visit_tabs(window) -> dict[str, list[str]]:
     return found
 
 
+def device_kinds(window) -> dict[str, list[str]]:
+    """The window's faults with each kind of device in the panel (each shows its own fields), then back to the first."""
+    from tests.app.conftest import run_events_for
+
+    combo, found = window.device.kind_combo, {}
+    for i in range(combo.count()):
+        combo.setCurrentIndex(i)
+        run_events_for(60)
+        found[combo.itemText(i)] = problems(window)
+    combo.setCurrentIndex(0)
+    return found
+
+
 def live_stream(window, clip: str) -> None:
     """A live stream of `clip`, fed as fast as the passes take it (the layout, not the pace, is under test)."""
     from app.work import live_worker
@@ -102,6 +115,7 @@ def main() -> None:
     area = window.screen().availableGeometry()
     report = {"screen": [area.width(), area.height()], "states": {}}
     report["states"]["as it opens"] = visit_tabs(window)
+    report["device kinds"] = device_kinds(window)
     open_and_wait(window, "test_en.wav")
     transcribe_and_wait(window, language="en", attention=True)
     app.processEvents()

@@ -54,5 +54,6 @@ def test_every_tab_fits_in_every_state_on_a_real_screen(x_server, tmp_path):
         assert "Live" in tabs and "QA suite" in tabs and "Tokens" in tabs, tabs
         faults = {tab: found for tab, found in tabs.items() if found}
         assert not faults, f"{width}x{height}, {state}: {json.dumps(faults, indent=1)}"
+    assert len(report["device kinds"]) == 3 and not any(report["device kinds"].values()), report["device kinds"]
     shown, needed = report["quality_strip"]
     assert shown >= needed, report
