@@ -1,9 +1,10 @@
 """The studio on a real X server (Xvfb) of a laptop's and a desktop's size, one studio per size in four states: as it
 first opens (its own default size, fitted to the screen), after transcribing test_en.wav, after a live stream and
-after a QA run. In each state every tab is visited: no control lies outside the window or sideways past its scroll
-area, none is below its least size, no label is cut, no scroll area sits in another, and no plot's title, axis or
-legend lies outside its panel (tests/app/views/layout_check.py). The window fits the screen, its status bar is on
-it, the quality strip's last line is not cut, and nothing the states add grows the window.
+after a QA run (then with the tabs enlarged too); as it opens, each kind of device in the panel. In each state every
+tab is visited: no control lies outside the window or sideways past its scroll area, none is below its least size,
+no label is cut, no scroll area sits in another, and no plot's title, axis or legend lies outside its panel
+(tests/app/views/layout_check.py). The window fits the screen, its status bar is on it, the quality strip's last
+line is not cut, and nothing the states add grows the window.
 Skipped only where Xvfb is not installed (.ci/run installs it)."""
 from __future__ import annotations
 
@@ -49,7 +50,8 @@ def test_every_tab_fits_in_every_state_on_a_real_screen(x_server, tmp_path):
     assert x >= 0 and y >= 0 and x + w <= width and y + h <= height, report
     assert report["window_after"] == report["window"], "a stream or a QA run grew the window"
     assert report["status_bar_visible"], report
-    assert list(report["states"]) == ["as it opens", "after test_en.wav", "after a live stream", "after a QA run"]
+    assert list(report["states"]) == ["as it opens", "after test_en.wav", "after a live stream", "after a QA run",
+                                      "after a QA run, the tabs enlarged"]
     for state, tabs in report["states"].items():
         assert "Live" in tabs and "QA suite" in tabs and "Tokens" in tabs, tabs
         faults = {tab: found for tab, found in tabs.items() if found}
