@@ -12,7 +12,6 @@ from __future__ import annotations
 from PySide6.QtCore import QRect, Qt
 from PySide6.QtWidgets import (
     QAbstractButton,
-    QAbstractItemView,
     QAbstractScrollArea,
     QAbstractSpinBox,
     QComboBox,
