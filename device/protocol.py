@@ -184,6 +184,17 @@ def mel_from_payload(desc: object, payload: bytes, rid: str | None = None) -> np
     return mel
 
 
+INTERNAL_FIX = ("a bug in the runner: run `whisperkv doctor --device URL --out DIR` and send its report with the "
+                "runner's log (its stderr); the runner keeps serving")
+
+
+def internal_error(exc: BaseException, id: str | None = None) -> dict:
+    """An `internal` error event for what a backend raised unexpectedly: one line, the problem and the fix."""
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return error_event(INTERNAL, f"the runner failed unexpectedly ({type(exc).__name__}: {first}) — {INTERNAL_FIX}",
+                       id)
+
+
 def error_event(code: str, message: str, id: str | None = None) -> dict:
     ev = {"type": "error", "code": code, "message": message}
     if id is not None:

@@ -74,7 +74,7 @@ class WindowDecoder:
             stepper, sot_logits = self.stepper(cross_k, cross_v), None
         yield EncodedEvent(window=self.window, ms=enc_ms, language=language, language_probs=probs,
                            cache_hit=cache_hit, offset_s=offset_s, cross_form=cross_form(self.backend),
-                           cross_bytes=cross_bytes(cross_k, cross_v))
+                           cross_bytes=cross_bytes(cross_k, cross_v), cross_dtype=str(cross_k.dtype))
         # Greedy first; with temperature_fallback, whisper's re-decodes at rising temperatures while the
         # window fails its thresholds. Each attempt's token events go out live, marked with its temperature.
         temperatures = (0.0, *FALLBACK_TEMPERATURES) if self.options.temperature_fallback else (0.0,)

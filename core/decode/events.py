@@ -26,6 +26,7 @@ class EncodedEvent:
     offset_s: float = 0.0     # where this window starts in the audio
     cross_form: str = ""      # kv or absorbed (core/model/backend.py); "" from a runner that does not say
     cross_bytes: int = 0      # bytes of the window's cross state the runner holds (cross K/V, or F)
+    cross_dtype: str = ""     # the element it holds them in (float16 on the dla backend's native path)
     type: str = "encoded"
 
 

@@ -19,9 +19,11 @@ def mel_key(mel: np.ndarray) -> str:
 
 def cross_key(backend, mel: np.ndarray) -> str:
     """The key of `mel`'s cross state as `backend` returns it: the mel's content and the state's layout (kv or
-    absorbed, head-major or stacked), so that a cache two backends share never hands one the other's layout."""
+    absorbed, head-major or stacked, and fp16 where the backend keeps its cache so: the dla backend's native path),
+    so that a cache two backends share never hands one the other's layout."""
     layout = "head-major" if getattr(backend, "head_major", False) else "stacked"
-    return f"{mel_key(mel)}:{cross_form(backend)}:{layout}"
+    dtype = np.dtype(getattr(backend, "cache_layout", {}).get("dtype", np.float32))
+    return f"{mel_key(mel)}:{cross_form(backend)}:{layout}:{dtype}"
 
 
 class EncoderCache:

@@ -107,13 +107,14 @@ def profiles(files: list[tuple[str, str]]) -> list[GraphProfile]:
     for name, text in files:
         graph = _WINDOW.sub("", Path(name).name).removesuffix(".csv")     # w00-encoder.csv: as write_reports saved it
         by_graph.setdefault(graph, []).append(text)
-    order = {"encoder": 0, "decoder_step": 1}
+    order = {"encoder": 0, "decoder_step": 1, "decoder_step_attention": 2}
     out = [graph_profile(g, texts) for g, texts in sorted(by_graph.items(), key=lambda kv: order.get(kv[0], 2))]
     return [p for p in out if p is not None]
 
 
 def label(graph: str) -> str:
-    return {"encoder": "encoder (one window)", "decoder_step": "decoder step (one token)"}.get(graph, graph)
+    return {"encoder": "encoder (one window)", "decoder_step": "decoder step (one token)",
+            "decoder_step_attention": "decoder step with attention (one token)"}.get(graph, graph)
 
 
 def profile_text(found: list[GraphProfile], top: int = 10) -> str:

@@ -110,7 +110,7 @@ class Agent:
         except Exception as exc:        # a bug must cost one request, never the runner
             log.exception("request handling failed")
             rid = rid if isinstance(rid, str) else None
-            self.out.send(P.error_event(P.INTERNAL, f"{type(exc).__name__}: {exc}", rid))
+            self.out.send(P.internal_error(exc, rid))
         return None
 
     @staticmethod
@@ -199,7 +199,7 @@ class Agent:
             if job.sampler:
                 job.sampler.close()
             self._send_npu_profile(job)      # what ran before the failure was profiled too
-            self.out.send(P.error_event(P.INTERNAL, f"{type(exc).__name__}: {exc}", job.id))
+            self.out.send(P.internal_error(exc, job.id))
 
     def run_probe(self, job: Job) -> None:
         from device.runner.probe import probe
@@ -210,7 +210,7 @@ class Agent:
                            **probe(model.backend, model.tokenizer.special.sot, job.mel)})
         except Exception as exc:
             log.exception("probe %s failed", job.id)
-            self.out.send(P.error_event(P.INTERNAL, f"{type(exc).__name__}: {exc}", job.id))
+            self.out.send(P.internal_error(exc, job.id))
 
     def _send_npu_profile(self, job: Job) -> None:
         """With the profiler on: the request's reports, before the event that ends it."""

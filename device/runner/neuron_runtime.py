@@ -1,19 +1,20 @@
 """MediaTek's Neuron runtime through ctypes: the library found, the API chosen, one graph per compiled `.dla`.
 
 Which library: `?neuron_lib=PATH` (the runner's `--neuron-lib`) when given, else the first that exists of
-device/runner/neuron_paths.py's search order: the Genio IoT Yocto names (`/usr/lib/libneuronusdk_runtime.mtk.so.8`,
-`…mtk.so`, the older `/usr/lib/libneuron_runtime.so`), then the Android names (`/vendor/lib64/mt8189/…`,
-`/vendor/lib64/libneuron_runtime.{8,7,6}.so`, `libneuron_runtime.so`, `libneuronusdk_runtime.mtk.so`). A library
-missing names every path tried.
+device/runner/neuron_paths.py's search order (the Genio IoT Yocto names, the Android names, a distribution's library
+folders), else the first soname the loader finds. A miss names every place tried.
 
 Which API: MediaTek documents two C APIs, Runtime V1 (RuntimeAPI.h) and V2 (RuntimeV2.h). **V1 where the library
 exports it**: it is the API proven on this family (a public Whisper runner on a Genio 720's IoT Yocto image,
 hhlqwq/mtk_models whisper_tiny/deploy/board/whisper_board_eval.cpp, and the MT8371 Android ports); V2 otherwise.
 `?neuron_api=v1|v2` (`--neuron-api`) forces one, and `?neuron_qos=off` (`--neuron-qos off`) leaves the QoS the
-public ports set unset. Each API's calls live in its own file (neuron_v1.py, neuron_v2.py, sharing neuron_graph.py)
-behind the small interface the dla backend uses: `NeuronLibrary.open_graph(dla, threads)` gives an object with
-`input_sizes`, `output_sizes`, `padded_sizes(kind)`, `run(inputs, outputs)` and `release()`. Every int the runtime
-returns is a RuntimeAPI error code, 0 on success.
+public ports set unset. How the slots are fed: `?neuron_io=native` (default: conversion suppressed, that runner's
+recipe; device/runner/neuron_slots.py) or `converted`; V2 has no public way to suppress conversion, so a V2 library
+is fed converted and says why. How a runtime is created: plain `create` (default, as that runner) or
+`?neuron_create=options`. Each API's calls live in its own file (neuron_v1.py, neuron_v2.py, sharing
+neuron_graph.py) behind the small interface the dla backend uses: `NeuronLibrary.open_graph(dla, threads)` gives an
+object with `input_sizes`, `output_sizes`, `padded_sizes(kind)`, `run(inputs, outputs)` and `release()`. Every int
+the runtime returns is a RuntimeAPI error code, 0 on success.
 
 A `.dla` loads only on a runtime of its compiler's major version (MediaTek's Neuron runtime guide);
 `version_warning` compares what `whisperkv compile` recorded with the library's own version.

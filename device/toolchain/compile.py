@@ -216,10 +216,14 @@ def attention_variant(bundle: Path, folder: Path) -> Path | None:
     step = bundle / "decoder_step.tflite"
     if doc.get("dtype", "fp32") not in FLOAT_DTYPES or not step.is_file():
         return None
+    try:
+        params = params_from_tflite(step.read_bytes())
+    except ValueError:        # not a TFLite flatbuffer: the compiler says so for the step itself
+        return None
     dims = ModelDims(**doc["dims"])
     out = folder / f"{ATTENTION_GRAPH}.tflite"
-    out.write_bytes(build_decoder_step_tflite(params_from_tflite(step.read_bytes()), dims, doc.get("dtype", "fp32"),
-                                              alignment_heads(dims), doc.get("cross", "kv")))
+    out.write_bytes(build_decoder_step_tflite(params, dims, doc.get("dtype", "fp32"), alignment_heads(dims),
+                                              doc.get("cross", "kv")))
     return out
 
 

@@ -118,3 +118,14 @@ def test_encoded_frames_are_plain_json():
     data = P.encode_frame({"op": "hello", "protocol": 1})
     (n,) = struct.unpack(">I", data[:4])
     assert json.loads(data[4:4 + n]) == {"op": "hello", "protocol": 1}
+
+
+def test_an_unexpected_exception_is_one_line_naming_it_and_the_fix():
+    """What a backend raised unexpectedly (a ctypes ArgumentError once, at hello) reaches the user as one line."""
+    try:
+        raise TypeError("argument 1: <class 'TypeError'>: expected LP_NeuronVersion instance\ninstead of c_ubyte_Array_3")
+    except TypeError as exc:
+        ev = P.internal_error(exc, "r1")
+    assert (ev["type"], ev["code"], ev["id"]) == ("error", P.INTERNAL, "r1")
+    assert "\n" not in ev["message"] and "TypeError: argument 1" in ev["message"]
+    assert " — a bug in the runner: run `whisperkv doctor" in ev["message"]

@@ -45,14 +45,16 @@ def loads(c: Checkup) -> Verdict:
         return Verdict(figures={"error": message}).fail(message, fix)
     raw = info.raw
     detail = raw.get("backend_detail") or {}
-    graphs = [{k: g.get(k) for k in ("graph", "file", "load_ms", "runs_on") if g.get(k) is not None}
+    # a .dla's compile flags and each slot's sizes and derived form: what only a board's report can settle
+    graphs = [{k: g.get(k) for k in ("graph", "file", "load_ms", "runs_on", "flags", "slots") if g.get(k) is not None}
               for g in detail.get("graphs") or () if isinstance(g, dict)]
     v = Verdict(figures={"backend": info.backend, "load_ms": raw.get("load_ms"),
                          "hello_ms": round((time.monotonic() - t0) * 1e3, 1), "graphs": graphs,
                          "runner_version": info.runner_version, "runner_kind": raw.get("runner_kind"),
                          "npu": raw.get("npu"), "soc": raw.get("soc"), "model_sha256": info.model_sha256,
                          "library": detail.get("library"), "library_version": detail.get("library_version"),
-                         "api": detail.get("api")})
+                         "api": detail.get("api"), "io": detail.get("io"), "io_note": detail.get("io_note"),
+                         "create": detail.get("create"), "cache_dtype": detail.get("cache_dtype")})
     v.decided_by = f"{info.backend}, loaded in {raw.get('load_ms') or v.figures['hello_ms']} ms"
     return v
 

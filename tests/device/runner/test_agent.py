@@ -42,7 +42,7 @@ def test_hello_reports_backend_model_and_cache_geometry(runner):
     assert ev["protocol"] == P.PROTOCOL and ev["runner_version"] == P.RUNNER_VERSION
     assert ev["backend"] in REGISTRY
     assert len(ev["model"]["sha256"]) == 64 and ev["model"]["dims"]["n_text_layer"] == 6
-    assert ev["cache"] == {"max_len": 448, "bytes_per_token": 2 * 6 * 512 * 4}
+    assert ev["cache"] == {"max_len": 448, "bytes_per_token": 2 * 6 * 512 * 4, "dtype": "float32"}
     assert ev["limits"] == {"max_header": MAX_HEADER, "max_payload": MAX_PAYLOAD}
 
 

@@ -22,6 +22,7 @@ from device import protocol as P
 from device.runner.bundle import read_bundle
 from device.runner.dla_backend import DlaBackend
 from device.runner.load import LoadedModel
+from device.runner.served_model import cache_of
 from device.runner.neuron_paths import SEARCH_ORDER, SONAMES
 from device.runner.neuron_slots import CONTRACT
 from device.runner.neuron_runtime import NeuronError
@@ -92,6 +93,14 @@ def test_the_dla_gives_the_reference_tokens_and_each_graph_runs_on_the_runtime(d
     assert step_calls.count("run") == 4 + len(got.steps) - 1
     detail = backend.describe()
     assert (detail["io"], detail["create"], detail["cache_dtype"]) == ("native", "plain", "float16")
+    # the bytes as held: the self cache and the window's cross state in fp16 on this path
+    assert cache_of(backend) == {"max_len": 448, "bytes_per_token": 2 * 6 * 512 * 2, "dtype": "float16"}
+    b = read_bundle(dla_bundle)
+    tokenizer = WhisperTokenizer.from_file(b.tokenizer_path, b.dims.n_vocab)
+    encoded = next(ev for ev in decode_windows(backend, tokenizer, mels[:1], DecodeOptions(language="en",
+                                                                                             max_tokens=1))
+                   if ev.type == "encoded")
+    assert (encoded.cross_dtype, encoded.cross_bytes) == ("float16", 2 * 6 * 1500 * 512 * 2)
     step = detail["graphs"][1]
     assert (step["graph"], step["file"], step["runs_on"]) == ("decoder_step", "decoder_step.dla", "dla")
     mask = next(s for s in step["slots"] if s["name"] == "mask")

@@ -39,13 +39,13 @@ def test_compile_records_each_integer_slots_scale_and_zero_point(int_dla):
 
 def test_the_dla_gives_the_tflite_backends_tokens_on_the_integer_bundle(int_dla, standin, clip_mels,  # noqa: F811
                                                                          monkeypatch):
-    from device.runner import dla_backend
+    from device.runner import neuron_slots
 
     calls(int_dla, "encoder"), calls(int_dla, "decoder_step")
     mels = clip_mels("test_en.wav")
     backend = DlaBackend.from_bundle(int_dla, str(standin))
     quantized = []
-    monkeypatch.setattr(dla_backend, "to_slot", lambda value, *a: quantized.append(value.size) or to_slot(value, *a))
+    monkeypatch.setattr(neuron_slots, "to_slot", lambda value, *a: quantized.append(value.size) or to_slot(value, *a))
     got = decode(backend, int_dla, mels, language="en")
     # the window's cross K and V (6 x 1500 x 512 each) are quantized once, not once a step
     assert len(mels) == 1 and quantized.count(6 * 1500 * 512) == 2

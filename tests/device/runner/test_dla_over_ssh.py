@@ -50,10 +50,10 @@ def board(sshd, tmp_path_factory):
 
 def test_compile_and_deploy_ship_only_the_compiled_graphs(board):
     _, _, target, _, said = board
-    assert "compiled 2 graphs" in said and "backend=dla" in said
+    assert "compiled 3 graphs" in said and "backend=dla" in said     # the step's attention variant too
     shipped = {p.name for p in (target / "model").iterdir()}
-    assert shipped == {"encoder.dla", "decoder_step.dla", "token_embedding.npy", "positional_embedding.npy",
-                       "tokenizer.json", "model.json"}
+    assert shipped == {"encoder.dla", "decoder_step.dla", "decoder_step_attention.dla", "token_embedding.npy",
+                       "positional_embedding.npy", "tokenizer.json", "model.json"}
 
 
 def test_the_dla_over_ssh_gives_the_reference_tokens_and_says_it_ran_on_the_npu(board, model, clip_mels):
@@ -79,6 +79,6 @@ def test_the_dla_over_ssh_gives_the_reference_tokens_and_says_it_ran_on_the_npu(
     assert text.returncode == 0, text.stderr
     assert "ask not what your country can do for you" in text.stdout
     assert (f"backend dla | ran on the NPU (encoder.dla, decoder_step.dla on the Neuron runtime) | Neuron runtime "
-            f"V1 0.0.1 ({lib})]") in text.stderr
+            f"V1 0.0.1, native I/O ({lib})]") in text.stderr
     assert sorted(p.name for p in (home / "prof").iterdir()) == ["w00-decoder_step.csv", "w00-encoder.csv"]
     assert "decoder step (one token):" in text.stderr

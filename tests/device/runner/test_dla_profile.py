@@ -65,9 +65,11 @@ def test_qa_shows_each_clips_profile_in_json_and_html(dla_bundle, standin, tmp_p
     device = f"local?backend=dla&model={dla_bundle}&neuron_lib={standin}"
     assert main(["qa", str(suite), "--device", device, "--npu-profile", "--out", str(tmp_path / "r")]) == 0
     (clip,) = json.loads((tmp_path / "r" / "qa.json").read_text())["clips"]
-    assert [p["graph"] for p in clip["npu_profile"]] == ["encoder", "decoder_step"]
+    # QA asks for the alignment heads' attention (its heatmaps), so every step ran on the attention variant
+    assert [p["graph"] for p in clip["npu_profile"]] == ["encoder", "decoder_step_attention"]
     html = (tmp_path / "r" / "qa.html").read_text()
-    assert "NPU profile, encoder (one window)" in html and "NPU profile, decoder step (one token)" in html
+    assert "NPU profile, encoder (one window)" in html
+    assert "NPU profile, decoder step with attention (one token)" in html
 
 
 def test_the_studio_keeps_each_runs_profile_and_shows_it(qtbot, dla_bundle, standin, tmp_path):  # noqa: F811
@@ -85,7 +87,8 @@ def test_the_studio_keeps_each_runs_profile_and_shows_it(qtbot, dla_bundle, stan
     window.device.fields["npu_profile"].setChecked(True)
     open_and_wait(window, "en_asterisk_hello-world.wav")
     run = transcribe_and_wait(window, language="en")
-    assert run.error is None and [p["graph"] for p in run.npu_profile] == ["encoder", "decoder_step"]
+    # the studio asks for attention (its heatmap): the steps ran on the step's attention variant
+    assert run.error is None and [p["graph"] for p in run.npu_profile] == ["encoder", "decoder_step_attention"]
     window.show_run(run)
     window.live.flush()
     view = window.npu_view

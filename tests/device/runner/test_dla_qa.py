@@ -26,7 +26,7 @@ def test_the_npu_requirement_passes_on_the_dla_and_the_floor_still_holds(dla_bun
     doc = json.loads((tmp_path / "r" / "qa.json").read_text())
     assert doc["meta"]["backend"] == "dla" and doc["meta"]["ran_on"]["where"] == "npu"
     assert (doc["meta"]["ran_on"]["library"], doc["meta"]["ran_on"]["api"]) == (str(standin), "V1")
-    assert f"Neuron runtime V1 0.0.1 ({standin})" in (tmp_path / "r" / "qa.html").read_text()
+    assert f"Neuron runtime V1 0.0.1, native I/O ({standin})" in (tmp_path / "r" / "qa.html").read_text()
     (clip,) = doc["clips"]
     assert clip["passed"] and clip["ran_on"] == "NPU" and clip["tokens_per_s"] > 0.001
     capsys.readouterr()

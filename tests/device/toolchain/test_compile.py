@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from device.runner.bundle import FORMAT, VERSION, read_bundle, sha256_file
+from device.runner.neuron_slots import CONTRACT
 from device.runner.soc import SOCS
 from device.toolchain.compile import (
     COMMON_FLAGS,
@@ -80,8 +81,10 @@ def test_compiles_each_tflite_and_records_it_in_model_json(stand_in_ncc, tmp_pat
     doc = json.loads((b / "model.json").read_text())
     assert doc["dla"]["version"] == "ncc-tflite stand-in, version 0.0-test"
     assert doc["dla"]["flags"] == flags_for("mt8371") and doc["dla"]["soc"] == "mt8371"
+    assert doc["dla"]["contract"] == CONTRACT
     assert doc["dla"]["graphs"]["encoder"] == {"file": "encoder.dla", "from": "encoder.tflite",
-                                               "sha256": sha256_file(b / "encoder.dla")}
+                                               "sha256": sha256_file(b / "encoder.dla"), "flags": flags_for("mt8371")}
+    assert {"--suppress-input", "--suppress-output"} <= set(flags_for("mt8371"))
     assert doc["files"]["decoder_step.dla"] == sha256_file(b / "decoder_step.dla")
     read_bundle(b, verify=True)           # still a valid bundle, every sha256 matching
 
