@@ -57,6 +57,13 @@ def test_the_whole_ladder_passes_with_warnings_and_writes_its_report(capsys, tmp
     # the runtime's profiler (the STAND-IN writes MediaTek's columns) says what ran on each graph
     assert [g["graph"] for g in by["placement"]["figures"]["npu_profile"]] == ["encoder", "decoder_step"]
     assert json.loads((tmp_path / "doctor.json").read_text()) == doc
+    # what only a board can settle, recorded: the path, and each slot's sizes and the form derived from them
+    loads = json.loads((tmp_path / "doctor.json").read_text())["rungs"][NAMES.index("loads")]["figures"]
+    assert (loads["io"], loads["create"], loads["cache_dtype"]) == ("native", "plain", "float16")
+    for graph in loads["graphs"]:
+        assert "--suppress-input" in graph["flags"] and graph["slots"]
+        for slot in graph["slots"]:
+            assert {"size", "padded_size", "element_bytes", "pitch", "row"} <= set(slot), slot
     page = (tmp_path / "doctor.html").read_text()
     assert "the board" in page and "NumPy reference" in page and "hello" in page.lower()
 
