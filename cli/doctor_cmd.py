@@ -1,4 +1,4 @@
-"""`whisperkv doctor --device URL [--model BUNDLE] [--quick] [--json] [--out DIR]`: climb the board's ladder
+"""`whisperkv doctor --device URL [--model BUNDLE] [--quick] [--json] [--out DIR] [--npu-profile]`: climb the board's ladder
 (device/link/doctor/ladder.py), one line per rung as it is decided, and the report to attach to a bug.
 Exit 0 when no rung fails (warnings allowed), 1 when one fails, 2 when the doctor itself cannot run."""
 from __future__ import annotations
@@ -26,6 +26,10 @@ def register(subs) -> None:
     p.add_argument("--quick", action="store_true", help="decode the short hello-world clip only (the tokens rung)")
     p.add_argument("--json", action="store_true", help="print the report as JSON (the rung lines go to stderr)")
     p.add_argument("--out", default=None, metavar="DIR", help="write doctor.json and a self-contained doctor.html")
+    p.add_argument("--npu-profile", action="store_true", help="run the Neuron runtime's profiler on the ladder's "
+                   "runner, for the placement rung's per-graph report (a profiled runner re-creates its runtimes "
+                   "after every request; the speed rung times a runner of its own without it); default: placement "
+                   "from what the backend reports in hello alone")
     p.set_defaults(run=run_doctor)
 
 
@@ -45,7 +49,8 @@ def checkup_for(args):
                              "give --device local, ssh://user@host or adb://SERIAL")
     if target.url.scheme == "local" and not target.url.dir and not target.model and bundle is not None:
         target = target_from_args(_Args(args.device, args.trust_host_key, str(bundle)))
-    return Checkup(target, bundle, args.quick, open_transport=lambda: open_device(target))
+    return Checkup(target, bundle, args.quick, open_transport=lambda: open_device(target),
+                   npu_profile=bool(getattr(args, "npu_profile", False) or target.npu_profile))
 
 
 class _Args:

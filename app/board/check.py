@@ -15,9 +15,11 @@ from device.link.target import Target
 
 def board_checkup(profile: DeviceProfile, password: str = "") -> Checkup:
     """The doctor's checkup of the profile's runner, its transport opened by the reach rung: with the profile's
-    bundle when it names one on this PC, else against what deploy recorded on the board."""
+    bundle when it names one on this PC, else against what deploy recorded on the board. The Neuron profiler (for
+    the placement rung) only when the profile's own NPU profile setting is on, as `whisperkv doctor --npu-profile`."""
     target = profile.runner_target(password, "lean")
-    return Checkup(target, profile_bundle(target), quick=True, open_transport=lambda: make_transport(profile, password))
+    return Checkup(target, profile_bundle(target), quick=True, open_transport=lambda: make_transport(profile, password),
+                   npu_profile=bool(target.npu_profile))
 
 
 def profile_bundle(target: Target) -> Path | None:

@@ -2,9 +2,9 @@
 that owns the board connection and runs transcriptions, so that a check and a run never use the board at once and
 the window never waits. Each rung is signalled as it is decided, the report at the end.
 
-The ladder starts a runner of its own (its loads rung times the graphs' load, and a dla runner runs the Neuron
-profiler for the placement rung), so the worker's idle runner is closed first: one runner on the board at a time;
-the next run starts it again."""
+The ladder starts a runner of its own (its loads rung times the graphs' load, and it runs the Neuron profiler for
+the placement rung when the profile's NPU profile setting is on), so the worker's idle runner is closed first; the
+next run starts it again."""
 from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal, Slot

@@ -94,7 +94,10 @@ class DlaBackend:
 
     def flush_profile(self) -> None:
         """With the profiler on: release each runtime, so that it writes its report, and create it again
-        (device/runner/npu_profile.py says why, and what a board must confirm)."""
+        (device/runner/npu_profile.py says why, and what a board must confirm). Needed: the runtime writes its
+        report only when released. So a profiled request's times include the re-creation: hello says so
+        (`npu_profile_note`, device/runner/served_model.py), and the doctor's speed rung never times a profiled
+        runner."""
         for role, graph in self._graphs.items():
             point_at(self.npu_profile, role)
             graph.recreate()

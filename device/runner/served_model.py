@@ -17,6 +17,8 @@ from device import protocol as P
 from device.runner.runner_kind import npu_kind, runner_kind
 
 log = logging.getLogger("whisperkv.agent")
+PROFILE_RECREATES = ("profiling: each runtime is released and re-created after every request so that the "
+                     "Neuron runtime writes its report; profiled timings include that re-creation")
 
 
 class ServedModel:
@@ -50,8 +52,17 @@ class ServedModel:
             log.error("model not loaded: %s", exc)
 
     def hello(self, limits: dict) -> dict:
-        return {**hello_of(self.model, self.soc, limits), **({"npu_profile": True} if self.npu_profile else {}),
+        return {**hello_of(self.model, self.soc, limits), **self.profile_hello(),
                 **({"load_ms": round(self.load_ms, 1)} if self.load_ms is not None else {})}
+
+    def profile_hello(self) -> dict:
+        """With the profiler on: `npu_profile`, and where the backend re-creates its runtimes after each request to
+        flush the report (dla: the runtime writes it when released), `npu_profile_note` saying so: a profiled
+        request's times include that re-creation, and are no user's times."""
+        if not self.npu_profile:
+            return {}
+        recreates = self.model is not None and getattr(self.model.backend, "flush_profile", None) is not None
+        return {"npu_profile": True, **({"npu_profile_note": PROFILE_RECREATES} if recreates else {})}
 
     def npu_report(self) -> list[dict] | None:
         """With the profiler on, the reports the Neuron runtime wrote during the request just served (none when

@@ -42,7 +42,7 @@ def dla(lib, **settings) -> str:
 
 
 def test_the_whole_ladder_passes_with_warnings_and_writes_its_report(capsys, tmp_path):
-    code, doc = doctor(capsys, dla(standin_library()), "--out", str(tmp_path))
+    code, doc = doctor(capsys, dla(standin_library()), "--out", str(tmp_path), "--npu-profile")
     by = rungs(doc)
     assert code == 0, doc
     assert set(doc) == {"device", "bundle", "rungs"} and doc["bundle"] == str(compiled_bundle())
@@ -54,8 +54,10 @@ def test_the_whole_ladder_passes_with_warnings_and_writes_its_report(capsys, tmp
     numbers = {o["name"]: o for o in by["numbers"]["figures"]["outputs"]}
     assert set(numbers) == {"cross_k", "cross_v", "logits"} and numbers["logits"]["top1_agrees"]
     assert by["tokens"]["figures"]["clips"][0]["first_difference"] is None
-    # the runtime's profiler (the STAND-IN writes MediaTek's columns) says what ran on each graph
+    # the runtime's profiler (the STAND-IN writes MediaTek's columns) says what ran on each graph; hello says the
+    # profiled runner re-creates its runtimes, and the speed rung times runners of its own without the profiler
     assert [g["graph"] for g in by["placement"]["figures"]["npu_profile"]] == ["encoder", "decoder_step"]
+    assert "re-created" in by["loads"]["figures"]["npu_profile"] and "profiler off" in by["speed"]["figures"]["timed"]
     assert json.loads((tmp_path / "doctor.json").read_text()) == doc
     # what only a board can settle, recorded: the path, and each slot's sizes and the form derived from them
     loads = json.loads((tmp_path / "doctor.json").read_text())["rungs"][NAMES.index("loads")]["figures"]

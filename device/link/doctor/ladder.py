@@ -57,6 +57,10 @@ class Checkup:
     runs: dict = field(default_factory=dict)      # clip -> {"board": {...}, "pc": {...}} (tokens, speed)
     open_transport: Callable | None = None        # the CLI's (asks on a terminal); default device/link/connect.py
     deployment: object | None = None  # what deploy recorded on the board, its model.json (deployment.py)
+    # The Neuron runtime's profiler for the placement rung (--npu-profile; the studio: the profile's own setting).
+    # Off by default: a profiled runner re-creates its runtimes after every request (served_model.py), and the
+    # speed rung never times one.
+    npu_profile: bool = False
 
     @property
     def kind(self) -> str:
@@ -111,10 +115,12 @@ RUNGS = (
          "PC's NumPy reference", f"{_R}:numbers", "every output within its dtype's thresholds"),
     Rung("tokens", "test_en.wav and test_zh.wav (--quick: the hello-world clip) decode to the PC's reference "
          "tokens", f"{_R}:tokens", "the reference tokens"),
-    Rung("speed", "encoder ms a window, first-token ms, median ms a token, against the seed's targets; peak "
-         "memory, temperature, throttling", f"{_R}:speed", "encoder < 150 ms, < 15 ms a token"),
-    Rung("placement", "where each graph ran, from what the backend reports and, for dla, the Neuron runtime "
-         "profiler's report", f"{_R}:placement",
+    Rung("speed", "on warm runtimes with the profiler off (the runner's first window not timed): encoder ms a "
+         "window, first-token ms, median ms a token, against the seed's targets, and a V1 runtime's native and "
+         "converted paths side by side; peak memory, temperature, throttling", f"{_R}:speed",
+         "encoder < 150 ms, < 15 ms a token"),
+    Rung("placement", "where each graph ran, from what the backend reports and, with --npu-profile, the Neuron "
+         "runtime profiler's report", f"{_R}:placement",
          "every graph on the NPU"),
 )
 NAMES = tuple(r.name for r in RUNGS)

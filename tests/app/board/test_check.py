@@ -17,3 +17,8 @@ def test_the_profiles_bundle_is_checked_when_it_names_one_on_this_pc(tmp_path):
     assert board_checkup(DeviceProfile.from_url(f"local?model={tmp_path}")).bundle is None     # weights, no bundle
     # on a board the model setting is a folder there: the board's record and model.json are read instead
     assert board_checkup(DeviceProfile.from_url(f"ssh://root@board?model={bundle}")).bundle is None
+
+
+def test_the_profiler_runs_only_when_the_profile_asks_for_it():
+    assert board_checkup(DeviceProfile.from_url("local?backend=dla")).npu_profile is False
+    assert board_checkup(DeviceProfile.from_url("local?backend=dla&npu_profile=on")).npu_profile is True
