@@ -9,6 +9,7 @@ import numpy as np
 from core.decode.events import EncodedEvent, TokenEvent
 from core.decode.options import DecodeOptions
 from core.decode.window_feed import decode_source
+from core.errors import WhisperKVError
 from core.model.audio import load_audio
 from core.model.mel_file import MelSource
 from core.model.npu_profile import profiles
@@ -131,9 +132,12 @@ def speed(c: Checkup) -> Verdict:
     clip = (QUICK_CLIPS if c.quick else CLIPS)[0]
     detail = c.decoder.info.raw.get("backend_detail") or {}
     io = detail.get("io")
-    paths = [_warm_figures(c, clip, None, io)]
+    paths, untimed = [_warm_figures(c, clip, None, io)], ""
     if detail.get("runtime") == "neuron" and detail.get("api") == "V1" and io in IO_OTHER:
-        paths.append(_warm_figures(c, clip, IO_OTHER[io], IO_OTHER[io]))
+        try:
+            paths.append(_warm_figures(c, clip, IO_OTHER[io], IO_OTHER[io]))
+        except WhisperKVError as exc:       # only a comparison: speed never fails
+            untimed = f"the {IO_OTHER[io]} path could not be timed: {exc.problem}"
     f = {k: paths[0][k] for k in ("encoder_ms", "first_token_ms", "ms_per_token")}
     cost = clip_cost([s for r in c.runs.values() for s in r["board"].get("samples") or []]
                      + paths[0].pop("samples")) or {}
@@ -155,6 +159,8 @@ def speed(c: Checkup) -> Verdict:
                      f"{', '.join(slow)}) is no fault" if slow else ""), "")
     elif slow:
         v.warn("slower than the seed's targets: " + ", ".join(slow))      # speed never fails
+    if untimed:
+        v.warn(untimed)
     if cost.get("throttled") or cost.get("flag"):
         v.warn(cost.get("flag") or "the board throttled")
     return v
@@ -216,7 +222,8 @@ def placement(c: Checkup) -> Verdict:
                          "npu_profile": found}, decided_by=ran.label)
     if not profiling(c):        # where the graphs ran, from hello's backend_detail alone
         v.figures["npu_profile"] = None
-        v.decided_by += f"; {NOT_PROFILED}"
+        if ran.where != "cpu":  # the Neuron runtime ran some of it: its profile is there to ask for
+            v.decided_by += f"; {NOT_PROFILED}"
     has_npu = (c.board.get("soc") or {}).get("npu") not in (None, "unknown") or bool(c.board.get("apusys"))
     if ran.where != "npu" and has_npu:
         v.warn(f"the graphs ran on {ran.label} on a board with an NPU")

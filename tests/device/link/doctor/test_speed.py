@@ -10,6 +10,7 @@ import os
 
 from cli.main import main
 from core.decode.events import DoneEvent, EncodedEvent, TokenEvent
+from core.errors import WhisperKVError
 from device.link.doctor.ladder import NAMES, Checkup
 from device.link.doctor.rungs_run import speed
 from device.link.local import LocalTransport
@@ -28,6 +29,9 @@ class Runner:
         self.info = type("Info", (), {"raw": {"backend_detail": detail or {}, "runner_kind": kind}})()
 
     def connect(self):
+        refused = self.info.raw["backend_detail"].get("refuses")
+        if refused and self.target is not None and self.target.neuron_io == refused:
+            raise WhisperKVError(f"no runtime takes neuron_io={self.target.neuron_io}", "")
         return self.info
 
     def new_run(self):
@@ -86,6 +90,13 @@ def test_a_v1_runtime_is_timed_on_both_paths_each_on_a_warm_runner_without_the_p
     # V2 converts only: one path
     c, opened = checkup(monkeypatch, {"runtime": "neuron", "api": "V2", "io": "converted"})
     assert "paths" not in speed(c).figures and opened == []
+
+
+def test_a_path_that_cannot_be_timed_warns_and_speed_still_reports_the_other(monkeypatch):
+    c, opened = checkup(monkeypatch, {**V1_NATIVE, "refuses": "converted"})
+    v = speed(c)
+    assert v.status == "warn" and v.figures["encoder_ms"] == WARM_MS and "paths" not in v.figures
+    assert any(n.startswith("the converted path could not be timed: no runtime") for n in v.notes), v.notes
 
 
 def test_a_profiled_ladder_runner_is_never_timed(monkeypatch):
