@@ -2,13 +2,24 @@
 
 Each projection keeps its weight pre-transposed (`w_t`), so every linear layer is a plain `x @ w_t`.
 The op order is the one the exported graphs use (device/graphs/onnx_graphs.py), which keeps the
-NumPy reference and the board's tokens identical.
+NumPy reference and the board's tokens identical. Every op's output passes through `rounded`: unchanged in fp32,
+and rounded to fp16 inside `core.model.fp16_reference.fp16_ops()`, as the MDLA computes a graph compiled with
+--relax-fp32 (fp16 values, fp32 accumulation).
 """
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import numpy as np
+
+ROUNDING: ContextVar = ContextVar("rounding", default=None)   # None: fp32; else a function applied to op outputs
+
+
+def rounded(x: np.ndarray) -> np.ndarray:
+    """An op's output under the arithmetic in force (ROUNDING)."""
+    f = ROUNDING.get()
+    return x if f is None else f(x)
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
@@ -35,14 +46,14 @@ def gelu(x: np.ndarray) -> np.ndarray:
     e += np.float32(1.0)
     e *= x
     e *= np.float32(0.5)
-    return e
+    return rounded(e)
 
 
 def layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float = 1e-5) -> np.ndarray:
     mu = x.mean(-1, keepdims=True)
     xc = x - mu
     var = (xc * xc).mean(-1, keepdims=True)
-    return xc / np.sqrt(var + np.float32(eps)) * w + b
+    return rounded(xc / np.sqrt(var + np.float32(eps)) * w + b)
 
 
 def softmax(x: np.ndarray) -> np.ndarray:
@@ -50,7 +61,7 @@ def softmax(x: np.ndarray) -> np.ndarray:
     x -= x.max(-1, keepdims=True)
     np.exp(x, out=x)
     x /= x.sum(-1, keepdims=True)
-    return x
+    return rounded(x)
 
 
 def _heads(x: np.ndarray, n_head: int) -> np.ndarray:
@@ -62,7 +73,7 @@ def _heads(x: np.ndarray, n_head: int) -> np.ndarray:
 def attention_weights(q: np.ndarray, k: np.ndarray, n_head: int, mask: np.ndarray | None = None) -> np.ndarray:
     """q [Tq, d], k [Tk, d], mask additive [Tq, Tk] -> softmax weights [H, Tq, Tk]."""
     scale = np.float32((q.shape[-1] // n_head) ** -0.5)
-    scores = _heads(q * scale, n_head) @ _heads(k, n_head).transpose(0, 2, 1)
+    scores = rounded(_heads(q * scale, n_head) @ _heads(k, n_head).transpose(0, 2, 1))
     if mask is not None:
         scores += mask
     return softmax(scores)
@@ -70,7 +81,7 @@ def attention_weights(q: np.ndarray, k: np.ndarray, n_head: int, mask: np.ndarra
 
 def attend(probs: np.ndarray, v: np.ndarray) -> np.ndarray:
     """probs [H, Tq, Tk], v [Tk, d] -> [Tq, d]."""
-    out = probs @ _heads(v, probs.shape[0])
+    out = rounded(probs @ _heads(v, probs.shape[0]))
     return out.transpose(1, 0, 2).reshape(probs.shape[1], -1)
 
 
@@ -90,7 +101,7 @@ class Linear:
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         y = x @ self.w_t
-        return y + self.b if self.b is not None else y
+        return rounded(y + self.b if self.b is not None else y)
 
 
 @dataclass(frozen=True)
@@ -122,7 +133,7 @@ class Conv1d:
         xp = np.pad(x, ((0, 0), (1, 1)))
         t_out = (xp.shape[1] - 3) // s + 1
         cols = np.stack([xp[:, k:k + s * (t_out - 1) + 1:s] for k in range(3)], axis=1)  # [in, 3, T]
-        return w.reshape(w.shape[0], -1) @ cols.reshape(-1, t_out) + self.b[:, None]
+        return rounded(w.reshape(w.shape[0], -1) @ cols.reshape(-1, t_out) + self.b[:, None])
 
 
 @dataclass(frozen=True)
@@ -172,8 +183,8 @@ class EncoderBlock:
                    LayerNorm.from_params(p, name + ".mlp_ln"), MLP.from_params(p, name + ".mlp"))
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
-        x = x + self.attn(self.attn_ln(x))
-        return x + self.mlp(self.mlp_ln(x))
+        x = rounded(x + self.attn(self.attn_ln(x)))
+        return rounded(x + self.mlp(self.mlp_ln(x)))
 
 
 def absorbed_weights(p: dict[str, np.ndarray], name: str, n_head: int) -> tuple[np.ndarray, np.ndarray]:
@@ -229,12 +240,12 @@ class AbsorbedCross:
 
     def weights(self, h: np.ndarray, feats: np.ndarray) -> np.ndarray:
         """h [T, d] (after cross_attn_ln), feats F [A, d] -> softmax weights [H, T, A]."""
-        q_abs = _heads(self.query(h), self.wk.shape[0]) @ self.wk                   # [H, T, d]
-        return softmax(q_abs @ feats.T)
+        q_abs = rounded(_heads(self.query(h), self.wk.shape[0]) @ self.wk)          # [H, T, d]
+        return softmax(rounded(q_abs @ feats.T))
 
     def context(self, probs: np.ndarray, feats: np.ndarray, cross_v: None = None) -> np.ndarray:
         """probs [H, T, A], F [A, d] (cross_v: None in this form) -> the block's cross-attention output [T, d]."""
-        per_head = (probs @ feats) @ self.wv                                          # [H, T, dh]
+        per_head = rounded(rounded(probs @ feats) @ self.wv)                          # [H, T, dh]
         y = per_head.transpose(1, 0, 2).reshape(probs.shape[1], -1)
         return self.out(y + self.bv if self.bv is not None else y)
 
@@ -264,9 +275,9 @@ class DecoderBlock:
 
     def __call__(self, x: np.ndarray, cross_k: np.ndarray, cross_v: np.ndarray | None, mask: np.ndarray) -> np.ndarray:
         """x [T, d], cross_k/v [A, d], mask [T, T] -> [T, d]."""
-        x = x + self.attn(self.attn_ln(x), mask)
-        x = x + self.cross.context(self.cross.weights(self.cross_attn_ln(x), cross_k), cross_k, cross_v)
-        return x + self.mlp(self.mlp_ln(x))
+        x = rounded(x + self.attn(self.attn_ln(x), mask))
+        x = rounded(x + self.cross.context(self.cross.weights(self.cross_attn_ln(x), cross_k), cross_k, cross_v))
+        return rounded(x + self.mlp(self.mlp_ln(x)))
 
     def step(self, x: np.ndarray, self_k: np.ndarray, self_v: np.ndarray, cross_k: np.ndarray,
              cross_v: np.ndarray | None, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -276,7 +287,7 @@ class DecoderBlock:
         q, k, v = self.attn.query(h), self.attn.key(h), self.attn.value(h)
         keys = np.concatenate([self_k, k])  # every cache slot + the current token
         vals = np.concatenate([self_v, v])
-        x = x + self.attn.attend(q, keys, vals, mask)
+        x = rounded(x + self.attn.attend(q, keys, vals, mask))
         probs = self.cross.weights(self.cross_attn_ln(x), cross_k)
-        x = x + self.cross.context(probs, cross_k, cross_v)
-        return x + self.mlp(self.mlp_ln(x)), k, v, probs
+        x = rounded(x + self.cross.context(probs, cross_k, cross_v))
+        return rounded(x + self.mlp(self.mlp_ln(x))), k, v, probs

@@ -24,6 +24,7 @@ from core.model.layers import (
     LayerNorm,
     Linear,
     gelu,
+    rounded,
 )
 from core.model.weights import WhisperWeights
 
@@ -59,7 +60,7 @@ class NumpyBackend:
     def encode_features(self, mel: np.ndarray) -> np.ndarray:
         x = np.asarray(mel, dtype=np.float32).reshape(self.dims.n_mels, -1)
         x = gelu(self.conv1(x))
-        x = gelu(self.conv2(x)).T + self.audio_positional_embedding
+        x = rounded(gelu(self.conv2(x)).T + self.audio_positional_embedding)
         for block in self.encoder_blocks:
             x = block(x)
         return self.ln_post(x)  # [1500, d]

@@ -10,6 +10,7 @@ import pytest
 
 from cli.main import main
 from device.link.doctor.ladder import NAMES
+from device.link.doctor.numbers import BOUNDS
 from tests.cli.doctor_helpers import bundle_for, claim_soc, compiled_bundle, standin_library
 from tests.device.link_helpers import STAND_IN_ADB, install_stand_in, sshd  # noqa: F401  (sshd: a real OpenSSH server)
 
@@ -146,6 +147,26 @@ def test_noise_or_swapped_outputs_stop_at_numbers(capsys, monkeypatch, fault, va
     by = stopped_at(doc, "numbers")
     bad = [o["name"] for o in by["numbers"]["figures"]["outputs"] if not o["ok"]]
     assert code == 1 and "cross_k" in bad and by["loads"]["figures"]["npu"] == "stand-in"
+
+
+def test_relative_noise_of_1e_3_passes_numbers_and_tokens_pass_or_warn(capsys, monkeypatch):
+    """What fp16 rounding could do to every output: the floors of the fp16 arithmetic hold it."""
+    monkeypatch.setenv("STANDIN_REL_NOISE", "0.001")
+    code, doc = doctor(capsys, dla(standin_library()))
+    by = rungs(doc)
+    assert code == 0 and by["numbers"]["status"] == "pass" and by["tokens"]["status"] in ("pass", "warn")
+    assert by["numbers"]["figures"]["cosine_floor"] == BOUNDS["fp16"].cosine
+
+
+def test_a_fault_within_the_numbers_floor_that_changes_the_text_fails_at_tokens(capsys, monkeypatch):
+    """End-of-text raised from the 4th step run after each window on, the one after the SOT sequence whose logits
+    pick the first token: the first step, which the numbers rung reads, is clean."""
+    monkeypatch.setenv("STANDIN_EOT_FROM", "4")
+    code, doc = doctor(capsys, dla(standin_library()))
+    by = stopped_at(doc, "tokens")
+    (clip,) = by["tokens"]["figures"]["clips"]
+    assert code == 1 and by["numbers"]["status"] == "pass" and clip["first_difference"] is not None
+    assert clip["wer"] > BOUNDS["fp16"].wer and "beyond what its arithmetic explains" in by["tokens"]["fix"]
 
 
 def test_what_the_doctor_cannot_check_is_exit_2(capsys, tmp_path):

@@ -112,7 +112,7 @@ RUNGS = (
     Rung("loads", "each graph loads (the runtime's create), with the load time; the runner's hello",
          f"{_R}:loads", "hello from the runner"),
     Rung("numbers", "test_en.wav's first window: the encoder's outputs and the first step's logits against the "
-         "PC's NumPy reference", f"{_R}:numbers", "every output within its dtype's thresholds"),
+         "PC's NumPy reference", f"{_R}:numbers", "every output within its arithmetic's bounds"),
     Rung("tokens", "test_en.wav and test_zh.wav (--quick: the hello-world clip) decode to the PC's reference "
          "tokens", f"{_R}:tokens", "the reference tokens"),
     Rung("speed", "on warm runtimes with the profiler off (the runner's first window not timed): encoder ms a "

@@ -69,15 +69,16 @@ def test_url_settings_in_a_fix_are_named_as_the_forms_fields():
 
 
 def test_check_board_shows_the_doctors_rungs_as_they_are_decided(qtbot, tmp_path, monkeypatch):
-    """The local runner on the NumPy backend: every rung passes or warns (this PC is no board), rung by rung in the
-    check view (app/board/check_view.py); the check runs on the decode worker, so a run, a live stream or a QA
-    suite's clip asked for meanwhile is refused, saying why."""
+    """The default device of a fresh settings store, this PC's runner on `auto` (native-int8b where the CPU runs
+    it): every rung passes or warns (this PC is no board; int8 weights are held to their own bounds), rung by rung
+    in the check view (app/board/check_view.py); the check runs on the decode worker, so a run, a live stream or a
+    QA suite's clip asked for meanwhile is refused, saying why."""
     from device.link.doctor.ladder import MARKS, NAMES
+    from device.runner.backends import choose_auto
 
     window = make_window(settings_file(tmp_path / "app.ini"))
     qtbot.addWidget(window)
     open_and_wait(window, "en_asterisk_hello-world.wav")
-    window.device.show_profile(DeviceProfile.from_url("local?backend=numpy"))
     view, seen = window.device.check_view, []
     shown = view.show_rung
 
@@ -100,6 +101,8 @@ def test_check_board_shows_the_doctors_rungs_as_they_are_decided(qtbot, tmp_path
     report = window.board.checked
     assert [r["name"] for r in report["rungs"]] == list(NAMES)
     assert all(r["status"] in ("pass", "warn") for r in report["rungs"]), report["lines"]
+    loads = next(r for r in report["rungs"] if r["name"] == "loads")
+    assert report["device"].startswith("local") and loads["figures"]["backend"] == choose_auto()
     assert seen[0] == (MARKS["pass"], True)                    # reach's mark shown before the ladder was done
     assert len(lines_on_gui) == len(NAMES) and all(lines_on_gui)   # each rung's mark written on the GUI thread
     assert [m.text() for m in view.marks] == [MARKS[r["status"]] for r in report["rungs"]]

@@ -21,7 +21,8 @@ import threading
 from multiprocessing.connection import Client, Listener
 
 # the environment a run or create reads (neuron_compute.py): the runner's, sent along with each call
-FORWARDED_ENV = ("STANDIN_NOISE", "STANDIN_SWAP", "MTKNN_ENABLE_PROFILER", "MTKNN_PROFILER_LOG_PATH")
+FORWARDED_ENV = ("STANDIN_NOISE", "STANDIN_SWAP", "STANDIN_REL_NOISE", "STANDIN_EOT_FROM", "MTKNN_ENABLE_PROFILER",
+                 "MTKNN_PROFILER_LOG_PATH")
 _link: list = []        # the runner process's one connection, opened at its first call
 
 

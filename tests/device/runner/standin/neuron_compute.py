@@ -24,9 +24,12 @@ MTKNN_PROFILER_LOG_PATH named then, written when the runtime is released. Its ta
 single ops: its per-op table splits each run's measured time over the ops by their multiply-accumulates. So it
 tests the path (board → PC → view), never the NPU's figures.
 
-Two faults an NPU could show, read from the environment at each run (the doctor's numbers rung must catch both):
-STANDIN_NOISE=0.05 adds Gaussian noise of that standard deviation to every float output, as an NPU computing
-wrongly would; STANDIN_SWAP=cross_k,cross_v hands those two outputs (same size) back swapped, as a layout bug would.
+Faults an NPU could show, read from the environment at each run: STANDIN_NOISE=0.05 adds Gaussian noise of that
+standard deviation to every float output, as an NPU computing wrongly would; STANDIN_SWAP=cross_k,cross_v hands
+those two outputs (same size) back swapped, as a layout bug would (the doctor's numbers rung must catch both);
+STANDIN_REL_NOISE=0.001 scales every float output by 1 + noise of that standard deviation, what fp16 rounding
+could do (the doctor must pass it); STANDIN_EOT_FROM=N raises the end-of-text logit from the Nth step run after
+each encoder run on (the numbers rung, which reads the first step, sees nothing; the tokens rung must fail).
 """
 from __future__ import annotations
 
@@ -162,8 +165,11 @@ def run(handle: int, inputs: list, outputs: list) -> int:
     interp.invoke()
     rt["run_ms"].append((time.perf_counter() - t0) * 1000)
     details = rt["outputs"]
+    _count_step(rt)
     for i, ((address, length), d) in enumerate(zip(outputs, details)):
         out = _noisy(np.ascontiguousarray(interp.get_tensor(_faulty(details)[i]["index"])))
+        if "logits" in d["name"]:
+            out = _eot_raised(out)
         if length != _expected(handle, "outputs", i):
             return 3
         rows = _rows(rt, "outputs", d, address, length)
@@ -184,11 +190,33 @@ def _faulty(details: list) -> list:
 
 
 def _noisy(out: np.ndarray) -> np.ndarray:
-    std = float(os.environ.get("STANDIN_NOISE") or 0)
-    if not std or out.dtype.kind != "f":
+    std, rel = (float(os.environ.get(k) or 0) for k in ("STANDIN_NOISE", "STANDIN_REL_NOISE"))
+    if not (std or rel) or out.dtype.kind != "f":
         return out
-    noise = np.random.default_rng(_rng_calls.append(0) or len(_rng_calls)).normal(0, std, out.shape)
-    return (out + noise).astype(out.dtype)
+    rng = np.random.default_rng(_rng_calls.append(0) or len(_rng_calls))
+    if rel:
+        out = out * (1 + rng.normal(0, rel, out.shape))
+    return (out + rng.normal(0, std, out.shape) if std else out).astype(out.dtype)
+
+
+EOT = 50257                           # <|endoftext|> in the multilingual vocabulary
+_steps_since_encoder = [0]
+
+
+def _count_step(rt: dict) -> None:
+    if "encoder" in os.path.basename(rt["path"]):
+        _steps_since_encoder[0] = 0
+    else:
+        _steps_since_encoder[0] += 1
+
+
+def _eot_raised(logits: np.ndarray) -> np.ndarray:
+    start = int(os.environ.get("STANDIN_EOT_FROM") or 0)
+    if not start or _steps_since_encoder[0] < start or logits.shape[-1] <= EOT:
+        return logits
+    out = logits.copy()
+    out[..., EOT] = out.max() + 10
+    return out
 
 
 _rng_calls: list[int] = []
