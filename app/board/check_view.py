@@ -8,11 +8,11 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QUrl
-from PySide6.QtGui import QDesktopServices
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from app.settings import AppSettings, dialog_dir
+from app.views.viewer import open_in_viewer
 from device.link.doctor.ladder import MARKS, RUNGS, STATUSES, Rung
 from device.link.doctor.report import write_report
 
@@ -21,7 +21,6 @@ MEANING = {"pass": "passed", "warn": "warns: fine here, its line says why",
            "fail": "failed: the ladder stops there, with its fix", "not-run": "not run: a rung before it failed"}
 PAGE = "doctor.html"
 WRITE_LINK = "write:doctor.html"
-NO_VIEWER = "No viewer could be started for doctor.html: open it yourself, it is at {path}"
 
 
 def legend_text() -> str:
@@ -144,10 +143,7 @@ class CheckView(QWidget):
         """Open doctor.html in the desktop's viewer; when none starts, say where it is."""
         if self.last is None:
             return False
-        opened = QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.last)))
-        if not opened:
-            self.where.setText(NO_VIEWER.format(path=self.last))
-        return opened
+        return open_in_viewer(self.last, self.where, "doctor.html")
 
     def _on_link(self, link: str) -> None:
         if link == WRITE_LINK:

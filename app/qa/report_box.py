@@ -8,17 +8,16 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from PySide6.QtCore import QStandardPaths, Qt, QUrl, Signal
-from PySide6.QtGui import QDesktopServices
+from PySide6.QtCore import QStandardPaths, Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QWidget
 
 from app.errors import failure_of
 from app.settings import dialog_dir
+from app.views.viewer import open_in_viewer
 from core.errors import WhisperKVError
 from core.qa.report import write_reports
 from core.qa.run import SuiteResult
 
-NO_VIEWER = "No viewer could be started for the report: open it yourself, it is at {path}"
 
 
 def default_report_dir(suite_name: str) -> Path:
@@ -74,10 +73,7 @@ class ReportBox(QWidget):
         """Start the viewer; when none starts, say where the report is."""
         if self.last is None:
             return False
-        opened = QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.last)))
-        if not opened:
-            self.where.setText(NO_VIEWER.format(path=self.last))
-        return opened
+        return open_in_viewer(self.last, self.where, "the report")
 
     def _ask(self) -> None:
         # Starts in the folder picked last (the home folder the first time), never the working directory.
