@@ -156,6 +156,10 @@ def _call(spec: str, checkup: Checkup) -> Verdict:
     return getattr(importlib.import_module(module), fn)(checkup)
 
 
+BUG_FIX = ("a bug in the doctor: write doctor.html (`whisperkv doctor --device URL --out DIR`, or the studio's "
+           "Write doctor.html…) and send it with the bug")
+
+
 def climb(checkup: Checkup, on_rung: Callable[[RungResult], None] | None = None,
           rungs: tuple[Rung, ...] = RUNGS) -> list[RungResult]:
     """Every rung's result in ladder order; `on_rung` hears each as it is decided (the CLI's lines, the studio's)."""
@@ -171,6 +175,10 @@ def climb(checkup: Checkup, on_rung: Callable[[RungResult], None] | None = None,
                 raise
             except WhisperKVError as exc:     # a check's own failure, with its fix
                 v = Verdict().fail(exc.problem, exc.fix or "")
+            except Exception as exc:          # a bug: one line naming it, and the ladder stops there
+                first = (str(exc).strip().splitlines() or [""])[0]
+                v = Verdict().fail(f"the {rung.name} rung failed unexpectedly ({type(exc).__name__}: {first})",
+                                   BUG_FIX)
             result = RungResult(rung.name, v.status, v.figures, v.fix, v.notes, v.decided_by)
             failed = v.status == "fail"
         results.append(result)
