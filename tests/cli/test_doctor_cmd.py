@@ -71,6 +71,15 @@ def test_the_whole_ladder_passes_with_warnings_and_writes_its_report(capsys, tmp
     assert "the board" in page and "NumPy reference" in page and "hello" in page.lower()
 
 
+def test_the_quick_ladder_with_no_device_passes_on_this_pc(capsys):
+    """The default device, this PC's runner on `auto` (native-int8b where the CPU runs it), held to the bounds of
+    its own arithmetic: every rung passes or warns."""
+    code = main(["doctor", "--quick", "--json"])
+    by = rungs(json.loads(capsys.readouterr().out))
+    assert code == 0 and all(r["status"] in ("pass", "warn") for r in by.values()), by
+    assert by["numbers"]["status"] == "pass" and by["tokens"]["status"] == "pass"
+
+
 def test_an_unreachable_port_stops_at_reach(capsys):
     code, doc = doctor(capsys, "ssh://nobody@127.0.0.1:1")
     by = stopped_at(doc, "reach")

@@ -123,6 +123,30 @@ def test_qa_on_hello_world_via_the_v1v2_build_on_plain_tflite_dlas_flags_the_hot
     assert "What each board paid" in html and "91.5" in html and "MT8371" in html and "MDLA 5.3" in html
 
 
+def test_check_board_in_the_studio_climbs_the_box_without_the_bundle(qtbot, deployed, dla_bundle,  # noqa: F811
+                                                                       tmp_path):
+    """Issue 50's done-when: the studio's Check board, pressed for a profile made from the box's URL (no bundle in
+    it) with a fresh settings store, climbs the doctor's quick ladder on the box: every rung passes or warns. The QA
+    test before it deployed the plain-TFLite `.dla`s: deploy the compiled bundle again first."""
+    from device.link.doctor.ladder import NAMES
+    from device.link.profile import DeviceProfile
+    from tests.app.conftest import make_window, settings_file, wait_for
+
+    again = whisperkv("deploy", "--device", deployed["url"], "--backend", "dla", "--model", str(dla_bundle))
+    assert again.returncode == 0, again.stderr
+    window = make_window(settings_file(tmp_path / "app.ini"))
+    qtbot.addWidget(window)
+    window.device.show_profile(DeviceProfile.from_url(deployed["url"]))
+    window.device.check_button.click()
+    wait_for(lambda: window.device.check_button.isEnabled() and window.board.checked, "the check to finish", 3600)
+    report = window.board.checked
+    assert [r["name"] for r in report["rungs"]] == list(NAMES)
+    assert all(r["status"] in ("pass", "warn") for r in report["rungs"]), report["lines"]
+    by = {r["name"]: r for r in report["rungs"]}
+    assert by["deployed"]["figures"]["against"] == "manifest.json" and by["loads"]["figures"]["backend"] == "dla"
+    assert window.device.info.toPlainText() == f"Check board of {report['device']}: no rung failed."
+
+
 def test_the_doctor_climbs_the_box_without_the_bundle_and_names_a_changed_file(deployed, dla_bundle,  # noqa: F811
                                                                               tmp_path):
     """Issue 50's done-when: `whisperkv doctor --quick` on the replica WITHOUT --model and without its STAND-IN
