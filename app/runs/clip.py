@@ -1,13 +1,13 @@
 """The audio the next run will send: samples, and the mel windows computed from them exactly once."""
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from core.model.audio import SAMPLE_RATE, check_audio, load_audio
+from core.model.file_hash import sha256_files
 from core.model.mel import content_frames, mel_windows
 
 
@@ -31,12 +31,8 @@ class AudioClip:
 
 def load_clip(path: str | Path) -> AudioClip:
     samples = load_audio(path)
-    return AudioClip(Path(path).name, samples, mel_windows(samples), str(Path(path).resolve()), file_sha256(path))
-
-
-def file_sha256(path: str | Path) -> str:
-    with open(path, "rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
+    return AudioClip(Path(path).name, samples, mel_windows(samples), str(Path(path).resolve()),
+                     sha256_files([path]))
 
 
 def clip_from_samples(name: str, samples: np.ndarray) -> AudioClip:

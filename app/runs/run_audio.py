@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app.runs.clip import AudioClip, file_sha256, load_clip
+from app.runs.clip import AudioClip, load_clip
 from app.runs.record import RunRecord
+from core.model.file_hash import sha256_files
 
 
 def missing_reason(run: RunRecord) -> str:
@@ -17,7 +18,7 @@ def missing_reason(run: RunRecord) -> str:
     path = Path(run.audio_path)
     if not path.is_file():
         return f"the audio of run #{run.id} is gone: {path} no longer exists"
-    if run.audio_sha256 and file_sha256(path) != run.audio_sha256:
+    if run.audio_sha256 and sha256_files([path]) != run.audio_sha256:
         return f"the audio of run #{run.id} changed: {path} is not the file that was transcribed"
     return ""
 

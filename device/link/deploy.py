@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Callable
 
 from core.errors import WhisperKVError
+from core.model.file_hash import sha256_files
 from device import ROOT, protocol
 from device.link import board_install
 from device.link.deploy_record import DeployRecord, remote_hashes, write_record
@@ -62,9 +63,6 @@ class BundleFile:
 
 
 def _bundle_file(rel: str, sources: list[Path]) -> BundleFile:
-    # The model's identity (hello's model.sha256) is core's hash of its files concatenated: use the same one.
-    from core.model.weights import sha256_files
-
     return BundleFile(rel, sources, sha256_files(sources), sum(p.stat().st_size for p in sources))
 
 
@@ -129,7 +127,6 @@ def cached_tflite_bundle() -> Path:
         INSTALL_FIX,
         find_installed_model,
         load_model,
-        sha256_files,
     )
     from device.toolchain.export import export_bundle
 
@@ -212,8 +209,9 @@ def model_source(model: str | Path | None, backend: str) -> str | None:
     return str(cached_tflite_bundle()) if backend == "tflite" else None
 
 
-def model_sha256(files: list[BundleFile]) -> str:
-    """The identity hello reports: an exported bundle's recorded source hash, else the model file's hash."""
+def source_weights_sha256(files: list[BundleFile]) -> str:
+    """The identity hello reports, the sha256 of the weights the shipped model came from: an exported bundle's
+    recorded one (not a hash of its own files), else the shipped weights' hash."""
     by_rel = {f.rel: f for f in files}
     if "model/model.json" in by_rel:
         return json.loads(by_rel["model/model.json"].sources[0].read_text()).get("model_sha256", "")
@@ -267,7 +265,7 @@ def _deploy(transport, dir, model, progress, say, backend: str, tmp: Path, wheel
         raise DeployError(f"sha256 mismatch after copying {', '.join(bad)} to {transport.label}",
                           "check free space on the board and deploy again")
     installed = board_install.install(transport, root, packages, say)
-    model_hash = model_sha256(files)
+    model_hash = source_weights_sha256(files)
     shipped_json = next((f.sources[0] for f in files if f.rel == "model/model.json"), None)
     write_record(transport, root, DeployRecord(
         runner_version=protocol.RUNNER_VERSION, protocol=protocol.PROTOCOL, model_sha256=model_hash, backend=backend,

@@ -18,7 +18,9 @@ from device.link.transport import Transport
 RECORD = "manifest.json"
 PYTHON_FIX = "install python3 on the board, or name the interpreter with ?python=/usr/bin/python3"
 
-# Runs on the device with its own Python (stdlib only): sha256 of the files that exist.
+# Runs on the device with its own Python (stdlib only): sha256 of the files that exist. Sent as text, before
+# anything is deployed, so it cannot import core/model/file_hash.py; tests/core/model/test_file_hash.py holds
+# the two equal.
 HASH_SCRIPT = """
 import hashlib, json, os, sys
 root = sys.argv[1]

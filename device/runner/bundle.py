@@ -11,7 +11,6 @@
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ import numpy as np
 from core.errors import ModelError
 from core.model.backend import CROSS_FORMS, check_cross
 from core.model.dims import ModelDims
+from core.model.file_hash import sha256_files
 from core.model.weights import WhisperWeights
 
 FORMAT = "whisperkv-mtk-bundle"
@@ -30,21 +30,13 @@ TABLES = {"token_embedding": "token_embedding.npy", "positional_embedding": "pos
 EXPORT_FIX = "re-create it with `whisperkv export --out DIR`"
 
 
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 @dataclass
 class Bundle:
     path: Path
     manifest: dict
     dims: ModelDims
     dtype: str
-    model_sha256: str
+    weights_sha256: str     # of the weights it was exported from (model.json's model_sha256), not of its files
     source: str
 
     @property
@@ -112,11 +104,11 @@ def read_bundle(path: str | Path, verify: bool = False) -> Bundle:
         f = path / name
         if not f.is_file():
             raise ModelError(f"the bundle at {path} is missing {name}", EXPORT_FIX)
-        if verify and sha256_file(f) != digest:
+        if verify and sha256_files([f]) != digest:
             raise ModelError(f"{path}/{name} does not match its sha256 in model.json (corrupt or edited)",
                              EXPORT_FIX)
     return Bundle(path=path, manifest=doc, dims=ModelDims(**doc["dims"]), dtype=doc["dtype"],
-                  model_sha256=doc["model_sha256"], source=f"bundle:{path}")
+                  weights_sha256=doc["model_sha256"], source=f"bundle:{path}")
 
 
 def weights_from_bundle(path: str | Path) -> WhisperWeights:
@@ -147,7 +139,7 @@ def weights_from_bundle(path: str | Path) -> WhisperWeights:
                 p[f"decoder.blocks.{i}.cross_attn.{kind}.bias"] = bias[i * d:(i + 1) * d]
     p["decoder.token_embedding.weight"] = b.token_embedding
     p["decoder.positional_embedding"] = b.positional_embedding
-    return WhisperWeights(dims=b.dims, params=p, tokenizer_path=b.tokenizer_path, sha256=b.model_sha256,
+    return WhisperWeights(dims=b.dims, params=p, tokenizer_path=b.tokenizer_path, sha256=b.weights_sha256,
                           source=b.source, files=[b.path / name for name in b.manifest["files"]])
 
 

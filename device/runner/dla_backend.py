@@ -49,7 +49,7 @@ class DlaBackend:
             raise ModelError(f"the bundle at {bundle.path} has no compiled .dla graphs", COMPILE_FIX)
         check_contract(dla, str(bundle.path))
         self.dims: ModelDims = bundle.dims
-        self.sha256, self.cross = bundle.model_sha256, check_cross(bundle.cross)
+        self.sha256, self.cross = bundle.weights_sha256, check_cross(bundle.cross)
         self.soc, self.dtype, self.folder, self.threads = dla.get("soc", ""), bundle.dtype, bundle.path, threads
         self.graph_entries = dla["graphs"]
         self._cross_names = ("F",) if self.cross == "absorbed" else ("cross_k", "cross_v")

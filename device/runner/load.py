@@ -66,7 +66,7 @@ def load_model_source(path: str | Path | None = None, backend: str | None = "aut
     if is_bundle(path):
         b = read_bundle(path)
         return LoadedModel(make_backend(backend, b.path, delegate, cross, config),
-                           WhisperTokenizer.from_file(b.tokenizer_path, b.dims.n_vocab), b.model_sha256, b.source)
+                           WhisperTokenizer.from_file(b.tokenizer_path, b.dims.n_vocab), b.weights_sha256, b.source)
     spec = REGISTRY[resolve(backend)]
     if not keep_weights and not delegate and spec.cached:
         # Optimised graphs from the start-up cache (built and written on a model's first start).

@@ -73,7 +73,7 @@ def build(source: WhisperWeights | str | Path, *, config: RuntimeConfig, cross: 
             step_model = step_graph
     else:
         b = read_bundle(Path(source))
-        dims, sha, built, cross, heads = b.dims, b.model_sha256, b.dtype, b.cross, None
+        dims, sha, built, cross, heads = b.dims, b.weights_sha256, b.dtype, b.cross, None
         tables = b.token_embedding, b.positional_embedding
         encoder = onnx.load(str(b.encoder_path))
         step_graph = onnx.load(str(b.decoder_step_path)) if step else None

@@ -32,7 +32,8 @@ import numpy as np
 
 from core.model.backend import check_cross
 from core.model.dims import ModelDims
-from core.model.weights import load_model, locate_model, sha256_files
+from core.model.file_hash import sha256_files
+from core.model.weights import load_model, locate_model
 from device.runner.backends import REGISTRY
 from device.runner.cache_paths import cache_dir, cache_home, embedding_tables, staged
 from device.runner.runtime_config import RuntimeConfig
@@ -42,8 +43,9 @@ log = logging.getLogger("whisperkv.agent")
 FORMAT = 11       # 11: native-int8b caches (their weights quantised as onnx-int8b's, bit for bit)
 
 
-def model_sha256(paths: list[Path]) -> str:
-    """sha256_files, remembered by the files' (path, size, mtime): hashing ~150 MB each start costs ~0.3 s."""
+def weights_sha256(paths: list[Path]) -> str:
+    """The weight files' sha256 (the model's identity), remembered by the files' (path, size, mtime): hashing
+    ~150 MB each start costs ~0.3 s."""
     key = json.dumps([[str(p.resolve()), p.stat().st_size, p.stat().st_mtime_ns] for p in map(Path, paths)])
     memo_path = cache_home() / "sha256.json"
     try:
@@ -74,7 +76,7 @@ def load_cached(path: str | Path | None, backend: str, cross: str = "kv", config
     `cross`: kv or absorbed; `config`: the RuntimeConfig (None: its defaults)."""
     spec, config = REGISTRY[backend], config or RuntimeConfig()
     files, _, source = locate_model(path)
-    sha = model_sha256(files)
+    sha = weights_sha256(files)
     directory = cache_dir(sha, spec.name, check_cross(cross))
     meta = _read_meta(directory, sha, cross)
     if meta is not None:

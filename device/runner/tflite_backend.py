@@ -161,7 +161,7 @@ class TfliteBackend:
 
         b = read_bundle(path)
         graphs = b.manifest["graphs"]
-        return cls(b.dims, b.model_sha256, b.graph_path("encoder", "tflite").read_bytes(),
+        return cls(b.dims, b.weights_sha256, b.graph_path("encoder", "tflite").read_bytes(),
                    b.graph_path("decoder_step", "tflite").read_bytes(), b.token_embedding, b.positional_embedding,
                    delegate, threads, dtype=graphs["decoder_step_tflite"].get("weights", "fp32"), cross=b.cross)
 

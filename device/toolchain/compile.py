@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.errors import WhisperKVError
-from device.runner.bundle import sha256_file
+from core.model.file_hash import sha256_files
 from device.runner.neuron_slots import CONTRACT
 from device.runner.soc import SOCS
 
@@ -267,7 +267,7 @@ def compile_bundle(bundle: str | Path, soc: str = "mt8371", ncc: str | Path | No
             dla = Path(tmp) / tflite.with_suffix(".dla").name
             log(f"  {tflite.name} -> {dla.name}")
             seconds = compile_graph(compiler, tflite, flags, dla)
-            result.graphs.append(CompiledGraph(tflite.name, dla.name, sha256_file(dla), dla.stat().st_size,
+            result.graphs.append(CompiledGraph(tflite.name, dla.name, sha256_files([dla]), dla.stat().st_size,
                                                round(seconds, 2)))
         for g in result.graphs:
             os.replace(Path(tmp) / g.file, bundle / g.file)

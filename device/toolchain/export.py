@@ -29,6 +29,7 @@ import numpy as np
 from core.errors import ModelError
 from core.model.backend import check_cross
 from core.model.dims import ModelDims
+from core.model.file_hash import sha256_files
 from core.model.weights import WhisperWeights
 from device.runner.bundle import (
     FORMAT,
@@ -36,7 +37,6 @@ from device.runner.bundle import (
     TABLES,
     VERSION,
     read_bundle,
-    sha256_file,
 )
 
 INT_DTYPES = ("a16w8", "a8w8", "mixed")    # device/toolchain/int_quantize.py: TFLite only
@@ -54,15 +54,15 @@ def _io(model) -> dict:
     return {"inputs": shapes(model.graph.input), "outputs": shapes(model.graph.output)}
 
 
-def write_manifest(out: Path, dims: ModelDims, dtype: str, special: dict, model_sha256: str, source: str,
+def write_manifest(out: Path, dims: ModelDims, dtype: str, special: dict, weights_sha256: str, source: str,
                    graphs: dict, extra: dict | None = None) -> dict:
     files = sorted(p.name for p in out.iterdir() if p.is_file() and p.name != "model.json")
     onnx_step = out / GRAPHS["decoder_step"]
     doc = {"format": FORMAT, "version": VERSION, "dtype": dtype,
            "opset": _opset(onnx_step) if "decoder_step" in graphs else None,
-           "dims": asdict(dims), "special_tokens": special, "model_sha256": model_sha256, "source": source,
+           "dims": asdict(dims), "special_tokens": special, "model_sha256": weights_sha256, "source": source,
            "graphs": graphs, "tables": TABLES, "tokenizer": "tokenizer.json",
-           "files": {name: sha256_file(out / name) for name in files}, **(extra or {})}
+           "files": {name: sha256_files([out / name]) for name in files}, **(extra or {})}
     (out / "model.json").write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
     return doc
 
@@ -220,6 +220,6 @@ def quantize_bundle(src: str | Path, out: str | Path, dtype: str) -> dict:
         for name in (*TABLES.values(), "tokenizer.json"):
             shutil.copyfile(b.path / name, out / name)
     _remove_stale_graphs(out, graphs)
-    return write_manifest(out, b.dims, dtype, b.manifest["special_tokens"], b.model_sha256,
+    return write_manifest(out, b.dims, dtype, b.manifest["special_tokens"], b.weights_sha256,
                           b.manifest["source"], graphs, {"formats": ["onnx"], "cross": b.cross,
                                                          "quantized_from": "fp32"})

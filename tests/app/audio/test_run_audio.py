@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import shutil
 
-from app.runs.clip import file_sha256
 from app.runs.run_audio import missing_reason
 from app.runs.session import Session, run_from_dict, run_to_dict
 from core.decode.options import DecodeOptions
+from core.model.file_hash import sha256_files
 from tests.app.conftest import make_window, open_and_wait, settings_file, transcribe_and_wait, wait_for
 from tests.conftest import AUDIO
 
@@ -22,7 +22,7 @@ def test_picking_an_earlier_run_shows_its_audio_not_the_last_file_opened(qtbot, 
     window.open_audio(str(en))
     wait_for(lambda: loaded, "en.wav to load")
     first = transcribe_and_wait(window, language="en", max_tokens=3)
-    assert first.audio_path == str(en.resolve()) and first.audio_sha256 == file_sha256(en)
+    assert first.audio_path == str(en.resolve()) and first.audio_sha256 == sha256_files([en])
     open_and_wait(window, "test_zh.wav")
     second = transcribe_and_wait(window, language="zh", max_tokens=3)
     assert window.run is second and window.audio.clip.name == "test_zh.wav"
@@ -53,9 +53,9 @@ def test_the_session_file_keeps_each_runs_audio_path_and_hash_and_a_changed_file
     shutil.copy(AUDIO / "en_asterisk_hello-world.wav", clip)
     session = Session()
     run = session.new_run("a.wav", DecodeOptions(), "local", {})
-    run.audio_path, run.audio_sha256 = str(clip), file_sha256(clip)
+    run.audio_path, run.audio_sha256 = str(clip), sha256_files([clip])
     back = run_from_dict(run_to_dict(run))
-    assert (back.audio_path, back.audio_sha256) == (str(clip), file_sha256(clip))
+    assert (back.audio_path, back.audio_sha256) == (str(clip), sha256_files([clip]))
     assert missing_reason(back) == ""
     clip.write_bytes(clip.read_bytes() + b"\0\0")
     assert "changed" in missing_reason(back)

@@ -134,13 +134,14 @@ def test_deploy_over_ssh_then_skip(sshd, tmp_path):
 
 
 def test_tflite_deploy_ships_no_onnx_and_a_model_json_listing_what_shipped(tmp_path):
-    from device.runner.bundle import read_bundle, sha256_file
+    from core.model.file_hash import sha256_files
+    from device.runner.bundle import read_bundle
     from tests.device.toolchain.test_compile import make_bundle
 
     src = make_bundle(tmp_path / "bundle")             # .tflite, .onnx, .npy, tokenizer.json, model.json
     (src / "encoder.dla").write_bytes(b"compiled")     # as `whisperkv compile` leaves it
     doc = json.loads((src / "model.json").read_text())
-    doc["files"]["encoder.dla"] = sha256_file(src / "encoder.dla")
+    doc["files"]["encoder.dla"] = sha256_files([src / "encoder.dla"])
     (src / "model.json").write_text(json.dumps(doc))
     target = tmp_path / "board"
     result = deploy(LocalTransport(), dir=str(target), model=str(src), backend="tflite")
@@ -172,7 +173,8 @@ def test_tflite_deploy_of_a_bundle_without_tflite_names_the_export(tmp_path):
 def test_tflite_deploy_without_a_model_exports_once_into_the_cache(tmp_path, monkeypatch):
     """A STAND-IN export_bundle (it writes a small placeholder bundle): what is tested is how deploy asks
     for the TFLite export, names the cache entry after the model, and reuses it."""
-    from core.model.weights import find_installed_model, sha256_files
+    from core.model.file_hash import sha256_files
+    from core.model.weights import find_installed_model
     from device.link import deploy as D
     from tests.device.toolchain.test_compile import make_bundle
 
@@ -212,7 +214,7 @@ def test_tflite_deploy_refuses_a_bundle_missing_a_file_it_lists(tmp_path):
 
 def _compiled(src: Path) -> Path:
     """A small bundle as `whisperkv compile` leaves it: .dla files beside the .tflite, both in model.json."""
-    from device.runner.bundle import sha256_file
+    from core.model.file_hash import sha256_files
     from tests.device.toolchain.test_compile import make_bundle
 
     make_bundle(src)
@@ -220,7 +222,7 @@ def _compiled(src: Path) -> Path:
     doc["graphs"] |= {"encoder_tflite": {"file": "encoder.tflite"}, "decoder_step_tflite": {"file": "decoder_step.tflite"}}
     for role in ("encoder", "decoder_step"):
         (src / f"{role}.dla").write_bytes(b"compiled " + role.encode())
-        doc["files"][f"{role}.dla"] = sha256_file(src / f"{role}.dla")
+        doc["files"][f"{role}.dla"] = sha256_files([src / f"{role}.dla"])
     doc["dla"] = {"graphs": {role: {"file": f"{role}.dla"} for role in ("encoder", "decoder_step")}}
     (src / "model.json").write_text(json.dumps(doc))
     return src

@@ -51,7 +51,7 @@ def calls(bundle, graph: str) -> list[str]:
 
 def decode(backend, bundle, mels, **opts) -> Transcript:
     b = read_bundle(bundle)
-    model = LoadedModel(backend, WhisperTokenizer.from_file(b.tokenizer_path, b.dims.n_vocab), b.model_sha256, "t")
+    model = LoadedModel(backend, WhisperTokenizer.from_file(b.tokenizer_path, b.dims.n_vocab), b.weights_sha256, "t")
     t = Transcript()
     for ev in decode_windows(model.backend, model.tokenizer, mels, DecodeOptions(**opts)):
         t.add(ev)

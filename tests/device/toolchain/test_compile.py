@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from device.runner.bundle import FORMAT, VERSION, read_bundle, sha256_file
+from core.model.file_hash import sha256_files
+from device.runner.bundle import FORMAT, VERSION, read_bundle
 from device.runner.neuron_slots import CONTRACT
 from device.runner.soc import SOCS
 from device.toolchain.compile import (
@@ -48,7 +49,7 @@ def make_bundle(root: Path, tflite: bool = True) -> Path:
     doc = {"format": FORMAT, "version": VERSION, "dtype": "fp32", "dims": {}, "model_sha256": "cd" * 32,
            "source": "test", "graphs": {"encoder": {"file": "encoder.onnx"},
                                         "decoder_step": {"file": "decoder_step.onnx"}},
-           "files": {name: sha256_file(root / name) for name in sorted(names)}}
+           "files": {name: sha256_files([root / name]) for name in sorted(names)}}
     (root / "model.json").write_text(json.dumps(doc, indent=1) + "\n")
     return root
 
@@ -83,9 +84,10 @@ def test_compiles_each_tflite_and_records_it_in_model_json(stand_in_ncc, tmp_pat
     assert doc["dla"]["flags"] == flags_for("mt8371") and doc["dla"]["soc"] == "mt8371"
     assert doc["dla"]["contract"] == CONTRACT
     assert doc["dla"]["graphs"]["encoder"] == {"file": "encoder.dla", "from": "encoder.tflite",
-                                               "sha256": sha256_file(b / "encoder.dla"), "flags": flags_for("mt8371")}
+                                               "sha256": sha256_files([b / "encoder.dla"]),
+                                               "flags": flags_for("mt8371")}
     assert {"--suppress-input", "--suppress-output"} <= set(flags_for("mt8371"))
-    assert doc["files"]["decoder_step.dla"] == sha256_file(b / "decoder_step.dla")
+    assert doc["files"]["decoder_step.dla"] == sha256_files([b / "decoder_step.dla"])
     read_bundle(b, verify=True)           # still a valid bundle, every sha256 matching
 
 

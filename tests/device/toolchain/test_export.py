@@ -6,8 +6,9 @@ import onnx
 import pytest
 
 from core.errors import ModelError
+from core.model.file_hash import sha256_files
 from device.graphs.tflite_read import io, operators, tensors
-from device.runner.bundle import read_bundle, sha256_file, weights_from_bundle
+from device.runner.bundle import read_bundle, weights_from_bundle
 from device.toolchain.check_dla import check
 from device.toolchain.export import export_bundle, quantize_bundle
 from tests.device.bundle_helpers import exported_bundle
@@ -30,7 +31,7 @@ def test_bundle_holds_every_file_with_its_sha256(bundle):
         "decoder_step_tflite": ("decoder_step.tflite", "tflite", "decoder_step")}
     assert doc["formats"] == ["onnx", "tflite"] and doc["graphs"]["encoder_tflite"]["weights"] == "fp32"
     for name, digest in doc["files"].items():
-        assert sha256_file(bundle / name) == digest
+        assert sha256_files([bundle / name]) == digest
     assert doc["dtype"] == "fp32" and doc["opset"] == 20 and doc["dims"]["n_vocab"] == 51865
     assert doc["special_tokens"]["sot"] == 50258 and doc["special_tokens"]["eot"] == 50257
     assert doc["special_tokens"]["languages"]["zh"] == 50260
