@@ -55,6 +55,19 @@ def test_the_dla_gives_the_tflite_backends_tokens_on_the_integer_bundle(int_dla,
     assert backend.describe()["weights"] == "a16w8" and backend.describe()["cross"] == "kv"
 
 
+def test_the_converted_path_keeps_the_integer_slots_and_their_scales(int_dla, standin, clip_mels):  # noqa: F811
+    """Both paths feed an integer slot its own type through its recorded scale: the same cross state comes back."""
+    mel = clip_mels("en_asterisk_hello-world.wav")[:1]
+    native = DlaBackend.from_bundle(int_dla, str(standin))
+    converted = DlaBackend.from_bundle(int_dla, str(standin), neuron_io="converted")
+    for backend in (native, converted):
+        slot = next(s for s in backend.describe()["graphs"][0]["slots"] if s["name"] == "mel")
+        assert (slot["element"], slot["tflite"]) == ("int16", "INT16")
+    assert converted.lib.io == "converted" and converted.cache_layout == native.cache_layout == {}
+    for a, b in zip(native.encode(mel), converted.encode(mel)):
+        assert a.dtype == b.dtype == "float32" and (a == b).all()
+
+
 def test_an_integer_slot_without_its_scale_is_refused_naming_it(int_dla, standin, tmp_path):  # noqa: F811
     old = tmp_path / "old"
     shutil.copytree(int_dla, old)
