@@ -102,7 +102,7 @@ class MainWindow(QMainWindow):
     def _apply_settings(self) -> None:
         """Run options, recent files, device profiles, the window's geometry and splitter, as saved on close."""
         s = self.settings
-        self.controls.set_options(s.options)
+        self.controls.set_options(s.options, s.attention)
         self.audio.set_recent(s.recent)
         self.device.set_profiles(s.profiles, s.profile)
         restore_window(self, s.geometry, self.splitter, s.splitter)
@@ -110,6 +110,7 @@ class MainWindow(QMainWindow):
     def save_settings(self) -> None:
         s = self.settings
         s.options, s.profiles, s.profile = self.controls.options(), self.device.profiles, self.device.current_name()
+        s.attention = self.controls.attention.isChecked()
         s.geometry, s.splitter = self.saveGeometry(), self.splitter.saveState()
         app_settings.save(self.store, s)
 
@@ -141,7 +142,7 @@ class MainWindow(QMainWindow):
         """Transcribe the loaded audio with the run controls' options."""
         if self.clip is None:
             return None
-        return self.transcribe_clip(self.clip, self.controls.run_options())
+        return self.transcribe_clip(self.clip, self.controls.options())
 
     def transcribe_clip(self, clip: AudioClip, options: DecodeOptions) -> RunRecord | None:
         """Start a run of any clip (the QA tab's suites too); None while another decodes or Check board climbs."""

@@ -24,6 +24,7 @@ def default_options() -> DecodeOptions:
 @dataclass
 class AppSettings:
     options: DecodeOptions = field(default_factory=default_options)
+    attention: bool = True        # the attention box as left: ticked stays ticked while the cache is off
     recent: list[str] = field(default_factory=list)
     profiles: list[DeviceProfile] = field(default_factory=lambda: [DeviceProfile()])
     profile: str = "Local runner"
@@ -61,8 +62,11 @@ def load(store: QSettings) -> AppSettings:
     s = AppSettings()
     try:
         saved = _json(store, "run/options", {})
+        attention = saved.get("attention", True) is True
         # A diagnostics trap (decoding past EOT) is asked for each session, never carried into the next one.
-        s.options = DecodeOptions.from_dict({"attention": True} | saved | dict.fromkeys(DIAGNOSTICS_ONLY, False))
+        s.options = DecodeOptions.from_dict(saved | dict.fromkeys(("attention", *DIAGNOSTICS_ONLY), False)
+                                            ).with_attention(attention)
+        s.attention = attention
     except (OptionsError, TypeError, AttributeError):
         pass  # a hand-edited value out of range: the defaults, rather than refusing to start
     s.recent = [p for p in _json(store, "audio/recent", []) if isinstance(p, str)]
@@ -77,7 +81,7 @@ def load(store: QSettings) -> AppSettings:
 
 
 def save(store: QSettings, s: AppSettings) -> None:
-    store.setValue("run/options", json.dumps(s.options.to_dict()))
+    store.setValue("run/options", json.dumps(s.options.to_dict() | {"attention": s.attention}))
     store.setValue("audio/recent", json.dumps(s.recent))
     store.setValue("device/profiles", json.dumps([p.to_dict() for p in s.profiles]))
     store.setValue("device/current", s.profile)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from cli.device_cmds import add_device_args, in_background, loading_line, open_cli_decoder
 from cli.transcript_printer import TranscriptPrinter
 from core.decode.diagnostics import diagnose_transcript
-from core.decode.options import MAX_TOKENS, DecodeOptions
+from core.decode.options import MAX_TOKENS, UNCACHED_HAS_NO_ATTENTION, AttentionNeedsCache, DecodeOptions
 from core.decode.transcript import Transcript
 from core.decode.window_feed import decode_source
 from core.errors import WhisperKVError
@@ -51,14 +51,14 @@ def register(subs) -> None:
 
 
 def options_from_args(args) -> DecodeOptions:
-    if args.word_timestamps and args.cache == "off":
-        raise WhisperKVError("--word-timestamps needs --cache on: the uncached reference runs the full decoder "
-                             "graph, which has no attention output", "drop --cache off")
     try:
         return DecodeOptions(language=args.language, task=args.task, cache=args.cache == "on",
                              max_tokens=args.max_tokens, top_k=args.top_k, timestamps=args.timestamps,
                              word_timestamps=args.word_timestamps, temperature_fallback=args.temperature_fallback,
                              seed=args.seed)
+    except AttentionNeedsCache as exc:
+        flag = "--" + exc.asked.replace("_", "-")
+        raise WhisperKVError(f"{flag} needs --cache on: {UNCACHED_HAS_NO_ATTENTION}", "drop --cache off") from exc
     except ValueError as exc:
         raise WhisperKVError(str(exc), "see `whisperkv transcribe --help`") from exc
 

@@ -7,7 +7,6 @@ the window answers with `run_started` (the run of the session, or None when it c
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -170,10 +169,9 @@ class QaTab(QWidget):
         if self.stopping:
             self._finish()
             return
-        # Attention, so that a failing clip's report shows where the decoder looked (cache on only: the uncached
-        # reference has no attention output).
+        # Attention, so that a failing clip's report shows where the decoder looked.
         options = clip.options(cache=self.cache.isChecked(), timestamps=clip.timestamps or self.timestamps.isChecked())
-        options = replace(options, attention=options.cache)
+        options = options.with_attention()
         self.transcribeRequested.emit(audio, options)
 
     def run_started(self, run: RunRecord | None, busy: str = "") -> None:

@@ -1,8 +1,6 @@
 """Run controls: language, task, cache on/off, max tokens, timestamps, attention, Transcribe and Stop."""
 from __future__ import annotations
 
-from dataclasses import replace
-
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -65,25 +63,22 @@ class RunControls(QGroupBox):
         self.set_running(False, can_run=False)
 
     def options(self) -> DecodeOptions:
+        """What a run asks for: attention when its box is ticked, as far as DecodeOptions' rule allows (not with
+        the cache off). The box keeps its state, so attention comes back with the cache."""
         return DecodeOptions(language=self.language.currentText().strip() or None, task=self.task.currentText(),
                              cache=self.cache.isChecked(), max_tokens=self.max_tokens.value(),
-                             timestamps=self.timestamps.isChecked(), suppress_eot=self.suppress_eot.isChecked(),
-                             attention=self.attention.isChecked())
+                             timestamps=self.timestamps.isChecked(), suppress_eot=self.suppress_eot.isChecked()
+                             ).with_attention(self.attention.isChecked())
 
-    def run_options(self) -> DecodeOptions:
-        """What a run asks for: the options, without attention when the cache is off (the uncached reference
-        runs the full decoder graph, which has no attention output, and the runner refuses the request)."""
-        o = self.options()
-        return replace(o, attention=o.attention and o.cache)
-
-    def set_options(self, o: DecodeOptions) -> None:
+    def set_options(self, o: DecodeOptions, attention: bool | None = None) -> None:
+        """`attention`: the box's state when it is not `o`'s (ticked while the cache is off)."""
         self.language.setCurrentText(o.language_label)
         self.task.setCurrentText(o.task)
         self.cache.setChecked(o.cache)
         self.max_tokens.setValue(o.max_tokens)
         self.timestamps.setChecked(o.timestamps)
         self.suppress_eot.setChecked(o.suppress_eot)
-        self.attention.setChecked(o.attention)
+        self.attention.setChecked(o.attention if attention is None else attention)
 
     def set_cache_ceiling(self, ceiling: int) -> None:
         """Decoder positions of the runner's cache (its hello's cache.max_len): no run can sample more tokens."""

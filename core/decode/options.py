@@ -1,11 +1,13 @@
-"""What one transcription asks for, and its one wire encoding (docs/protocol.md, `transcribe`).
+"""What one transcription asks for, its one wire encoding (docs/protocol.md, `transcribe`) and its one check.
 
-The CLI, the GUI's run controls, the QA suite and the runner all use this type; `to_wire` is what a
-client sends and `from_wire` is the runner's check of what it received.
+The CLI, the GUI's run controls, the QA suite, live streams and the runner all use this type; `to_wire` is what a
+client sends and `from_wire` the runner's reading of what it received. Whichever door options come in by, one
+function, `check_options`, applies every rule (as openai-whisper's `DecodingTask._verify_options`).
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import InitVar, asdict, dataclass, field, fields, replace
+from typing import NamedTuple
 
 from core.model.dims import ModelDims
 from core.model.mel import N_FRAMES
@@ -15,7 +17,34 @@ MAX_TOP_K = 100
 
 
 class OptionsError(ValueError):
-    """A field that is out of range or of the wrong type; the message names it."""
+    """A field that is out of range or of the wrong type, or fields that do not go together; the message names it."""
+
+
+# The attention-needs-cache rule's reason, in the words every door shows.
+UNCACHED_HAS_NO_ATTENTION = "the uncached reference runs the full decoder graph, which has no attention output"
+
+
+class AttentionNeedsCache(OptionsError):
+    """Attention, or word timings (made from it), asked for with the cache off. `asked` names the field, so that a
+    front end can word it in its own names (the CLI's flags)."""
+
+    def __init__(self, asked: str):
+        self.asked = asked
+        super().__init__(f"{asked} needs cache on: {UNCACHED_HAS_NO_ATTENTION}; turn the cache on or leave "
+                         f"{asked} off")
+
+
+class Bounds(NamedTuple):
+    """What the model allows, where it is known: its tokenizer's language codes, its decoder's context
+    (ModelDims.n_text_ctx) and its vocabulary. None: not known here, so not checked: options made before any
+    model answers, or for a decode in this process, which may ask for more tokens than its cache holds and stop
+    at cache_full (a QA suite's forced loop)."""
+    languages: object = None
+    max_len: int | None = None
+    n_vocab: int | None = None
+
+
+WHISPER = Bounds(None, ModelDims().n_text_ctx, ModelDims().n_vocab)   # the wire reader's, without a model
 
 
 MAX_TOKENS = 224   # sampled tokens per window: Whisper's default sample_len, the one default everywhere
@@ -42,14 +71,13 @@ class DecodeOptions:
     # batched call and kept as far as greedy decoding agrees with them. The tokens do not change, only the cost.
     draft: list[int] = field(default_factory=list)
 
-    def __post_init__(self):
+    # The model's bounds when known (the runner's `from_wire`); not a field, so never saved nor compared.
+    bounds: InitVar[Bounds | None] = None
+
+    def __post_init__(self, bounds: Bounds | None):
         if self.language in ("", "auto"):
             self.language = None
-        if self.task not in TASKS:
-            raise OptionsError(f"task must be transcribe or translate, not {self.task!r}")
-        if self.max_tokens < 1:
-            raise OptionsError("max_tokens must be at least 1")
-        check_seed(self.seed)
+        check_options(self, bounds or Bounds())
 
     @property
     def wants_attention(self) -> bool:
@@ -93,42 +121,51 @@ class DecodeOptions:
     def _fallback_wire(self) -> dict:
         return {"temperature_fallback": True, "seed": self.seed} if self.temperature_fallback else {}
 
+    def with_attention(self, wanted: bool = True) -> "DecodeOptions":
+        """These options with the alignment heads' attention when `wanted`, as far as the rules allow: not with
+        the cache off."""
+        return replace(self, attention=wanted and self.cache)
+
     @classmethod
     def from_wire(cls, h: dict, languages=None, max_len: int = ModelDims().n_text_ctx,
                   n_vocab: int = ModelDims().n_vocab) -> "DecodeOptions":
         """Checked options from a header; OptionsError names the first bad field. `languages`: the
         tokenizer's language codes; `max_len`: the decoder's context (ModelDims.n_text_ctx)."""
-        language = h.get("language")
-        if language in ("auto", ""):
-            language = None
-        if language is not None and (not isinstance(language, str)
-                                     or (languages is not None and language not in languages)):
-            raise OptionsError(f"unknown language {language!r}; use null for auto-detect or a code such as 'en'")
-        task = h.get("task", "transcribe")
-        if task not in TASKS:
-            raise OptionsError(f"task {task!r} is not 'transcribe' or 'translate'")
         cache = h.get("cache", "on")
         if cache not in ("on", "off"):
             raise OptionsError(f"cache {cache!r} is not 'on' or 'off'")
-        max_tokens = h.get("max_tokens", MAX_TOKENS)
-        if type(max_tokens) is not int or not 1 <= max_tokens <= max_len:
-            raise OptionsError(f"max_tokens {max_tokens!r} is not an integer in 1..{max_len}")
-        top_k = h.get("top_k", 5)
-        if type(top_k) is not int or not 1 <= top_k <= MAX_TOP_K:
-            raise OptionsError(f"top_k {top_k!r} is not an integer in 1..{MAX_TOP_K}")
-        flags = {}
-        for name in ("timestamps", "suppress_eot", "attention", "word_timestamps", "seek_timestamps"):
-            flags[name] = h.get(name, False)
-            if type(flags[name]) is not bool:
-                raise OptionsError(f"{name} {flags[name]!r} is not true or false")
-        fallback = h.get("temperature_fallback", False)
-        if type(fallback) is not bool:
-            raise OptionsError(f"temperature_fallback {fallback!r} is not true or false")
-        seed = check_seed(h.get("seed", 0))
-        prompt = checked_prompt(h.get("prompt", []), max_len, n_vocab)
-        draft = checked_prompt(h.get("draft", []), max_len, n_vocab, "draft")
-        return cls(language=language, task=task, cache=cache == "on", max_tokens=max_tokens, top_k=top_k, **flags,
-                   temperature_fallback=fallback, seed=seed, prompt=prompt, draft=draft)
+        values = {f.name: h[f.name] for f in fields(cls) if f.name in h}
+        return cls(**values | {"cache": cache == "on"}, bounds=Bounds(languages, max_len, n_vocab))
+
+
+FLAGS = ("timestamps", "suppress_eot", "attention", "word_timestamps", "seek_timestamps", "temperature_fallback")
+
+
+def check_options(o: DecodeOptions, bounds: Bounds = Bounds()) -> DecodeOptions:
+    """Every rule of DecodeOptions, from every door (the constructor runs it; `bounds`: the model's, where
+    known): OptionsError names the first field that breaks one."""
+    languages, max_len, n_vocab = bounds
+    if o.language is not None and (not isinstance(o.language, str)
+                                   or (languages is not None and o.language not in languages)):
+        raise OptionsError(f"unknown language {o.language!r}; use null for auto-detect or a code such as 'en'")
+    if o.task not in TASKS:
+        raise OptionsError(f"task {o.task!r} is not 'transcribe' or 'translate'")
+    if type(o.cache) is not bool:
+        raise OptionsError(f"cache {o.cache!r} is not on or off")
+    if type(o.max_tokens) is not int or not 1 <= o.max_tokens <= (max_len or o.max_tokens):
+        raise OptionsError(f"max_tokens {o.max_tokens!r} is not an integer "
+                           + (f"in 1..{max_len}" if max_len else "of at least 1"))
+    if type(o.top_k) is not int or not 1 <= o.top_k <= MAX_TOP_K:
+        raise OptionsError(f"top_k {o.top_k!r} is not an integer in 1..{MAX_TOP_K}")
+    for name in FLAGS:
+        if type(getattr(o, name)) is not bool:
+            raise OptionsError(f"{name} {getattr(o, name)!r} is not true or false")
+    check_seed(o.seed)
+    checked_prompt(o.prompt, max_len, n_vocab)
+    checked_prompt(o.draft, max_len, n_vocab, "draft")
+    if o.wants_attention and not o.cache:
+        raise AttentionNeedsCache("word_timestamps" if o.word_timestamps else "attention")
+    return o
 
 
 def for_length(options: DecodeOptions, n_frames: int) -> DecodeOptions:
@@ -152,12 +189,12 @@ def prompt_budget(max_len: int = ModelDims().n_text_ctx) -> int:
     return max_len // 2 - 1
 
 
-def checked_prompt(prompt, max_len: int = ModelDims().n_text_ctx, n_vocab: int = ModelDims().n_vocab,
-                   name: str = "prompt") -> list[int]:
-    """A wire `prompt` (or `draft`): a list of token ids in the vocabulary, no longer than `prompt_budget`."""
-    if not isinstance(prompt, list) or any(type(t) is not int or not 0 <= t < n_vocab for t in prompt):
-        raise OptionsError(f"{name} must be a list of token ids in 0..{n_vocab - 1}")
-    if len(prompt) > prompt_budget(max_len):
+def checked_prompt(prompt, max_len: int | None = None, n_vocab: int | None = None, name: str = "prompt") -> list[int]:
+    """A `prompt` (or `draft`): a list of token ids, in the vocabulary and no longer than `prompt_budget` where
+    the model is known."""
+    if not isinstance(prompt, list) or any(type(t) is not int or not 0 <= t < (n_vocab or t + 1) for t in prompt):
+        raise OptionsError(f"{name} must be a list of token ids" + (f" in 0..{n_vocab - 1}" if n_vocab else ""))
+    if max_len is not None and len(prompt) > prompt_budget(max_len):
         raise OptionsError(f"{name} has {len(prompt)} tokens; at most {prompt_budget(max_len)} fit the "
                            f"{max_len}-position decoder context (keep the last ones)")
     return prompt

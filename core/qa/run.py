@@ -8,7 +8,7 @@ board's `sample` events, appended as they come) gives each clip its `board` cost
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterable
 
 import numpy as np
@@ -202,7 +202,7 @@ def run_clip(clip: Clip, decode: Decode, cache: bool = True, timestamps: bool | 
     # No attention output from the uncached reference, nor from a decoder that does not serve it (a .dla): the
     # heatmap is only the report's.
     takes = getattr(decode, "takes", None)
-    options = replace(options, attention=options.cache and (takes is None or takes("attention")))
+    options = options.with_attention(takes is None or takes("attention"))
     try:
         for ev in decode_source(mels, options, decode):
             transcript.add(ev)

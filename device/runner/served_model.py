@@ -89,11 +89,8 @@ class ServedModel:
 
     def check_attention(self, options: DecodeOptions, rid: str) -> None:
         """Cross-attention comes out of the step graph's attention variant only: refused up front rather
-        than failing at the first step, or answering without it."""
+        than failing at the first step, or answering without it (with the cache off the options refused it)."""
         asked = "word_timestamps" if options.word_timestamps else "attention"
-        if not options.cache:
-            raise P.ProtocolError(P.BAD_REQUEST, f"{asked} needs cache on: the uncached reference runs the full "
-                                  "decoder graph, which has no attention output; send cache: on", rid)
         if not isinstance(self.model.backend, AttentionBackend):
             raise P.ProtocolError(P.BAD_REQUEST, f"{asked}: backend {self.model.backend.name!r} has no "
                                   "step_with_attention here, so it cannot report cross-attention; on dla compile "

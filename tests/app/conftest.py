@@ -108,7 +108,9 @@ def transcribe_and_wait(window, **options):
 
     finished = []
     window.runFinished.connect(finished.append)
-    window.controls.set_options(replace(window.controls.options(), **options))
+    # As a user sets the boxes: attention stays ticked or not, unless given, whatever the cache
+    box = options.pop("attention", window.controls.attention.isChecked())
+    window.controls.set_options(replace(window.controls.options(), attention=False, **options), attention=box)
     run = window.transcribe()
     assert run is not None
     wait_for(lambda: finished, "the run to finish")

@@ -44,3 +44,21 @@ def test_suppress_eot_is_not_carried_into_the_next_session(qtbot, tmp_path):
     assert not options.suppress_eot and not second.controls.suppress_eot.isChecked()
     assert options.max_tokens == 448 and options.language == "en"     # the rest is restored
     second.close()
+
+
+def test_the_attention_box_is_restored_as_left_with_the_cache_off(qtbot, tmp_path):
+    """Options with the cache off carry no attention (DecodeOptions refuses it), but the box stays ticked, so
+    attention comes back with the cache in the next session too."""
+    ini = tmp_path / "app.ini"
+    first = make_window(settings_file(ini))
+    qtbot.addWidget(first)
+    first.controls.set_options(DecodeOptions(language="en", cache=False), attention=True)
+    assert not first.controls.options().attention
+    first.close()
+    second = make_window(settings_file(ini))
+    qtbot.addWidget(second)
+    assert second.controls.options() == DecodeOptions(language="en", cache=False)
+    assert second.controls.attention.isChecked()
+    second.controls.cache.setChecked(True)
+    assert second.controls.options().attention
+    second.close()

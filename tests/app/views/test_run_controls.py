@@ -1,5 +1,5 @@
-"""Runs never ask for attention with the cache off: the uncached reference has no attention output, and the
-runner refuses such a request. The box keeps its state, so attention comes back with the cache."""
+"""Runs never ask for attention with the cache off: the uncached reference has no attention output, and
+DecodeOptions refuses such options. The box keeps its state, so attention comes back with the cache."""
 from app.views.run_controls import RunControls
 from core.decode.options import DecodeOptions
 
@@ -8,12 +8,12 @@ def test_attention_follows_the_cache(qtbot):
     controls = RunControls()
     qtbot.addWidget(controls)
     controls.set_options(DecodeOptions(attention=True))
-    assert controls.run_options().attention and controls.attention.isEnabled()
+    assert controls.options().attention and controls.attention.isEnabled()
     controls.cache.setChecked(False)
-    assert not controls.run_options().attention and not controls.attention.isEnabled()
-    assert controls.options().attention          # what is saved: the box as the user left it
+    assert not controls.options().attention and not controls.attention.isEnabled()
+    assert controls.attention.isChecked()        # what is saved: the box as the user left it
     controls.cache.setChecked(True)
-    assert controls.run_options().attention and controls.attention.isEnabled()
+    assert controls.options().attention and controls.attention.isEnabled()
 
 
 def test_an_out_of_range_max_tokens_is_refused_with_a_message(qtbot):

@@ -1,7 +1,7 @@
 """What a decode of a given length runs with, and the seek-only timestamps on the wire."""
 import pytest
 
-from core.decode.options import DecodeOptions, OptionsError, for_length
+from core.decode.options import WHISPER, DecodeOptions, OptionsError, for_length
 from core.model.mel import N_FRAMES
 
 
@@ -35,3 +35,68 @@ def test_a_draft_travels_only_when_set_and_is_checked_like_a_prompt():
         DecodeOptions.from_wire({"draft": [1, 99999]})
     with pytest.raises(OptionsError, match="draft has 224 tokens"):
         DecodeOptions.from_wire({"draft": [1] * 224})
+
+
+def wire_of(fields: dict) -> dict:
+    """The header a client would send for these fields (the cache travels as "on"/"off")."""
+    return {k: ("on" if v else "off") if k == "cache" else v for k, v in fields.items()}
+
+
+BAD = [({"task": "dictate"}, "task 'dictate'"), ({"max_tokens": 0}, "max_tokens 0"),
+       ({"max_tokens": 449}, "max_tokens 449"), ({"max_tokens": "5"}, "max_tokens '5'"),
+       ({"max_tokens": True}, "max_tokens True"), ({"top_k": 101}, "top_k 101"), ({"top_k": 2.0}, "top_k 2.0"),
+       ({"timestamps": "yes"}, "timestamps 'yes'"), ({"attention": 1}, "attention 1"),
+       ({"temperature_fallback": None}, "temperature_fallback None"), ({"seed": -1}, "seed -1"),
+       ({"language": 5}, "unknown language 5"), ({"prompt": [1, 99999]}, "prompt must be a list"),
+       ({"draft": [1] * 224}, "draft has 224 tokens"),
+       ({"attention": True, "cache": False}, "attention needs cache on"),
+       ({"word_timestamps": True, "cache": False}, "word_timestamps needs cache on")]
+
+
+MODEL_BOUNDS = {"max_tokens 449", "prompt must be a list", "draft has 224 tokens"}   # known with a model only
+
+
+@pytest.mark.parametrize("bad, says", BAD, ids=[next(iter(b)) + "=" + repr(b[next(iter(b))]) for b, _ in BAD])
+def test_the_constructor_and_the_wire_reader_apply_the_same_rules(bad, says):
+    with pytest.raises(OptionsError) as built:
+        DecodeOptions(**bad, bounds=WHISPER)
+    with pytest.raises(OptionsError) as read:
+        DecodeOptions.from_wire(wire_of(bad))
+    assert says in str(built.value) and str(built.value) == str(read.value)
+    if says not in MODEL_BOUNDS:      # without a model's bounds, the same refusal naming the same field
+        with pytest.raises(OptionsError, match=says.split()[0]):
+            DecodeOptions(**bad)
+
+
+def test_without_a_model_only_its_bounds_go_unchecked():
+    """An in-process decode may ask for more tokens than its cache holds, and stop at cache_full."""
+    assert DecodeOptions(max_tokens=1000).max_tokens == 1000
+    assert DecodeOptions(prompt=[99999]).prompt == [99999] and len(DecodeOptions(draft=[1] * 224).draft) == 224
+    with pytest.raises(OptionsError, match="max_tokens 0 is not an integer of at least 1"):
+        DecodeOptions(max_tokens=0)
+    with pytest.raises(OptionsError, match="prompt must be a list of token ids"):
+        DecodeOptions(prompt=[-1])
+
+
+@pytest.mark.parametrize("good", [{}, {"language": "en", "max_tokens": 448, "top_k": 100}, {"cache": False},
+                                  {"word_timestamps": True, "seed": 7, "temperature_fallback": True},
+                                  {"prompt": [1, 2], "draft": [3]}])
+def test_both_doors_accept_the_same_options(good):
+    assert DecodeOptions.from_wire(wire_of(good)) == DecodeOptions(**good)
+    assert DecodeOptions.from_wire(DecodeOptions(**good).to_wire()) == DecodeOptions(**good)
+
+
+def test_the_model_s_bounds_narrow_the_wire_reader():
+    with pytest.raises(OptionsError, match="unknown language 'xx'"):
+        DecodeOptions.from_wire({"language": "xx"}, languages={"en": 0})
+    with pytest.raises(OptionsError, match=r"max_tokens 100 is not an integer in 1\.\.64"):
+        DecodeOptions.from_wire({"max_tokens": 100}, max_len=64)
+
+
+def test_options_that_break_a_rule_cannot_be_made_by_replace_either():
+    from dataclasses import replace
+
+    with pytest.raises(OptionsError, match="attention needs cache on"):
+        replace(DecodeOptions(attention=True), cache=False)
+    assert not DecodeOptions(cache=False).with_attention().attention
+    assert DecodeOptions().with_attention().attention and not DecodeOptions().with_attention(False).attention

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from core.decode.events import TokenEvent
-from core.decode.options import DecodeOptions
+from core.decode.options import UNCACHED_HAS_NO_ATTENTION, DecodeOptions, OptionsError
+from core.model.dims import ModelDims
 from device import protocol as P
 from device.link.client import BoardClient, RunnerError
 from device.link.local import LocalTransport
@@ -49,10 +50,42 @@ def test_same_tokens_with_and_without_attention(client, en_mel):
 
 
 def test_attention_with_cache_off_is_a_bad_request(client, en_mel):
+    # DecodeOptions would refuse it here: the header goes as a foreign client's might.
+    header = DecodeOptions(language="en", max_tokens=MAX_TOKENS, attention=True).to_wire() | {"cache": "off"}
     with pytest.raises(RunnerError) as exc:
-        tokens(client, en_mel, attention=True, cache=False)
-    assert exc.value.code == P.BAD_REQUEST and "cache on" in str(exc.value)
+        list(client.transcribe(en_mel, header))
+    assert exc.value.code == P.BAD_REQUEST and "attention needs cache on" in str(exc.value)
+    assert UNCACHED_HAS_NO_ATTENTION in str(exc.value) and "\n" not in str(exc.value)
     assert len(tokens(client, en_mel)) == MAX_TOKENS       # and the runner serves on
+
+
+@pytest.mark.parametrize("asked", ["attention", "word_timestamps"])
+def test_every_door_refuses_attention_without_the_cache_by_one_rule(asked):
+    """The options themselves, the runner's wire reader and its reply, and the CLI (in its flags' names) refuse
+    it in the same rule's words."""
+    from argparse import Namespace
+
+    from cli.transcribe import options_from_args
+    from core.errors import WhisperKVError
+
+    with pytest.raises(OptionsError) as built:
+        DecodeOptions(language="en", cache=False, **{asked: True})
+    with pytest.raises(OptionsError) as read:
+        DecodeOptions.from_wire({"language": "en", "cache": "off", asked: True})
+    served = ServedModel.__new__(ServedModel)
+    served.model = SimpleNamespace(backend=PlainBackend(ModelDims()), tokenizer=SimpleNamespace(languages={"en": 0}))
+    with pytest.raises(P.ProtocolError) as replied:
+        served.options({"language": "en", "cache": "off", asked: True}, "r3")
+    assert replied.value.code == P.BAD_REQUEST and replied.value.id == "r3"
+    assert str(built.value) == str(read.value) == replied.value.message
+    assert replied.value.message.startswith(f"{asked} needs cache on: {UNCACHED_HAS_NO_ATTENTION}")
+    if asked == "word_timestamps":        # the CLI has no --attention
+        args = Namespace(language="en", task="transcribe", cache="off", max_tokens=8, top_k=5, timestamps=False,
+                         word_timestamps=True, temperature_fallback=False, seed=0)
+        with pytest.raises(WhisperKVError) as said:
+            options_from_args(args)
+        assert said.value.problem == f"--word-timestamps needs --cache on: {UNCACHED_HAS_NO_ATTENTION}"
+        assert said.value.fix == "drop --cache off"
 
 
 class PlainBackend:
@@ -65,8 +98,6 @@ class PlainBackend:
 
 
 def test_a_backend_without_step_with_attention_refuses_with_bad_request():
-    from core.model.dims import ModelDims
-
     served = ServedModel.__new__(ServedModel)
     served.model = SimpleNamespace(backend=PlainBackend(ModelDims()), tokenizer=SimpleNamespace(languages={"en": 0}))
     assert served.options({"language": "en"}, "r1").attention is False
