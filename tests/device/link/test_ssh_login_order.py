@@ -6,7 +6,6 @@ HOME holds a key and whose agent holds it still reaches a development image that
 test_ssh_empty_password.py). A server that hangs up after MaxAuthTries refusals is named as such.
 """
 import contextlib
-import hashlib
 import os
 import subprocess
 import sys
@@ -19,8 +18,9 @@ import pytest
 from device.link.ssh import AuthError, SshTransport
 from device.link.ssh_login import TooManyAttempts
 from device.link.transport import TransportError
+from tests.device.link.test_ssh_empty_password import dev_image  # noqa: F401  (a development image's sshd)
 from tests.device.link_helpers import NO_CONFIG
-from tests.device.sshd import empty_root_available, sshd_available, start_sshd
+from tests.device.sshd import sshd_available, start_sshd
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -48,21 +48,6 @@ def agent_holding(sock: Path, *keys: Path):
     finally:
         agent.kill()
         agent.wait()
-
-
-def shadow_digest() -> str:
-    return hashlib.sha256(Path("/etc/shadow").read_bytes()).hexdigest()
-
-
-@pytest.fixture(scope="module")
-def dev_image(tmp_path_factory):
-    if not empty_root_available():
-        pytest.skip("needs root, unshare and OpenSSH sshd (a private mount namespace holds root's empty password)")
-    before = shadow_digest()
-    server = start_sshd(tmp_path_factory.mktemp("sshd-dev"), empty_root=True)
-    yield server
-    server.stop()
-    assert shadow_digest() == before, "the machine's /etc/shadow changed"
 
 
 @pytest.fixture
