@@ -134,7 +134,7 @@ def main(argv=None) -> int:
 
     from device.runner.backends import make_backend
     from device.runner.load import load_model_source
-    from device.runner.runtime_config import RuntimeConfig
+    from device.spec.runtime_config import RuntimeConfig
 
     reference = load_model_source(None, "numpy", keep_weights=True)
     tokenizer = reference.tokenizer
@@ -147,7 +147,7 @@ def main(argv=None) -> int:
         elif name == "numpy":
             systems[name] = reference.backend
         elif name == "tflite":          # XNNPACK on this CPU; its uncached reference re-runs the step graph
-            from device.runner.tflite_backend import TfliteBackend
+            from device.runner.tflite.tflite_backend import TfliteBackend
 
             systems[name] = TfliteBackend.from_weights(reference.weights, threads=args.threads)
         else:

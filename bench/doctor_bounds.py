@@ -1,5 +1,5 @@
 """What each arithmetic alone moves the doctor's numbers and tokens by: the measure behind `BOUNDS`
-(device/link/doctor/numbers.py, docs/doctor.md "The bounds").
+(device/doctor/numbers.py, docs/doctor.md "The bounds").
 
     python bench/doctor_bounds.py [--synth N]
 
@@ -27,10 +27,10 @@ from core.model.audio import load_audio  # noqa: E402
 from core.model.fp16_reference import Fp16Reference  # noqa: E402
 from core.model.mel import content_frames, mel_windows  # noqa: E402
 from core.qa.scoring import error_rate, uses_cer  # noqa: E402
-from device.link.doctor.numbers import compare  # noqa: E402
+from device.doctor.numbers import compare  # noqa: E402
 from device.runner.backends import REGISTRY  # noqa: E402
 from device.runner.load import load_model_source  # noqa: E402
-from device.runner.probe import probe  # noqa: E402
+from device.runner.serve.probe import probe  # noqa: E402
 
 
 def utterances(synth: int) -> list[tuple[str, str, object]]:

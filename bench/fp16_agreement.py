@@ -40,7 +40,7 @@ def main() -> int:
     from device.graphs.tflite_graphs import build_decoder_step_tflite, build_encoder_tflite
     from device.runner.backends import make_backend
     from device.runner.load import load_model_source
-    from device.runner.tflite_backend import TfliteBackend
+    from device.runner.tflite.tflite_backend import TfliteBackend
 
     ref = load_model_source(None, "numpy", keep_weights=True)
     w, p = ref.weights, ref.weights.params

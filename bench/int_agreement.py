@@ -93,7 +93,7 @@ def main(argv=None) -> int:
     from core.model.audio import load_audio
     from core.qa.scoring import error_rate
     from device.runner.load import load_model_source
-    from device.runner.tflite_backend import TfliteBackend
+    from device.runner.tflite.tflite_backend import TfliteBackend
     from device.toolchain.int_quantize import float_ops
 
     work = Path(args.work)

@@ -169,7 +169,7 @@ def main(argv=None) -> int:
 
     from device.graphs.tflite_graphs import build_decoder_step_tflite, build_encoder_tflite
     from device.runner.load import load_model_source
-    from device.runner.tflite_backend import TfliteBackend
+    from device.runner.tflite.tflite_backend import TfliteBackend
     from device.toolchain.int_quantize import group_ops
 
     work = Path(args.work)

@@ -27,8 +27,8 @@ from core.model.weights import load_model  # noqa: E402
 from device.graphs import onnx_graphs as G  # noqa: E402
 from device.graphs.host_passes import fuse_layer_norms, growing_cache, head_major_kv  # noqa: E402
 from device.graphs.quantize import quantize_model  # noqa: E402
-from device.runner.ort_session import open_session  # noqa: E402
-from device.runner.runtime_config import RuntimeConfig  # noqa: E402
+from device.runner.onnx.ort_session import open_session  # noqa: E402
+from device.spec.runtime_config import RuntimeConfig  # noqa: E402
 
 
 def main(argv=None) -> int:

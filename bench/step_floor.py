@@ -34,8 +34,8 @@ from device.graphs import onnx_graphs as G  # noqa: E402
 from device.graphs.host_passes import host_decoder  # noqa: E402
 from device.graphs.quantize import quantize_model  # noqa: E402
 from device.runner.native.library import supported as native_supported  # noqa: E402
-from device.runner.ort_session import open_session as _session  # noqa: E402
-from device.runner.runtime_config import RuntimeConfig  # noqa: E402
+from device.runner.onnx.ort_session import open_session as _session  # noqa: E402
+from device.spec.runtime_config import RuntimeConfig  # noqa: E402
 
 CUT_POSITIONS = 16
 LLC_BYTES = 64 << 20       # over twice this machine's L3

@@ -7,7 +7,7 @@ Runtime backends) the graph's time by operator type.
 A forced decode (EOT suppressed) of --steps tokens on the first window of --clip. "python ms" is the
 wall time from one `backend.step` returning to the next one being called: the logit rules, log-softmax,
 top-k, the event, the cache write, the embedding lookup, and the event's frame as the runner writes it
-(device/runner/agent.py: the event as a dict, JSON, a write; here to /dev/null). "decode alone" is the same
+(device/runner/serve/agent.py: the event as a dict, JSON, a write; here to /dev/null). "decode alone" is the same
 decode with the events only collected, no frames. The operator table comes from ONNX Runtime's own profiler
 over the same decode, as a share of the summed node time. Sessions as a one-shot `whisperkv transcribe` runs
 them: worker threads spin within a run (--no-spin: as the studio runs them). Never asserts a time.
@@ -56,9 +56,9 @@ class StepTimer:
 
 
 def as_runner_frames(events, fd: int):
-    """The events, each first written as the runner's frame (device/runner/agent.py) to `fd`."""
+    """The events, each first written as the runner's frame (device/runner/serve/agent.py) to `fd`."""
     from core.decode.events import event_to_dict
-    from device.runner.writer import Writer
+    from device.runner.serve.writer import Writer
 
     out = Writer(fd)
     for ev in events:
@@ -82,7 +82,7 @@ def profile_ops(name: str, mel: np.ndarray, opts: DecodeOptions, spin: bool) -> 
     from core.model.weights import load_model
     from device.runner.backends import make_backend
     from device.runner.load import load_model_source
-    from device.runner.runtime_config import RuntimeConfig
+    from device.spec.runtime_config import RuntimeConfig
 
     weights = load_model(None)
     backend = make_backend(name, weights, config=RuntimeConfig(spin=spin,
@@ -103,7 +103,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     from device.runner.load import load_model_source
-    from device.runner.runtime_config import RuntimeConfig
+    from device.spec.runtime_config import RuntimeConfig
 
     mel = mel_windows(load_audio(ROOT / "resources" / "audio" / args.clip))[:1]
     opts = DecodeOptions(language="en", suppress_eot=True, max_tokens=args.steps, timestamps=args.timestamps)

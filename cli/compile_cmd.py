@@ -7,7 +7,7 @@ import sys
 
 def register(subs) -> None:
     from cli.device_cmds import add_device_args
-    from device.runner.soc import SOCS
+    from device.spec.soc import SOCS
 
     p = subs.add_parser("compile", help="compile a bundle's .tflite graphs to .dla for the NPU "
                         "(needs MediaTek's NeuroPilot SDK: ncc-tflite)")
@@ -50,8 +50,8 @@ def board_soc_name(args) -> str:
     """--soc auto: the SoC the board of --device names, which the table must know (never a guess)."""
     from cli.device_cmds import open_device, target_from_args
     from core.errors import WhisperKVError
-    from device.link.info import device_info
-    from device.runner.soc import SOCS
+    from device.info.info import device_info
+    from device.spec.soc import SOCS
 
     if args.device == "local":
         raise WhisperKVError("--soc auto reads the SoC from a board, and --device is local",
@@ -64,6 +64,6 @@ def board_soc_name(args) -> str:
     if soc.get("name") not in SOCS:
         raise WhisperKVError(f"the board {args.device} names SoC {soc.get('name', 'unknown')!r}"
                              f"{' (read from ' + soc['read_from'] + ')' if soc.get('read_from') else ''}, "
-                             "which the SoC table (device/runner/soc.py) has no compile flags for",
+                             "which the SoC table (device/spec/soc.py) has no compile flags for",
                              f"pass --soc with one of: {', '.join(s.lower() for s in SOCS)}")
     return soc["name"].lower()

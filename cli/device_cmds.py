@@ -11,15 +11,15 @@ import threading
 from urllib.parse import parse_qs, urlsplit
 
 from core.errors import WhisperKVError
-from device.link.info import device_info, format_info
+from device.info.info import device_info, format_info
 from device.link.target import parse_target
-from device.runner.backends import deploy_help, deploy_modes
-from device.runner.neuron_paths import SEARCH_ORDER
-from device.runner.settings import SETTINGS
+from device.spec.backend_rows import deploy_help, deploy_modes
+from device.spec.neuron_paths import SEARCH_ORDER
+from device.spec.settings import SETTINGS
 
 
 def add_device_args(p, repeatable: bool = False, runner: bool = True) -> None:
-    """--device and the device target's settings (device/runner/settings.py, the rows every subcommand takes:
+    """--device and the device target's settings (device/spec/settings.py, the rows every subcommand takes:
     --model, --backend, --delegate, --neuron-*, --trust-host-key), each also a ?name= of the URL. With `repeatable`
     (qa), --device may be given several times: args.device is then a list, or None. Without `runner` (deploy,
     device-info, doctor, compile: their --model and --backend are their own), only the settings the transport reads."""
@@ -173,7 +173,7 @@ class _Bar:
 
 
 def run_deploy(args) -> int:
-    from device.link.deploy import deploy  # lazy: its toolchain loads only for a deploy
+    from device.deploy.deploy import deploy  # lazy: its toolchain loads only for a deploy
 
     transport = open_device(target_from_args(args, runner=False))
     try:

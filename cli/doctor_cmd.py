@@ -1,5 +1,5 @@
 """`whisperkv doctor --device URL [--model BUNDLE] [--quick] [--json] [--out DIR] [--npu-profile]`: climb the board's ladder
-(device/link/doctor/ladder.py), one line per rung as it is decided, and the report to attach to a bug.
+(device/doctor/ladder.py), one line per rung as it is decided, and the report to attach to a bug.
 Exit 0 when no rung fails (warnings allowed), 1 when one fails, 2 when the doctor itself cannot run."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from core.errors import WhisperKVError
-from device.link.doctor.ladder import RUNGS
+from device.doctor.ladder import RUNGS
 
 
 def register(subs) -> None:
@@ -37,7 +37,7 @@ def checkup_for(args):
     """The doctor's Checkup: the target whose runner runs what is deployed, or, on the local runner of this
     checkout, the bundle in place."""
     from cli.device_cmds import open_device, target_from_args
-    from device.link.doctor.ladder import Checkup
+    from device.doctor.ladder import Checkup
 
     bundle = Path(args.model).expanduser().resolve() if args.model else None
     if bundle is not None and not (bundle / "model.json").is_file():
@@ -62,8 +62,8 @@ class _Args:
 
 
 def run_doctor(args) -> int:
-    from device.link.doctor.ladder import examine
-    from device.link.doctor.report import write_report
+    from device.doctor.ladder import examine
+    from device.doctor.report import write_report
 
     checkup = checkup_for(args)
     out = sys.stderr if args.json else sys.stdout

@@ -19,6 +19,7 @@ from core.model.mel_file import MelSource
 from core.model.npu_profile import profile_text, profiles, to_json, write_reports
 from core.model.placement import RanOn
 from device.link.decoder import Decoder
+from device.spec.backend_rows import ROWS
 
 
 def register(subs) -> None:
@@ -72,17 +73,15 @@ def check_language(language: str | None, known: dict | None) -> None:
 
 def check_attention(options: DecodeOptions, info) -> None:
     """Word timings and attention need a backend with the step graph's attention variant (hello.features)."""
-    from device.runner.backends import REGISTRY
-
     asked = "word_timestamps" if options.word_timestamps else "attention"
     if options.wants_attention and asked not in info.features:
         raise WhisperKVError(f"backend {info.backend!r} cannot report cross-attention, so --word-timestamps "
-                             "cannot time words", "use --backend " + ", ".join(s.name for s in REGISTRY.values()
+                             "cannot time words", "use --backend " + ", ".join(s.name for s in ROWS.values()
                                                                                if s.attention))
 
 
 def run(args) -> int:
-    from device.runner.heap import steady_heap
+    from device.runner.serve.heap import steady_heap
 
     # The log-mel's large temporaries go back to the system once freed, rather than stay resident in
     # this process beside the runner while it encodes (docs/benchmarks-history.md, "Whole process").

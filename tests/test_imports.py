@@ -83,14 +83,14 @@ def test_the_product_has_no_import_cycle_counting_imports_inside_functions():
 def test_the_graph_holds_imports_inside_functions_and_the_finder_sees_a_cycle_through_one():
     graph = import_graph()
     # onnx_backend imports the graph builders only inside full(), to keep a cached start from importing onnx
-    assert "device.graphs.onnx_graphs" in graph["device.runner.onnx_backend"]
-    graph["device.runner.ort_session"] = graph["device.runner.ort_session"] | {"device.runner.onnx_backend"}
-    assert any({"device.runner.onnx_backend", "device.runner.ort_session"} <= set(c) for c in cycles(graph))
+    assert "device.graphs.onnx_graphs" in graph["device.runner.onnx.onnx_backend"]
+    graph["device.runner.onnx.ort_session"] = graph["device.runner.onnx.ort_session"] | {"device.runner.onnx.onnx_backend"}
+    assert any({"device.runner.onnx.onnx_backend", "device.runner.onnx.ort_session"} <= set(c) for c in cycles(graph))
 
 
 def test_the_graph_holds_the_registry_factories_and_the_benchmarks():
     graph = import_graph()
-    assert "device.runner.dla_backend" in graph["device.runner.backends"]     # only a factory string names it
+    assert "device.runner.neuron.dla_backend" in graph["device.runner.backends"]     # only a factory string names it
     assert "device.runner.native.library" in graph["device.runner.backends"]  # a probe's string
     assert "bench.step_bytes" in graph["bench.bytes_by_dtype"]
 

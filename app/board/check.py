@@ -1,4 +1,4 @@
-"""Check board: `whisperkv doctor`'s ladder (device/link/doctor/ladder.py) for the device panel's profile, the quick
+"""Check board: `whisperkv doctor`'s ladder (device/doctor/ladder.py) for the device panel's profile, the quick
 clip only, on the runner's deployed model (or the profile's bundle). Blocking: the check worker
 (app/work/check_worker.py) climbs it on the decode worker's thread; each rung is reported as it is decided (its index
 and status) and the report comes back whole at the end."""
@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from app.board.link import make_transport
-from device.link.doctor.ladder import NAMES, STATUSES, Checkup, RungResult, examine
+from device.doctor.ladder import NAMES, STATUSES, Checkup, RungResult, examine
 from device.link.profile import DeviceProfile
 from device.link.target import Target
 

@@ -1,7 +1,7 @@
 """Check board in the device panel, for a tester to read: a legend of the marks, one row per rung of the doctor's
 ladder (its mark, what decided it, its warnings and its fix; on hover, what the rung checks and what a real board must
-show, from the rung table, device/link/doctor/ladder.py), and buttons that write doctor.html and doctor.json to a
-folder the user picks (device/link/doctor/report.py, as `whisperkv doctor --out`) and open the page. A fix that says
+show, from the rung table, device/doctor/ladder.py), and buttons that write doctor.html and doctor.json to a
+folder the user picks (device/doctor/report.py, as `whisperkv doctor --out`) and open the page. A fix that says
 to attach doctor.html links to the same writing."""
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPu
 
 from app.settings import AppSettings, dialog_dir
 from app.views.viewer import open_in_viewer
-from device.link.doctor.ladder import MARKS, RUNGS, STATUSES, Rung
-from device.link.doctor.report import write_report
+from device.doctor.ladder import MARKS, RUNGS, STATUSES, Rung
+from device.doctor.report import write_report
 
 # What each mark says, in the legend (every status of the ladder has one: a KeyError here is a mark left out).
 MEANING = {"pass": "passed", "warn": "warns: fine here, its line says why",

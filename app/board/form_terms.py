@@ -1,5 +1,5 @@
 """Link errors in the device form's own words: the CLI's fixes name URL settings (`pass ?key=PATH`, `drop ?dir=`),
-which the studio's form shows as fields, each labelled by its row of device/runner/settings.py (Key file,
+which the studio's form shows as fields, each labelled by its row of device/spec/settings.py (Key file,
 Runner dir)."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 from dataclasses import replace
 
 from app.errors import Failure
-from device.runner.settings import SETTINGS
+from device.spec.settings import SETTINGS
 
 # Said differently in the studio, before the general rule: its Deploy button puts a model where the runner looks.
 SPECIAL = (("pass ?model=DIR", "deploy the model (Deploy)"),)

@@ -1,5 +1,5 @@
 """What Test connection, Deploy and a failure report about a device, in sentences for the device panel (it printed
-the reports' raw Python dicts). Reads the device-info report (device/link/info.py), the runner's hello summary
+the reports' raw Python dicts). Reads the device-info report (device/info/info.py), the runner's hello summary
 (device/link/runner_info.py) and deploy's result; a field it does not know is still said, as "name: value"."""
 from __future__ import annotations
 

@@ -29,10 +29,10 @@ from app.board.setting_fields import SettingFields
 from device.link.profile import DeviceProfile
 from device.link.target import Target
 from device.link.urls import DeviceURL
-from device.runner.settings import KINDS
+from device.spec.settings import KINDS
 
 KIND_LABELS = {"local": "Local (this PC)", "ssh": "SSH", "adb": "ADB"}
-# The address's fields, by kind; the settings' fields say their own kinds (device/runner/settings.py).
+# The address's fields, by kind; the settings' fields say their own kinds (device/spec/settings.py).
 ADDRESS = {"local": set(), "ssh": {"Host", "User", "Port", "Password"}, "adb": {"Serial"}}
 QA = {"QA floor", "Require NPU"}
 

@@ -1,11 +1,11 @@
-"""The device panel's fields for a target's settings, generated from device/runner/settings.py: for each row the
+"""The device panel's fields for a target's settings, generated from device/spec/settings.py: for each row the
 studio shows, a check box (a flag), a combo (a choice, or a text with a list to pick from) or a line, with its
 label, placeholder and tooltip; read and written by the setting's name."""
 from __future__ import annotations
 
 from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QLineEdit, QWidget
 
-from device.runner.settings import SETTINGS, Setting
+from device.spec.settings import SETTINGS, Setting
 
 DEFAULT = "default"       # a choice's combo item for "the runner decides"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Callable
 
 from app.board.link import make_decoder, make_transport
-from device.link.deploy import deploy as deploy_to
+from device.deploy.deploy import deploy as deploy_to
 from device.link.profile import DeviceProfile
 
 
@@ -13,7 +13,7 @@ def test_connection(profile: DeviceProfile, password: str = "") -> dict:
     info: dict = {"device": profile.url()}
     transport = make_transport(profile, password)
     try:
-        from device.link.info import device_info  # here, in the try: an older device package has none
+        from device.info.info import device_info  # here, in the try: an older device package has none
         info.update(device_info(transport))
     except ImportError:
         pass  # an older device package without device-info: the runner's hello still says a lot

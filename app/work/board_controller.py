@@ -34,7 +34,7 @@ class BoardController(QObject):
         self.checker = CheckWorker(worker)
         self.runner: dict = {}     # the connected runner's hello summary
         self.info: dict = {}       # the last device-info of the connected profile
-        self.checked: dict = {}    # the last Check board report (the doctor's, device/link/doctor/ladder.py)
+        self.checked: dict = {}    # the last Check board report (the doctor's, device/doctor/ladder.py)
         self.checking_url = ""
         # doctor.html goes where the last export went: the window's settings (kept between launches), if it has them
         panel.check_view.settings = getattr(parent, "settings", None)

@@ -13,12 +13,12 @@ from app.board.check import board_checkup, check_board
 from app.board.form_terms import in_form_terms
 from app.errors import failure_of
 from app.work.decode_worker import TranscribeWorker
-from device.link.doctor.ladder import release
+from device.doctor.ladder import release
 from device.link.profile import DeviceProfile
 
 
 class CheckWorker(QObject):
-    rung = Signal(int, int)        # the rung's index in the ladder and its status's (device/link/doctor/ladder.py)
+    rung = Signal(int, int)        # the rung's index in the ladder and its status's (device/doctor/ladder.py)
     checked = Signal(dict)         # the doctor's report and its lines
     failed = Signal(object)        # Failure: the check itself could not run
     _start_requested = Signal(object, str)

@@ -78,7 +78,7 @@ class CachedStepper:
             self._ahead = []
         self.from_draft = False
         # embed() for one token, into a reused buffer: the same sum without three temporaries a step, and the same
-        # array at every call (a backend may keep it bound: device/runner/onnx_backend.py, _run_bound).
+        # array at every call (a backend may keep it bound: device/runner/onnx/onnx_backend.py, _run_bound).
         np.add(self.backend.token_embedding[token], self.backend.positional_embedding[self.cache.cache_len],
                out=self._x[0, 0], dtype=np.float32)
         args = (self._x, self.cache.k, self.cache.v, self.cross_k, self.cross_v, self.cache.mask())

@@ -1,7 +1,7 @@
 """What a runner backend provides: the MTK-form graphs behind one interface (docs/architecture.md).
 
 A new backend is one file whose class satisfies `Backend`; NumpyBackend (core/model/whisper.py) is
-the reference and OnnxBackend (device/runner/onnx_backend.py) runs the exported graphs. The decoder
+the reference and OnnxBackend (device/runner/onnx/onnx_backend.py) runs the exported graphs. The decoder
 (core/decode/decoding.py) only ever calls what is written here.
 
 Shapes use L = dims.n_text_layer, d = dims.n_text_state, V = dims.n_vocab, C = dims.n_text_ctx and

@@ -1,6 +1,6 @@
 """The one sha256 of files: the weights' identity (hello's model.sha256, the start-up cache's key), a bundle's
 recorded files, what deploy ships and the studio's clips. Deploy's check on the board hashes with the board's bare
-Python instead (device/link/deploy_record.py), in the same way."""
+Python instead (device/deploy/deploy_record.py), in the same way."""
 from __future__ import annotations
 
 import hashlib

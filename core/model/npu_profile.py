@@ -1,7 +1,7 @@
 """The Neuron runtime profiler's reports, read: per-op (or per-layer) time for each graph, as the CLI, the studio
 and QA show it.
 
-A report (device/runner/npu_profile.py writes one a graph, `encoder.csv`, `decoder_step.csv`) is several CSV
+A report (device/runner/neuron/npu_profile.py writes one a graph, `encoder.csv`, `decoder_step.csv`) is several CSV
 tables, each a title line, a subheader "Total Execution Time: T ms over N times inference." and the columns
 Time, Ratio, ExeTimes, Time/Inf., Description, GraphIdx, ExeIdx (MediaTek's Neuron profiler documentation).
 Lower levels include the calls of higher ones, so the finest breakdown is the table with the most rows, leaving out

@@ -176,7 +176,7 @@ class BoardClient:
 
     def probe(self, mel, *, timeout: float | None = None) -> dict:
         """The `probe` event for one [1, 80, 3000] window (docs/protocol.md, feature `probe`): the graphs' outputs
-        sampled and the first step's logits, for the doctor (device/runner/probe.py)."""
+        sampled and the first step's logits, for the doctor (device/runner/serve/probe.py)."""
         self.connect()
         if "probe" not in self.info.features:
             raise FeatureError(f"the runner on {self.transport.label} takes no `probe` request",

@@ -200,9 +200,9 @@ class InProcessDecoder(Decoder):
             # The runner's own loader and hello, imported only here: a host that talks to runners never loads one.
             from core.model.encoder_cache import EncoderCache
             from device.runner.load import load_model_source
-            from device.runner.served_model import hello_of
-            from device.runner.settings import runtime_config
-            from device.runner.soc import board_soc
+            from device.runner.serve.served_model import hello_of
+            from device.spec.settings import runtime_config
+            from device.spec.soc import board_soc
 
             t = self.target
             config = runtime_config(t)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from core.errors import WhisperKVError
 from device.link.target import Target, parse_target
 from device.link.urls import DeviceURL, parse_device_url, url_settings
-from device.runner.settings import is_set
+from device.spec.settings import is_set
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """One device target: where the runner is and what it runs, parsed once from the CLI's arguments, a device URL or a
 studio device profile, and read whole by device/link/decoder.py::open_decoder. Its settings are the rows of
-device/runner/settings.py: `target.backend`, `target.neuron_lib`, … read the table, as `runner_args` does."""
+device/spec/settings.py: `target.backend`, `target.neuron_lib`, … read the table, as `runner_args` does."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from core.errors import WhisperKVError
 from device.link.urls import DeviceURL, parse_device_url, url_values
 from device.runner.backends import resolve
-from device.runner.settings import OFF, ON, SETTINGS, Setting, is_set, setting
+from device.spec.settings import OFF, ON, SETTINGS, Setting, is_set, setting
 
 IN_PROCESS = "inprocess"      # no runner: this process loads the model and decodes
 
@@ -77,7 +77,7 @@ class Target:
 def parse_target(device: str | None = "local", *, workload: str = "lean", password: str | None = None,
                  **flags) -> Target:
     """The target for a --device URL (or `inprocess`) and the settings given beside it (by their names in
-    device/runner/settings.py: the CLI's flags, a front end's choices). A setting given both as a flag and in the URL
+    device/spec/settings.py: the CLI's flags, a front end's choices). A setting given both as a flag and in the URL
     must agree. A backend for this PC is checked against this PC's registry now, before anything slow; a board's
     runner checks its own (its hello, device/link/decoder.py)."""
     text = (device or "local").strip()

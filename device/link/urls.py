@@ -1,6 +1,6 @@
 """Device URLs: `local`, `ssh://[user@]host[:port]` and `adb://SERIAL`, with optional query settings.
 
-The query's keys are the rows of device/runner/settings.py that the URL takes, e.g.
+The query's keys are the rows of device/spec/settings.py that the URL takes, e.g.
 `ssh://root@board?python=/usr/bin/python3&backend=dla&neuron_lib=PATH`; the URL keeps their text, the target
 (device/link/target.py) checks their values.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 
 from core.errors import WhisperKVError
-from device.runner.settings import SETTINGS, Setting, is_set, setting
+from device.spec.settings import SETTINGS, Setting, is_set, setting
 
 URL_FIX = "use local, ssh://user@host[:port] or adb://SERIAL (settings: ?python=/usr/bin/python3&dir=~/whisperkv)"
 

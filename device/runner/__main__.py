@@ -1,10 +1,10 @@
 import sys
 
 from device import ROOT
-from device.runner.deployed_packages import use_deployed_packages
+from device.spec.deployed_packages import use_deployed_packages
 
 use_deployed_packages(str(ROOT))    # before the runner imports NumPy or a backend: what deploy installed here
 
-from device.runner.agent import main  # noqa: E402
+from device.runner.serve.agent import main  # noqa: E402
 
 sys.exit(main())

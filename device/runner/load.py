@@ -24,7 +24,7 @@ from core.model.tokenizer import WhisperTokenizer
 from core.model.weights import WhisperWeights, load_model
 from device.runner.backends import REGISTRY, make_backend, resolve
 from device.runner.bundle import is_bundle, read_bundle
-from device.runner.runtime_config import RuntimeConfig
+from device.spec.runtime_config import RuntimeConfig
 from device.runner.startup_cache import load_cached
 
 
@@ -62,13 +62,13 @@ def load_model_source(path: str | Path | None = None, backend: str | None = "aut
 
     `keep_weights` keeps the canonical params (not for a bundle) so another backend can be built from
     them; otherwise they are released once the backend holds what it needs. `config`: the RuntimeConfig
-    (device/runner/runtime_config.py), e.g. the `serve` workload's for a process that decodes again and again."""
+    (device/spec/runtime_config.py), e.g. the `serve` workload's for a process that decodes again and again."""
     if is_bundle(path):
         b = read_bundle(path)
         return LoadedModel(make_backend(backend, b.path, delegate, cross, config),
                            WhisperTokenizer.from_file(b.tokenizer_path, b.dims.n_vocab), b.weights_sha256, b.source)
     spec = REGISTRY[resolve(backend)]
-    if not keep_weights and not delegate and spec.cached:
+    if not keep_weights and not delegate and spec.code.cached:
         # Optimised graphs from the start-up cache (built and written on a model's first start).
         cached, tokenizer, sha, source = load_cached(path, spec.name, cross or "kv", config)
         return LoadedModel(cached, WhisperTokenizer.from_file(tokenizer, cached.dims.n_vocab), sha, source)

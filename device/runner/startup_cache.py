@@ -36,7 +36,7 @@ from core.model.file_hash import sha256_files
 from core.model.weights import load_model, locate_model
 from device.runner.backends import REGISTRY
 from device.runner.cache_paths import cache_dir, cache_home, embedding_tables, staged
-from device.runner.runtime_config import RuntimeConfig
+from device.spec.runtime_config import RuntimeConfig
 
 log = logging.getLogger("whisperkv.agent")
 

@@ -127,7 +127,7 @@ def samples(weights, cross: str = "kv", text_steps: int = 2, limit: int | None =
     from core.decode.options import DecodeOptions
     from core.model.mel import mel_windows
     from core.model.tokenizer import WhisperTokenizer
-    from device.runner.tflite_backend import TfliteBackend
+    from device.runner.tflite.tflite_backend import TfliteBackend
 
     fp32 = TfliteBackend.from_weights(weights, cross=cross)
     tok = WhisperTokenizer.from_weights(weights)

@@ -4,7 +4,7 @@
     DIR/decoder_step.tflite -> DIR/decoder_step.dla, and for a float bundle its attention variant (the
                                alignment heads' cross-attention as one more output, for word timings and a live
                                stream), built from the step's own weights -> DIR/decoder_step_attention.dla
-    DIR/model.json          gains "dla": the slot contract (device/runner/neuron_slots.py: its version, and per
+    DIR/model.json          gains "dla": the slot contract (device/runner/neuron/neuron_slots.py: its version, and per
                             graph the flags and each slot's name, shape, .tflite dtype and an integer slot's
                             scale and zero point), the compiler, its version, the SoC and the sha256 of each .dla;
                             and the .dla files in "files"
@@ -27,17 +27,17 @@ from pathlib import Path
 
 from core.errors import WhisperKVError
 from core.model.file_hash import sha256_files
-from device.runner.neuron_slots import CONTRACT
-from device.runner.soc import SOCS
+from device.runner.neuron.neuron_slots import CONTRACT
+from device.spec.soc import SOCS
 
 COMPILER = "ncc-tflite"
-# The SoC's target flags (--arch, --l1-size-kb, --num-mdla) come from device/runner/soc.py's table, which the
+# The SoC's target flags (--arch, --l1-size-kb, --num-mdla) come from device/spec/soc.py's table, which the
 # runner also reads the board's SoC with. The rest: the public MT8371 port (soc.PORT_SOURCE).
 # --relax-fp32 computes fp32 graphs in fp16; MediaTek advises pairing it with --opt-accuracy.
 RELAX_FLAGS = ["--relax-fp32", "--opt-accuracy"]
 # The slots in the NPU's native form, as the one public Whisper runner on this family compiles its graphs
 # (hhlqwq/mtk_models whisper_tiny: ncc-tflite --suppress-input --suppress-output) and feeds them with the
-# runtime's conversion suppressed (device/runner/neuron_slots.py).
+# runtime's conversion suppressed (device/runner/neuron/neuron_slots.py).
 COMMON_FLAGS = ["--opt-footprint", "--suppress-input", "--suppress-output"]
 ATTENTION_GRAPH = "decoder_step_attention"
 FLOAT_DTYPES = ("fp32", "fp16")

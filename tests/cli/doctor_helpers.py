@@ -19,7 +19,7 @@ def workdir() -> Path:
 
 @lru_cache(maxsize=1)
 def compiled_bundle() -> Path:
-    from device.link.deploy import cached_tflite_bundle
+    from device.deploy.deploy import cached_tflite_bundle
     from device.toolchain.compile import compile_bundle
     from tests.device.toolchain.ncc_standin import write_ncc
 
@@ -52,7 +52,7 @@ def bundle_for(soc: str, folder: Path) -> Path:
 
 
 def claim_soc(root: Path, soc: str) -> Path:
-    """A folder whose /proc/device-tree/compatible names `soc`, for WHISPERKV_SOC_ROOT (device/runner/soc.py)."""
+    """A folder whose /proc/device-tree/compatible names `soc`, for WHISPERKV_SOC_ROOT (device/spec/soc.py)."""
     f = root / "proc" / "device-tree" / "compatible"
     f.parent.mkdir(parents=True)
     f.write_bytes(f"mediatek,{soc.lower()}-evk\0mediatek,{soc.lower()}\0".encode())

@@ -8,8 +8,8 @@ import sys
 import pytest
 
 from cli.main import main
-from device.link.info import FIELDS
-from device.runner.agent import ROOT
+from device.info.info import FIELDS
+from device.runner.serve.agent import ROOT
 from tests.device.link_helpers import sshd  # noqa: F401  (the real OpenSSH server fixture)
 
 

@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from cli.main import main
-from device.link.doctor.ladder import NAMES
-from device.link.doctor.numbers import BOUNDS
+from device.doctor.ladder import NAMES
+from device.doctor.numbers import BOUNDS
 from tests.cli.doctor_helpers import bundle_for, claim_soc, compiled_bundle, standin_library
 from tests.device.link_helpers import STAND_IN_ADB, install_stand_in, sshd  # noqa: F401  (sshd: a real OpenSSH server)
 
@@ -128,7 +128,7 @@ def test_no_runtime_library_or_one_with_neither_api_stops_at_runtime(capsys, lib
 
 def test_a_model_file_changed_after_deploy_stops_at_deployed_without_the_bundle(capsys, tmp_path):
     """No --model: the board is checked against deploy's record, its model.json read for the bundle's SoC."""
-    from device.link.deploy import deploy
+    from device.deploy.deploy import deploy
     from device.link.local import LocalTransport
 
     board = tmp_path / "board"

@@ -9,7 +9,7 @@ from tests.conftest import AUDIO, ROOT
 
 # What the runner, not the CLI beside it, needs; or what other commands need.
 NOT_FOR_TRANSCRIBE = ("tokenizers", "onnxruntime", "core.qa", "core.decode.decoding", "device.runner.load",
-                      "device.runner.agent", "device.toolchain", "app")
+                      "device.runner.serve.agent", "device.toolchain", "app")
 
 PROBE = """
 import sys

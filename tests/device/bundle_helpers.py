@@ -60,7 +60,7 @@ def compiled_integer_bundle() -> Path:
 def compiled_dla_bundle() -> Path:
     """The installed weights' TFLite bundle compiled by the STAND-IN ncc-tflite, once per test process: the dla
     tests of every module share it (each clears the `.calls` files it reads)."""
-    from device.link.deploy import cached_tflite_bundle
+    from device.deploy.deploy import cached_tflite_bundle
     from device.toolchain.compile import compile_bundle
     from tests.device.toolchain.ncc_standin import write_ncc
 

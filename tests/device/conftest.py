@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from device.runner.agent import ROOT
+from device.runner.serve.agent import ROOT
 from tests.device.link_helpers import STAND_IN_ADB, install_stand_in, sshd  # noqa: F401  (sshd: the real OpenSSH server fixture)
 
 AUDIO = ROOT / "resources" / "audio"

@@ -10,7 +10,7 @@ import pytest
 from core.decode.events import DoneEvent, EncodedEvent, TokenEvent
 from device import protocol as P
 from device.link.transport import ProcessStream
-from device.runner.agent import ROOT
+from device.runner.serve.agent import ROOT
 from tests.device.sshd import sshd_available, start_sshd
 
 

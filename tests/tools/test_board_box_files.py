@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import shutil
 
-from device.link.cpu_name import cpu_name
-from device.runner import sampler
+from device.info.cpu_name import cpu_name
+from device.runner.serve import sampler
 from tests.device.runner.standin import build as standin_build
 from tools.board_box import identity, offline, rootfs
 

@@ -17,7 +17,7 @@ import shutil
 import pytest
 
 from tests.device.runner.standin.neuron_compute import MAGIC
-from tests.device.runner.test_dla_backend import dla_bundle  # noqa: F401  (the compiled bundle, module fixture)
+from tests.device.runner.neuron.test_dla_backend import dla_bundle  # noqa: F401  (the compiled bundle, module fixture)
 from tests.tools.conftest import HELLO, JFK, ROOT, TEST_EN, whisperkv
 
 V1V2_LIB = "/opt/standin/v1v2/libneuronusdk_runtime.mtk.so.8"     # tools/board_box/standin.py
@@ -128,7 +128,7 @@ def test_check_board_in_the_studio_climbs_the_box_without_the_bundle(qtbot, depl
     """Issue 50's done-when: the studio's Check board, pressed for a profile made from the box's URL (no bundle in
     it) with a fresh settings store, climbs the doctor's quick ladder on the box: every rung passes or warns. The QA
     test before it deployed the plain-TFLite `.dla`s: deploy the compiled bundle again first."""
-    from device.link.doctor.ladder import NAMES
+    from device.doctor.ladder import NAMES
     from device.link.profile import DeviceProfile
     from tests.app.conftest import make_window, settings_file, wait_for
 

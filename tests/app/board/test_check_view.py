@@ -12,8 +12,8 @@ from PySide6.QtWidgets import QFileDialog
 
 import app.board.check_view as check_view
 from app.board.check_view import WRITE_LINK, CheckView
-from device.link.doctor.ladder import MARKS, NAMES, RUNGS, STATUSES, Checkup, Rung, RungResult, Verdict
-from device.link.doctor.rungs_run import NUMBERS_FIX
+from device.doctor.ladder import MARKS, NAMES, RUNGS, STATUSES, Checkup, Rung, RungResult, Verdict
+from device.doctor.rungs_run import NUMBERS_FIX
 from tests.app.conftest import make_window, settings_file
 
 RUNS = {"en_asterisk_hello-world.wav": {"board": {"text": "Hello world.", "pieces": ["Hello", " world", "."]},

@@ -73,7 +73,7 @@ def test_check_board_shows_the_doctors_rungs_as_they_are_decided(qtbot, tmp_path
     it): every rung passes or warns (this PC is no board; int8 weights are held to their own bounds), rung by rung
     in the check view (app/board/check_view.py); the check runs on the decode worker, so a run, a live stream or a
     QA suite's clip asked for meanwhile is refused, saying why."""
-    from device.link.doctor.ladder import MARKS, NAMES
+    from device.doctor.ladder import MARKS, NAMES
     from device.runner.backends import choose_auto
 
     window = make_window(settings_file(tmp_path / "app.ini"))

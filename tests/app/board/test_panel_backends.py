@@ -3,7 +3,7 @@ as one file plus one row is offered there too."""
 from __future__ import annotations
 
 from app.board.panel import DevicePanel
-from device.runner.backends import REGISTRY
+from device.spec.backend_rows import ROWS as REGISTRY
 from tests.device.runner.test_backends import echo_backend, named_in  # noqa: F401  (a fixture)
 
 

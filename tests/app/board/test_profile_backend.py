@@ -1,5 +1,5 @@
 """A device profile carries the runner's settings into the runner's arguments, and the device panel's fields (one per
-setting of device/runner/settings.py) round-trip them."""
+setting of device/spec/settings.py) round-trip them."""
 from device.link.profile import DeviceProfile
 
 

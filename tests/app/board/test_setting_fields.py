@@ -1,4 +1,4 @@
-"""The device panel's fields are the settings table's (device/runner/settings.py): a row added there is a field of the
+"""The device panel's fields are the settings table's (device/spec/settings.py): a row added there is a field of the
 panel, shown for the kinds it names, and what is typed into it reaches the runner and the saved profile."""
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from app.board.form_terms import in_form_terms
 from app.board.panel import DevicePanel
 from app.errors import Failure
 from device.link.profile import DeviceProfile
-from device.runner.settings import SETTINGS
-from tests.device.runner.test_settings import runner_config, toy_row  # noqa: F401  (a fixture)
+from device.spec.settings import SETTINGS
+from tests.device.spec.test_settings import runner_config, toy_row  # noqa: F401  (a fixture)
 
 
 def _labels(panel) -> list[str]:

@@ -9,8 +9,8 @@ from app.runs.clip import load_clip
 from app.work.check_worker import CheckWorker
 from app.work.decode_worker import TranscribeWorker, WorkerThread
 from core.decode.options import DecodeOptions
-from device.link.doctor.ladder import NAMES, STATUSES
-from device.link.doctor.rungs_board import PYTHON_FIX
+from device.doctor.ladder import NAMES, STATUSES
+from device.doctor.rungs_board import PYTHON_FIX
 from tests.app.conftest import wait_for
 from tests.conftest import AUDIO
 

@@ -15,7 +15,7 @@ from app.errors import RESTART_RUNNER
 from app.work.decode_worker import TranscribeWorker
 from device.link.connect import open_transport
 from device.link.profile import DeviceProfile
-from device.runner.agent import ROOT
+from device.runner.serve.agent import ROOT
 from tests.app.conftest import make_window, open_and_wait, settings_file, transcribe_and_wait, wait_for
 from tests.app.work.dialogs import open_error_dialog, restart_button
 from tests.app.work.dying import DiesOnce

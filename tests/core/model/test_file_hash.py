@@ -8,14 +8,14 @@ import sys
 from pathlib import Path
 
 from core.model.file_hash import CHUNK, sha256_files
-from device.link.deploy_record import HASH_SCRIPT
+from device.deploy.deploy_record import HASH_SCRIPT
 
 ROOT = Path(__file__).resolve().parents[3]
 PACKAGES = ("core", "device", "app", "cli", "bench")
 # hashlib's incremental and file forms: what a file's bytes are hashed with.
 FILE_HASHING = re.compile(r"hashlib\.(sha256\(\)|file_digest|new\()")
 # The helper, and the script deploy sends as text to a board that may hold nothing of the product yet.
-ALLOWED = {"core/model/file_hash.py", "device/link/deploy_record.py"}
+ALLOWED = {"core/model/file_hash.py", "device/deploy/deploy_record.py"}
 
 
 def test_files_are_hashed_concatenated_in_order(tmp_path):

@@ -1,6 +1,6 @@
 """Where a backend's graphs ran, read from what each backend's describe() puts in hello's backend_detail."""
 from core.model.placement import RanOn, of_backend, ran_on
-from device.runner.tflite_backend import OpPlacement
+from device.runner.tflite.tflite_backend import OpPlacement
 
 DLA_DETAIL = {"runtime": "neuron", "library": "/usr/lib/libneuronusdk_runtime.mtk.so.8", "library_version": "8.2.16",
               "api": "V1",

@@ -49,8 +49,8 @@ def board_python(tmp_path_factory, pc_wheels) -> str:
 def lab_wheels(board_python, tmp_path_factory) -> Path:
     """A folder as a lab PC with no internet is handed: tflite-runtime and its dependencies for the board, fetched
     once a session the way deploy fetches them."""
-    from device.link.board_packages import probe
-    from device.link.wheels import download
+    from device.deploy.board_packages import probe
+    from device.deploy.wheels import download
 
     folder = tmp_path_factory.mktemp("lab") / "lab wheels"
     assert download(probe(LocalTransport(python=board_python), str(folder)), "tflite-runtime", folder) is None

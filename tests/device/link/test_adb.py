@@ -12,7 +12,7 @@ from device.link.adb import AdbTransport, list_devices
 from device.link.connect import open_client
 from device.link.target import parse_target
 from device.link.transport import TransportError
-from device.runner.agent import ROOT
+from device.runner.serve.agent import ROOT
 from device.runner.backends import REGISTRY
 
 
@@ -78,7 +78,7 @@ def test_a_runner_dir_named_like_a_command_stays_one_path(stand_in_adb, tmp_path
     from pathlib import Path
     from urllib.parse import quote
 
-    from device.link.deploy import deploy
+    from device.deploy.deploy import deploy
 
     target = tmp_path / "run dir;touch PWNED"
     result = deploy(AdbTransport("STANDIN01", python=sys.executable), dir=str(target))

@@ -168,7 +168,7 @@ HELLO = P.encode_frame({"type": "hello", "protocol": P.PROTOCOL, "runner_version
 
 def test_a_runner_of_another_protocol_is_one_line_naming_what_to_update():
     """Protocol 2: a runner that answers with another version's hello is refused before any request (a protocol-1
-    runner itself refuses this host's hello: tests/device/runner/test_agent.py)."""
+    runner itself refuses this host's hello: tests/device/runner/serve/test_agent.py)."""
     old = P.encode_frame({"type": "hello", "protocol": 1, "runner_version": "0.1.0", "backend": "numpy"})
     with pytest.raises(RunnerError) as err:
         BoardClient(ScriptedTransport([old])).connect()

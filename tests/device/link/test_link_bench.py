@@ -4,7 +4,7 @@ import sys
 from types import SimpleNamespace
 
 from core.decode.events import EncodedEvent, TokenEvent
-from device.runner.agent import ROOT
+from device.runner.serve.agent import ROOT
 
 spec = importlib.util.spec_from_file_location("bench_link", ROOT / "bench" / "link.py")
 link = importlib.util.module_from_spec(spec)

@@ -40,7 +40,7 @@ def test_str_is_the_url_without_settings():
 
 def test_a_workload_maps_to_one_runtime_configuration():
     """One place decides what a workload means: a one-shot run spins, a served one keeps its buffers, lean neither."""
-    from device.runner.runtime_config import WORKLOADS, RuntimeConfig
+    from device.spec.runtime_config import WORKLOADS, RuntimeConfig
 
     assert [(RuntimeConfig.for_workload(w).spin, RuntimeConfig.for_workload(w).arena) for w in WORKLOADS] == [
         (False, False), (True, False), (False, True)]

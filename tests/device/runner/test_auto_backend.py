@@ -4,7 +4,7 @@ import pytest
 
 from core.decode.decoding import decode_windows
 from core.decode.options import DecodeOptions
-from device.runner.agent import ROOT
+from device.runner.serve.agent import ROOT
 from device.runner.backends import REGISTRY, available_backends, resolve
 from device.runner.load import load_model_source
 from device.runner.native.library import supported
@@ -16,7 +16,7 @@ CLIPS = sorted(p.name for p in (ROOT / "resources" / "audio").glob("*.wav"))
 @pytest.fixture(scope="module")
 def auto_model():
     loaded = load_model_source(None, "auto")
-    preference = sorted((s for s in REGISTRY.values() if s.auto), key=lambda s: s.auto)
+    preference = sorted((s.row for s in REGISTRY.values() if s.row.auto), key=lambda s: s.auto)
     first = next(s.name for s in preference if s.name in available_backends())
     assert loaded.backend.name == resolve("auto") == first
     assert first == "native-int8b" or not supported()      # where the C step can run, auto runs it

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from device.runner import backends
+from device.spec import backend_rows as backends
 from device.runner.backends import REGISTRY, choose_auto
 from device.runner.native import library
 
@@ -26,7 +26,7 @@ def test_auto_on_aarch64_picks_an_arm_backend_for_weights(monkeypatch, c_step_wo
     assert choose_auto() == "native-int8b"        # the stand-in probe above does make it eligible on a PC
     on(monkeypatch, "aarch64")
     chosen = choose_auto()
-    assert chosen != "native-int8b" and REGISTRY[chosen].runs_on("aarch64")
+    assert chosen != "native-int8b" and REGISTRY[chosen].row.runs_on("aarch64")
 
 
 def test_auto_on_aarch64_picks_tflite_for_a_tflite_bundle(monkeypatch, c_step_would_run):

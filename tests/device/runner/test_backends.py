@@ -7,9 +7,11 @@ import pytest
 
 from cli.main import build_parser
 from device.runner import backends
-from device.runner import agent
-from device.runner.agent import ROOT
-from device.runner.backends import REGISTRY, BackendError, BackendSpec, resolve
+from device.spec import backend_rows
+from device.runner.serve import agent
+from device.runner.serve.agent import ROOT
+from device.runner.backends import FACTORIES, REGISTRY, BackendError, Factories, resolve
+from device.spec.backend_rows import ROWS, BackendRow
 
 COMMANDS = ("transcribe", "qa", "stream")
 
@@ -51,10 +53,10 @@ def test_the_protocol_doc_names_exactly_the_registry():
 
 
 def test_auto_prefers_exact_backends_and_the_deploy_modes_come_from_the_rows():
-    ranked = sorted((s for s in REGISTRY.values() if s.auto), key=lambda s: s.auto)
+    ranked = sorted((s for s in ROWS.values() if s.auto), key=lambda s: s.auto)
     assert all(s.exact for s in ranked) and ranked[-1].name == "numpy"
-    assert backends.deploy_modes() == ("auto", "dla", "tflite")
-    assert "dla: only what the dla backend reads" in backends.deploy_help()
+    assert backend_rows.deploy_modes() == ("auto", "dla", "tflite")
+    assert "dla: only what the dla backend reads" in backend_rows.deploy_help()
 
 
 ECHO = '''"""A trivial backend for the registry test: the NumPy reference under another name."""
@@ -70,10 +72,11 @@ def build(source, *, cross="kv", **_):
 
 @pytest.fixture
 def echo_backend(tmp_path, monkeypatch):
-    """One file and one row."""
+    """One file, its row in the spec and its factory in the runner."""
     (tmp_path / "echo_backend.py").write_text(ECHO)
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setitem(REGISTRY, "echo", BackendSpec("echo", "the reference, echoed", "echo_backend:build"))
+    monkeypatch.setitem(ROWS, "echo", BackendRow("echo", "the reference, echoed"))
+    monkeypatch.setitem(FACTORIES, "echo", Factories("echo_backend:build"))
     yield "echo"
     sys.modules.pop("echo_backend", None)
 
@@ -91,11 +94,13 @@ def test_a_new_backend_runs_by_name(echo_backend, model):
 
 
 def test_a_backend_that_cannot_run_here_says_why_and_what_to_do(monkeypatch):
-    monkeypatch.setitem(REGISTRY, "far", BackendSpec("far", "nowhere", "far:build", needs=("no_such_module_here",),
-                                                     needs_fix="pip install it"))
+    monkeypatch.setitem(ROWS, "far", BackendRow("far", "nowhere", needs=("no_such_module_here",),
+                                                needs_fix="pip install it"))
+    monkeypatch.setitem(FACTORIES, "far", Factories("far:build"))
     with pytest.raises(BackendError) as err:
         resolve("far")
     assert "no_such_module_here" in str(err.value) and err.value.fix == "pip install it"
-    monkeypatch.setitem(REGISTRY, "arm", BackendSpec("arm", "an Arm step", "arm:build", arches=("riscv128",)))
+    monkeypatch.setitem(ROWS, "arm", BackendRow("arm", "an Arm step", arches=("riscv128",)))
+    monkeypatch.setitem(FACTORIES, "arm", Factories("arm:build"))
     with pytest.raises(BackendError, match="runs on riscv128"):
         resolve("arm")

@@ -11,7 +11,7 @@ from core.decode.options import DecodeOptions
 from device import protocol as P
 from device.runner import startup_cache
 from device.runner.load import load_model_source
-from device.runner.runtime_config import RuntimeConfig
+from device.spec.runtime_config import RuntimeConfig
 from tests.device.link_helpers import RawRunner
 
 
@@ -150,7 +150,7 @@ def test_the_absorbed_form_is_cached_apart_and_never_served_as_kv(first, cache_r
 def test_a_host_graph_is_cached_once_built(graph, first, cache_root, no_weights, en_mel):
     """The first attention step (or batched prefill of a prompt) builds its graph from the weights and leaves
     it in the cache; the next runner's comes from there (its weights loader refuses), with the same numbers."""
-    import device.runner.onnx_backend as ob
+    import device.runner.onnx.onnx_backend as ob
 
     d = cache_dir(cache_root, first)
     name = ob.ATTENTION_GRAPH if graph == "attention step" else ob.PREFILL_GRAPHS["attention"]

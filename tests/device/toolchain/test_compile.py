@@ -14,8 +14,8 @@ import pytest
 
 from core.model.file_hash import sha256_files
 from device.runner.bundle import FORMAT, VERSION, read_bundle
-from device.runner.neuron_slots import CONTRACT
-from device.runner.soc import SOCS
+from device.runner.neuron.neuron_slots import CONTRACT
+from device.spec.soc import SOCS
 from device.toolchain.compile import (
     COMMON_FLAGS,
     RELAX_FLAGS,

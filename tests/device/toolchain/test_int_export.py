@@ -62,7 +62,7 @@ def _tokens(backend, tokenizer, clip):
 
 @pytest.mark.parametrize("clip", ["test_en.wav", "test_zh.wav"])
 def test_integer_kernels_give_fp32s_tokens(bundle, model, clip):
-    from device.runner.tflite_backend import TfliteBackend
+    from device.runner.tflite.tflite_backend import TfliteBackend
 
     q = TfliteBackend.from_bundle(bundle)
     assert q.describe()["weights"] == "mixed"
@@ -71,7 +71,7 @@ def test_integer_kernels_give_fp32s_tokens(bundle, model, clip):
 
 
 def test_mixed_absorbed_quantizes_only_the_head_and_keeps_fp32s_tokens(model):
-    from device.runner.tflite_backend import TfliteBackend
+    from device.runner.tflite.tflite_backend import TfliteBackend
 
     absorbed = integer_bundle("mixed", "absorbed")
     step = (absorbed / "decoder_step.tflite").read_bytes()

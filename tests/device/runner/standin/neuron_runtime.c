@@ -13,7 +13,7 @@
  * runtime) the slots are the .tflite's own types and sizes. neuron_compute.py holds the rules.
  * FAIL_CREATE makes every create fail with code 4; FAIL_RUN_AT=N makes the Nth run (1-based) fail with code 5.
  * NeuronRuntime_getVersion reports 0.0.1 (no real runtime is that old); NO_VERSION leaves the symbol out.
- * WITH_MARKER exports `whisperkv_standin`, which a runner reports in hello (device/runner/runner_kind.py) and
+ * WITH_MARKER exports `whisperkv_standin`, which a runner reports in hello (device/spec/runner_kind.py) and
  * nothing else reads: the tests' default builds go without it, as MediaTek's library does.
  * STANDIN_APU="SOCKET": every call is computed by the STAND-IN APU listening there (apu.py), a process apart.
  */
