@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Callable
 
+from pyqtgraph.util.garbage_collector import GarbageCollector
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 from PySide6.QtWidgets import QApplication
-from pyqtgraph.util.garbage_collector import GarbageCollector
 
 from app.errors import Failure, failure_of
 

@@ -19,7 +19,6 @@ from core.qa.report import write_reports
 from core.qa.run import SuiteResult
 
 
-
 def default_report_dir(suite_name: str) -> Path:
     """<the studio's data folder>/qa-reports/<suite>-<date-time>, e.g. ~/.local/share/WhisperKV/WhisperKV
     Studio/qa-reports/bundled-20261126-081500 on Linux."""

@@ -15,7 +15,6 @@ from core.errors import ModelError
 from core.model.bpe import UNICODE_TO_BYTE, BytePairEncoder
 from core.model.dims import ModelDims
 
-
 _LANG_RE = re.compile(r"^<\|([a-z]{2,3}|haw|yue)\|>$")
 
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from device.deploy.board_packages import DISTRIBUTIONS, BoardPython, PackageError, missing, probe, too_old
-from device.link.transport import Transport
 from device.deploy.wheels import fetch
+from device.link.transport import Transport
 from device.spec import deployed_packages
 
 INSTALL_FIX = "install {names} on the board with its package manager, or deploy with --backend auto"

@@ -16,6 +16,7 @@ import numpy as np
 
 from device.runner.serve.probe import sample_positions, unpack
 
+
 @dataclass(frozen=True)
 class Bound:
     """What a board's arithmetic may move the numbers and the tokens by (docs/doctor.md, "The bounds")."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from core.model.device_words import machine_words
 from device.deploy import board_packages
-from device.link.connect import open_transport
 from device.doctor.board_probe import probe_board
 from device.doctor.deployment import (  # noqa: F401  (bundle_doc: rungs_run.py imports it from here)
     backend_of,
@@ -15,7 +14,8 @@ from device.doctor.deployment import (  # noqa: F401  (bundle_doc: rungs_run.py 
     model_doc,
 )
 from device.doctor.ladder import Checkup, Verdict, expected_here
-from device.runner.neuron.neuron_runtime import LIB_FIX, version_warning
+from device.link.connect import open_transport
+from device.spec.neuron_paths import LIB_FIX, version_warning
 from device.spec.soc import SOCS
 
 _PY = ".".join(map(str, board_packages.MIN_PYTHON))

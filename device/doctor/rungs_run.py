@@ -15,8 +15,6 @@ from core.model.mel_file import MelSource
 from core.model.npu_profile import profiles
 from core.qa.board_cost import clip_cost
 from core.qa.scoring import error_rate, uses_cer
-from device.link.client import RunnerError
-from device.link.decoder import open_decoder
 from device.doctor.ladder import Checkup, Verdict
 from device.doctor.numbers import BOUNDS, INTEGER_AGAINST_FP32, against_own_graphs, arithmetic, compare
 from device.doctor.reference import (
@@ -30,6 +28,8 @@ from device.doctor.reference import (
     run_reference,
 )
 from device.doctor.rungs_board import bundle_doc
+from device.link.client import RunnerError
+from device.link.decoder import open_decoder
 
 CREATE_FIX = ("check that the .dla was compiled for this SoC (`whisperkv compile DIR --soc auto --device URL`), "
               "that the APU driver is loaded (`dmesg | grep -i apu`) and that the runtime is MediaTek's")

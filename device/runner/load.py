@@ -24,8 +24,8 @@ from core.model.tokenizer import WhisperTokenizer
 from core.model.weights import WhisperWeights, load_model
 from device.runner.backends import REGISTRY, make_backend, resolve
 from device.runner.bundle import is_bundle, read_bundle
-from device.spec.runtime_config import RuntimeConfig
 from device.runner.startup_cache import load_cached
+from device.spec.runtime_config import RuntimeConfig
 
 
 @dataclass

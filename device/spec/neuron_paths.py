@@ -16,6 +16,7 @@ The search order, first match wins (`?neuron_lib=PATH` / `--neuron-lib` bypasses
 """
 import ctypes
 import os
+import re
 
 _YOCTO = ("libneuronusdk_runtime.mtk.so.8", "libneuronusdk_runtime.mtk.so")
 SEARCH_ORDER = (
@@ -24,6 +25,8 @@ SEARCH_ORDER = (
     "/vendor/lib64/libneuron_runtime.7.so", "/vendor/lib64/libneuron_runtime.6.so",
     "/vendor/lib64/libneuron_runtime.so", "/vendor/lib64/libneuronusdk_runtime.mtk.so",
     *[folder + name for folder in ("/usr/lib/aarch64-linux-gnu/", "/usr/lib64/") for name in _YOCTO])
+LIB_FIX = ("install MediaTek's Neuron runtime on the board, or name it with ?neuron_lib=PATH "
+           "(e.g. /usr/lib/libneuronusdk_runtime.mtk.so.8)")
 SONAMES = ("libneuronusdk_runtime.mtk.so.8", "libneuron_runtime.8.so")   # asked of the loader last
 # What each API needs exported to be used (RuntimeAPI.h = V1, RuntimeV2.h = V2); the rest is optional.
 V1_NEEDS = tuple("NeuronRuntime_" + s for s in ("create", "loadNetworkFromFile", "setInput", "setOutput",
@@ -91,3 +94,19 @@ def runtime_probe(paths=SEARCH_ORDER):
             return {"path": path, "error": str(exc).splitlines()[0] if str(exc) else "cannot load"}
     apis = apis_of(lib)
     return {"path": path, "version": version_of(lib), "apis": apis, "api": apis[0] if apis else None}
+
+
+def major(version: str | None) -> int | None:
+    """The major version in a version text ("8.2.16", "ncc-tflite version 8.0.10-rc"), None when none is found."""
+    m = re.search(r"(\d+)\.\d+", version or "")
+    return int(m.group(1)) if m else None
+
+
+def version_warning(compiler: str | None, runtime: str | None) -> str:
+    """"" when the compiler's and the runtime's major versions agree or either is unknown, else why the .dla
+    may not load."""
+    c, r = major(compiler), major(runtime)
+    if c is None or r is None or c == r:
+        return ""
+    return (f"the .dla graphs were compiled by ncc-tflite {c}.x ({compiler}) but the Neuron runtime is {runtime}: "
+            f"a .dla loads only on a runtime of its compiler's major version; recompile with an ncc-tflite {r}.x")

@@ -141,9 +141,8 @@ def _write_tflite(weights: WhisperWeights, dtype: str, out: Path, cross: str, lo
         recipe = _int_recipe(dtype, role, cross) if integer else None
         data = build(p, dims, "fp32" if recipe else "fp16" if integer else dtype, cross=cross)
         if recipe:
-            from device.toolchain.int_quantize import Recipe, quantize_graph
-
             from device.toolchain.calibration import input_bounds
+            from device.toolchain.int_quantize import Recipe, quantize_graph
 
             data = quantize_graph(data, role, Recipe.named(recipe), samples.encoder if role == "encoder" else
                                   samples.step, bounds=input_bounds(weights) if role == "decoder_step" else None)

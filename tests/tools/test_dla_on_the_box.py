@@ -16,8 +16,8 @@ import shutil
 
 import pytest
 
-from tests.device.runner.standin.neuron_compute import MAGIC
 from tests.device.runner.neuron.test_dla_backend import dla_bundle  # noqa: F401  (the compiled bundle, module fixture)
+from tests.device.runner.standin.neuron_compute import MAGIC
 from tests.tools.conftest import HELLO, JFK, ROOT, TEST_EN, whisperkv
 
 V1V2_LIB = "/opt/standin/v1v2/libneuronusdk_runtime.mtk.so.8"     # tools/board_box/standin.py

@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 
 from core.errors import ModelError
-from device.runner.onnx import onnx_build
 from device.runner.cache_paths import cache_home
 from device.runner.native.library import build_library
 from device.runner.native.step import NativeStep, load_weights, native_weights, save_weights
+from device.runner.onnx import onnx_build
 from device.runner.onnx.onnx_backend import OnnxBackend
 from device.spec.runtime_config import RuntimeConfig
 

@@ -26,9 +26,10 @@ from core.model.backend import check_cross
 from core.model.kv_cache import uncached_by_steps
 from core.model.weights import ModelDims
 from device.runner.neuron.dla_graph import DlaGraph
-from device.runner.neuron.neuron_runtime import NeuronError, NeuronLibrary, version_warning
+from device.runner.neuron.neuron_runtime import NeuronError, NeuronLibrary
 from device.runner.neuron.neuron_slots import check_contract
 from device.runner.neuron.npu_profile import point_at
+from device.spec.neuron_paths import version_warning
 
 COMPILE_FIX = "compile the bundle with `whisperkv compile DIR` and deploy it with `whisperkv deploy --backend dla`"
 MASK_FP16 = -10000.0    # the Genio 720 runner's hidden-position value in its fp16 masks

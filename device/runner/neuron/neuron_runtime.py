@@ -23,20 +23,17 @@ from __future__ import annotations
 
 import ctypes
 import os
-import re
 from pathlib import Path
 
 from device.runner.neuron.neuron_graph import NeuronError
-from device.spec.neuron_paths import APIS, SEARCH_ORDER, apis_of, by_soname, first_present, tried, version_of
 from device.runner.neuron.neuron_v1 import V1Graph
 from device.runner.neuron.neuron_v2 import V2Graph
+from device.spec.neuron_paths import APIS, LIB_FIX, SEARCH_ORDER, apis_of, by_soname, first_present, tried, version_of
 
 KNOWN_PATHS = SEARCH_ORDER
 API_CHOICES = ("v1", "v2")
 IO_CHOICES = ("native", "converted")      # ?neuron_io=: conversion suppressed (the proven recipe) or on
 CREATE_CHOICES = ("plain", "options")     # ?neuron_create=: NeuronRuntime_create, or create_with_options
-LIB_FIX = ("install MediaTek's Neuron runtime on the board, or name it with ?neuron_lib=PATH "
-           "(e.g. /usr/lib/libneuronusdk_runtime.mtk.so.8)")
 V2_CONVERTS = ("Neuron Runtime V2 has no public way to suppress the runtime's conversion, so the slots are fed "
                "converted (the .tflite's own types and sizes)")
 
@@ -123,19 +120,3 @@ class NeuronLibrary:
     def open_graph(self, dla: Path, threads: int = 1):
         """One compiled graph on this library's API."""
         return (V1Graph if self.api == "V1" else V2Graph)(self, Path(dla), threads)
-
-
-def major(version: str | None) -> int | None:
-    """The major version in a version text ("8.2.16", "ncc-tflite version 8.0.10-rc"), None when none is found."""
-    m = re.search(r"(\d+)\.\d+", version or "")
-    return int(m.group(1)) if m else None
-
-
-def version_warning(compiler: str | None, runtime: str | None) -> str:
-    """"" when the compiler's and the runtime's major versions agree or either is unknown, else why the .dla
-    may not load."""
-    c, r = major(compiler), major(runtime)
-    if c is None or r is None or c == r:
-        return ""
-    return (f"the .dla graphs were compiled by ncc-tflite {c}.x ({compiler}) but the Neuron runtime is {runtime}: "
-            f"a .dla loads only on a runtime of its compiler's major version; recompile with an ncc-tflite {r}.x")

@@ -26,11 +26,11 @@ from device import ROOT
 from device import protocol as P
 from device.runner.backends import REGISTRY
 from device.runner.cache_paths import cache_home
-from device.runner.serve.heap import steady_heap
 from device.runner.neuron.npu_profile import switch_on
+from device.runner.serve.heap import steady_heap
 from device.runner.serve.served_model import ServedModel
-from device.spec.settings import add_runner_args, runtime_config
 from device.runner.serve.writer import Writer
+from device.spec.settings import add_runner_args, runtime_config
 
 log = logging.getLogger("whisperkv.agent")
 MAX_ID = 128

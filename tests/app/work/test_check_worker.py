@@ -4,13 +4,13 @@ it is decided, and the worker's idle runner is closed before the ladder starts i
 interpreter the PC has not, so the ladder stops at identity (tests/app/board/test_device_panel.py climbs it whole)."""
 from __future__ import annotations
 
-from device.link.profile import DeviceProfile
 from app.runs.clip import load_clip
 from app.work.check_worker import CheckWorker
 from app.work.decode_worker import TranscribeWorker, WorkerThread
 from core.decode.options import DecodeOptions
 from device.doctor.ladder import NAMES, STATUSES
 from device.doctor.rungs_board import PYTHON_FIX
+from device.link.profile import DeviceProfile
 from tests.app.conftest import wait_for
 from tests.conftest import AUDIO
 

@@ -14,7 +14,6 @@ from core.decode.steppers import PREFILL_MIN, CachedStepper
 from core.model.backend import PrefillBackend
 from core.model.kv_cache import KVCache, to_stacked
 
-
 BACKEND_FIELDS = ("dims", "name", "token_embedding", "positional_embedding", "alignment_heads", "encode",
                   "cache_layout")
 

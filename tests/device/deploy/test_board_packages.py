@@ -11,8 +11,8 @@ from cli.main import main
 from device.deploy import board_install
 from device.deploy.board_packages import BoardPython, PackageError, missing, needs, probe
 from device.deploy.deploy import deploy
-from device.link.local import LocalTransport
 from device.deploy.wheels import download_args, fetch
+from device.link.local import LocalTransport
 from tests.device.link.board_python import (  # noqa: F401  (the session's board and wheels)
     board_python,
     lab_wheels,

@@ -12,8 +12,8 @@ from core.decode.events import DoneEvent
 from core.decode.options import DecodeOptions
 from core.model.file_hash import sha256_files
 from core.model.weights import find_installed_model
-from device.link.connect import open_client, open_transport
 from device.deploy.deploy import deploy, runner_modules
+from device.link.connect import open_client, open_transport
 from device.link.ssh_upload import OVER_EXEC, OVER_SFTP
 from device.link.target import parse_target
 from device.link.transport import TransportError

@@ -9,7 +9,6 @@ import json
 import os
 import subprocess
 import sys
-
 from dataclasses import replace
 
 import pytest
@@ -20,7 +19,6 @@ from device.deploy import board_install
 from device.deploy.board_packages import probe
 from device.deploy.deploy import deploy
 from tests.conftest import AUDIO, ROOT
-from tests.device.toolchain.test_compile import make_bundle
 from tests.device.link.board_python import (  # noqa: F401  (the session's board and wheels)
     NO_INDEX_ENV,
     OfflineBoard,
@@ -28,6 +26,7 @@ from tests.device.link.board_python import (  # noqa: F401  (the session's board
     lab_wheels,
     pc_wheels,
 )
+from tests.device.toolchain.test_compile import make_bundle
 
 CLIP = "en_asterisk_hello-world.wav"
 # What the runner does first (device/runner/__main__.py), from the deploy directory; then the interpreter's import.

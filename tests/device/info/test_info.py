@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from device.link.adb import AdbTransport
 from device.info.info import FIELDS, device_info, format_info, tflite_used
+from device.link.adb import AdbTransport
 from device.link.local import LocalTransport
 
 STAND_IN_TOOL = """#!/bin/sh

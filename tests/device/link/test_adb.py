@@ -12,8 +12,8 @@ from device.link.adb import AdbTransport, list_devices
 from device.link.connect import open_client
 from device.link.target import parse_target
 from device.link.transport import TransportError
-from device.runner.serve.agent import ROOT
 from device.runner.backends import REGISTRY
+from device.runner.serve.agent import ROOT
 
 
 def calls(log):

@@ -4,10 +4,10 @@ import pytest
 
 from core.decode.decoding import decode_windows
 from core.decode.options import DecodeOptions
-from device.runner.serve.agent import ROOT
 from device.runner.backends import REGISTRY, available_backends, resolve
 from device.runner.load import load_model_source
 from device.runner.native.library import supported
+from device.runner.serve.agent import ROOT
 from tests.device.runner.compare_helpers import tokens
 
 CLIPS = sorted(p.name for p in (ROOT / "resources" / "audio").glob("*.wav"))

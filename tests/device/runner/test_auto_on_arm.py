@@ -5,9 +5,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from device.spec import backend_rows as backends
 from device.runner.backends import REGISTRY, choose_auto
 from device.runner.native import library
+from device.spec import backend_rows as backends
 
 
 @pytest.fixture

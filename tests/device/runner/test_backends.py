@@ -7,10 +7,10 @@ import pytest
 
 from cli.main import build_parser
 from device.runner import backends
-from device.spec import backend_rows
+from device.runner.backends import FACTORIES, REGISTRY, BackendError, Factories, resolve
 from device.runner.serve import agent
 from device.runner.serve.agent import ROOT
-from device.runner.backends import FACTORIES, REGISTRY, BackendError, Factories, resolve
+from device.spec import backend_rows
 from device.spec.backend_rows import ROWS, BackendRow
 
 COMMANDS = ("transcribe", "qa", "stream")

@@ -30,7 +30,6 @@ from tests.device.link_helpers import install_stand_in
 from tests.device.toolchain.ncc_standin import STAND_IN_NCC
 
 
-
 @pytest.fixture
 def stand_in_ncc(tmp_path, monkeypatch) -> Path:
     """Puts the stand-in `ncc-tflite` first on PATH; returns the log of its argv, one JSON list a line."""

@@ -20,12 +20,12 @@ from core.errors import ModelError
 from core.model.tokenizer import WhisperTokenizer
 from device import protocol as P
 from device.runner.bundle import read_bundle
-from device.runner.neuron.dla_backend import DlaBackend
 from device.runner.load import LoadedModel
+from device.runner.neuron.dla_backend import DlaBackend
+from device.runner.neuron.neuron_runtime import NeuronError
+from device.runner.neuron.neuron_slots import CONTRACT
 from device.runner.serve.served_model import cache_of
 from device.spec.neuron_paths import SEARCH_ORDER, SONAMES
-from device.runner.neuron.neuron_slots import CONTRACT
-from device.runner.neuron.neuron_runtime import NeuronError
 from tests.device.bundle_helpers import compiled_dla_bundle, standin_library
 from tests.device.runner.standin.build import build_empty, build_standin
 

@@ -22,12 +22,12 @@ from core.decode.transcript import Transcript
 from device import protocol as P
 from device.runner.bundle import read_bundle
 from device.runner.neuron.dla_backend import DlaBackend
-from device.spec.neuron_paths import SEARCH_ORDER, SONAMES, first_present, runtime_probe, tried
-from device.runner.neuron.neuron_runtime import V2_CONVERTS, NeuronError, NeuronLibrary, major, open_library, version_warning
+from device.runner.neuron.neuron_runtime import V2_CONVERTS, NeuronError, NeuronLibrary, open_library
+from device.spec.neuron_paths import SEARCH_ORDER, SONAMES, first_present, major, runtime_probe, tried, version_warning
 from tests.conftest import AUDIO, ROOT
 from tests.device.bundle_helpers import STANDIN_BUILDS, compiled_dla_bundle, standin_library
-from tests.device.runner.standin.build import build_empty, build_standin
 from tests.device.runner.neuron.test_dla_backend import decode
+from tests.device.runner.standin.build import build_empty, build_standin
 
 API_OF = {"v1": "V1", "v2": "V2", "v1+v2": "V1", "padded": "V1"}   # V1 wherever the library exports it
 

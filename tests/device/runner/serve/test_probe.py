@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from device import protocol as P
-from device.link.client import RunnerError
 from device.doctor.reference import first_window
+from device.link.client import RunnerError
 from device.runner.serve.probe import sample_positions, unpack
 
 

@@ -54,7 +54,7 @@ def _on_apu(fn):
     @functools.wraps(fn)
     def call(*args):
         if APU:
-            from apu import call as on_apu     # apu.py, beside this file on the library's sys.path
+            from apu import call as on_apu  # apu.py, beside this file on the library's sys.path
 
             return on_apu(APU, fn.__name__, args)
         return fn(*args)
@@ -73,7 +73,7 @@ def create(path: str, threads: int, suppress_in: int = 0, suppress_out: int = 0,
         graph = tflite_of(f.read())
     if graph is None:
         return -1                      # not a .dla this stand-in can run: create fails with a code
-    from ai_edge_litert.interpreter import Interpreter     # lazy: a runner whose APU computes needs no LiteRT
+    from ai_edge_litert.interpreter import Interpreter  # lazy: a runner whose APU computes needs no LiteRT
 
     interp = Interpreter(model_content=graph, num_threads=max(1, threads))
     interp.allocate_tensors()

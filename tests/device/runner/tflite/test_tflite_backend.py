@@ -12,8 +12,8 @@ from core.decode.decoding import decode_windows
 from core.decode.options import DecodeOptions
 from core.model.backend import Backend
 from core.model.encoder_cache import EncoderCache, cross_key
-from device.runner.backends import BackendError, make_backend
 from core.model.placement import of_backend
+from device.runner.backends import BackendError, make_backend
 from device.runner.tflite.tflite_backend import DelegateError, op_placement, refuse_stable_delegate
 from tests.device.runner.compare_helpers import Compare, tokens
 
