@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog
 
@@ -24,8 +25,11 @@ KINDS = {
 }
 
 
-class ExportMenu:
+class ExportMenu(QObject):
+    # A QObject living on the GUI thread, so that a signal linked to ask_live_export (app/views/view_table.py) runs it
+    # there.
     def __init__(self, window):
+        super().__init__(window)
         self.window = window
 
     def add_to(self, menu) -> None:

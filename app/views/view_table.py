@@ -1,7 +1,7 @@
 """The main window's views, one row each: what makes it, where it sits, and whether it follows a live run. The
 window's layout, its `show_run`, the text views' sync and the live refresher's turns are generated from `VIEWS`;
 the window's signal connections (the views' links to each other, a selected step, a clicked word, and the
-controllers' and panels' requests to the window) from `LINKS`.
+controllers' and panels' requests to the window) from `links`, written as the window's attributes themselves.
 
 A view of a run implements `RunView`: it reads a RunRecord (app/runs/record.py) and never talks to the link
 (app/work/decode_worker.py turns runner events into Qt signals). A new view is its widget file and one row here
@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Protocol
 
+from PySide6.QtCore import QObject, SignalInstance
 from PySide6.QtWidgets import QWidget
 
 from app.plots.attention_heatmap import AttentionHeatmap
@@ -60,24 +61,29 @@ VIEWS: list[ViewRow] = [
     ViewRow("npu_view", lambda window: NpuProfileView(), "tab:NPU profile", "text"),
 ]
 
-# (the window's signal, the slot it drives), as attribute paths on the window: the heatmap, the table and the
-# plots follow each other's selected step; a clicked word or token selects its step everywhere; requests from the
-# panels and the controllers' news reach the window; new audio opened shows no run (they stay in the picker).
-LINKS: list[tuple[str, str]] = [
-    ("runs.updated", "_on_run_updated"), ("runs.ended", "_on_run_ended"),
-    ("live_runs.updated", "_on_run_updated"), ("live_runs.ended", "_on_run_ended"),
-    ("loader.loaded", "_on_clip"), ("loader.opened", "run_picker.show_none"), ("board.connected", "_on_connected"),
-    ("run_picker.picked", "show_run"),
-    ("controls.transcribeRequested", "transcribe"), ("controls.stopRequested", "stop"), ("qa.stopRequested", "stop"),
-    ("qa.openRunRequested", "open_run"), ("runFinished", "qa.run_finished"),
-    ("live_panel.startRequested", "start_live"), ("live_panel.exportRequested", "exports.ask_live_export"),
-    ("plots.stepSelected", "table.select_step"), ("table.stepSelected", "plots.select_step"),
-    ("plots.stepSelected", "heatmap.select_step"), ("table.stepSelected", "heatmap.select_step"),
-    ("heatmap.stepClicked", "table.select_step"), ("heatmap.stepClicked", "plots.select_step"),
-    ("transcript.stepClicked", "table.select_step"), ("transcript.stepClicked", "plots.select_step"),
-    ("transcript.stepClicked", "heatmap.select_step"),
-    ("span_player.spanShown", "audio.view.show_span"), ("span_player.spanShown", "heatmap.show_span"),
-]
+def links(w) -> list[tuple[SignalInstance, Callable]]:
+    """The window's signal connections, (signal, the slot it drives): the heatmap, the table and the plots follow
+    each other's selected step; a clicked word or token selects its step everywhere; requests from the panels and
+    the controllers' news reach the window; new audio opened shows no run (they stay in the picker).
+
+    Each slot is a method of a GUI-thread QObject (link_views refuses anything else): a worker's signal then runs
+    it on the GUI thread, where a lambda or a partial would run on the worker's."""
+    return [
+        (w.runs.updated, w._on_run_updated), (w.runs.ended, w._on_run_ended),
+        (w.live_runs.updated, w._on_run_updated), (w.live_runs.ended, w._on_run_ended),
+        (w.loader.loaded, w._on_clip), (w.loader.opened, w.run_picker.show_none),
+        (w.board.connected, w._on_connected),
+        (w.run_picker.picked, w.show_run),
+        (w.controls.transcribeRequested, w.transcribe), (w.controls.stopRequested, w.stop),
+        (w.qa.stopRequested, w.stop), (w.qa.openRunRequested, w.open_run), (w.runFinished, w.qa.run_finished),
+        (w.live_panel.startRequested, w.start_live), (w.live_panel.exportRequested, w.exports.ask_live_export),
+        (w.plots.stepSelected, w.table.select_step), (w.table.stepSelected, w.plots.select_step),
+        (w.plots.stepSelected, w.heatmap.select_step), (w.table.stepSelected, w.heatmap.select_step),
+        (w.heatmap.stepClicked, w.table.select_step), (w.heatmap.stepClicked, w.plots.select_step),
+        (w.transcript.stepClicked, w.table.select_step), (w.transcript.stepClicked, w.plots.select_step),
+        (w.transcript.stepClicked, w.heatmap.select_step),
+        (w.span_player.spanShown, w.audio.view.show_span), (w.span_player.spanShown, w.heatmap.show_span),
+    ]
 
 
 def build_views(window) -> dict:
@@ -127,11 +133,7 @@ def _refresh(window, views: list) -> None:
 
 
 def link_views(window) -> None:
-    for source, target in LINKS:
-        _attribute(window, source).connect(_attribute(window, target))
-
-
-def _attribute(window, path: str):
-    for name in path.split("."):
-        window = getattr(window, name)
-    return window
+    for signal, slot in links(window):
+        if not isinstance(getattr(slot, "__self__", None), QObject):
+            raise TypeError(f"link {signal} -> {slot!r}: a link's slot must be a method of a GUI-thread QObject")
+        signal.connect(slot)

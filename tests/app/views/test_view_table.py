@@ -3,6 +3,8 @@ row is placed where its row says, shows the run the window picks, and is refresh
 the window's views are the table's."""
 from __future__ import annotations
 
+import pytest
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QLabel
 
 from app.runs.record import RunRecord
@@ -50,3 +52,32 @@ def test_the_windows_views_are_the_tables():
     assert names[:3] == ["banner", "quality", "transcript"] and "table" in names and "npu_view" in names
     tabs = [row.place[4:] for row in view_table.VIEWS if row.place.startswith("tab:")]
     assert tabs == ["Attention", "Tokens", "Segments", "Compare runs", "QA suite", "Live", "NPU profile"]
+
+
+class ToyPicker(ToyView):
+    """A toy view whose own signal picks a run for the window: its link is one row of view_table.links."""
+    picked = Signal(object)
+
+
+def test_a_toy_link_is_one_row(qtbot, tmp_path, monkeypatch):
+    links = view_table.links
+    monkeypatch.setattr(view_table, "VIEWS", [*view_table.VIEWS, view_table.ViewRow(
+        "toy", lambda window: ToyPicker(), "tab:Toy", None)])
+    monkeypatch.setattr(view_table, "links", lambda w: [*links(w), (w.toy.picked, w.show_run)])
+    window = make_window(settings_file(tmp_path / "app.ini"))
+    qtbot.addWidget(window)
+    run = window.session.new_run("toy.wav", DecodeOptions(), "local", {}, 1.0)
+    window.toy.picked.emit(run)
+    assert window.run is run
+    window.toy.picked.emit(None)
+    assert window.run is None
+
+
+def test_a_links_slot_is_a_method_of_a_gui_thread_object(qtbot, tmp_path, monkeypatch):
+    """A lambda connected to a worker's signal would run on the worker's thread: the table refuses it."""
+    window = make_window(settings_file(tmp_path / "app.ini"))
+    qtbot.addWidget(window)
+    assert all(isinstance(slot.__self__, QObject) for _, slot in view_table.links(window))
+    monkeypatch.setattr(view_table, "links", lambda w: [(w.runs.updated, lambda run: w._on_run_updated(run))])
+    with pytest.raises(TypeError, match="GUI-thread QObject"):
+        view_table.link_views(window)
