@@ -1,8 +1,68 @@
-"""Errors the user can act on: each names the problem and the fix."""
+"""Errors the user can act on: each names the problem and the fix.
+
+A fix that names a device setting keeps it as a field, not only as text: `Fix("…, ", Setting("key", "PATH", "pass"),
+", or …")` reads `…, pass ?key=PATH, or …` on the command line, and the studio words the same setting as its form's
+field (app/board/form_terms.py) from the `Setting`, without reading the text back."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A device setting a fix names, as the device URL writes it: `pass ?key=PATH`, `drop ?dir=`, `?backend=dla`."""
+
+    name: str                              # its row of device/spec/settings.py
+    value: str = ""                        # a value to copy, or a placeholder in capitals (PATH, DIR)
+    verb: str = ""                         # "pass", "drop", or "" (the setting only named)
+    absolute: bool = False                 # "pass an absolute ?dir=": the value is an absolute path
+    more: tuple[tuple[str, str], ...] = ()  # further (name, value) of the same query: ?dir=RUNNER_DIR&python=…
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.name, *(name for name, _ in self.more))
+
+    def __str__(self) -> str:
+        query = "&".join(f"{name}={value}" for name, value in ((self.name, self.value), *self.more))
+        words = [self.verb] if self.verb else []
+        return " ".join(words + (["an absolute"] if self.absolute else []) + [f"?{query}"])
+
+
+class Fix(str):
+    """A fix's text, the CLI's line, that also keeps its parts: text, and the `Setting`s it names. A str, so that
+    every reader of `err.fix` reads the line unchanged; `worded` says each setting in another reader's words."""
+
+    parts: tuple[str | Setting, ...]
+
+    def __new__(cls, *parts: str | Setting) -> Fix:
+        flat: list[str | Setting] = []
+        for part in parts:
+            flat += part.parts if isinstance(part, Fix) else [part]
+        fix = super().__new__(cls, "".join(map(str, flat)))
+        fix.parts = tuple(flat)
+        return fix
+
+    @classmethod
+    def join(cls, separator: str, fixes: Iterable[str | Setting]) -> Fix:
+        """`separator.join(fixes)`, keeping the settings of those that are Fixes or Settings."""
+        parts: list[str | Setting] = []
+        for i, fix in enumerate(fixes):
+            parts += [separator, fix] if i else [fix]
+        return cls(*parts)
+
+    @property
+    def settings(self) -> tuple[Setting, ...]:
+        return tuple(part for part in self.parts if isinstance(part, Setting))
+
+    def worded(self, say: Callable[[Setting], str]) -> str:
+        """The line with each setting said by `say` (the studio: its form's field)."""
+        return "".join(say(part) if isinstance(part, Setting) else part for part in self.parts)
 
 
 class WhisperKVError(Exception):
-    """Base class. `str(err)` is one line: the problem, then what to do about it."""
+    """Base class. `str(err)` is one line: the problem, then what to do about it. `fix` is a str, or a Fix when it
+    names device settings."""
 
     code = "error"
 

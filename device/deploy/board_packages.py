@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.errors import WhisperKVError
+from core.errors import Fix, Setting, WhisperKVError
 from device.link.transport import Transport
 from device.spec import deployed_packages
 from device.spec.backend_rows import ROWS
@@ -130,7 +130,8 @@ def probe(transport: Transport, root: str) -> BoardPython:
         err = res.stderr.decode(errors="replace").strip().splitlines()
         raise PackageError(f"cannot ask {transport.python} on {transport.label} what it has: "
                           f"{err[-1] if err else 'no answer'}",
-                          "check that the board's Python runs (name it with ?python=/usr/bin/python3)") from None
+                          Fix("check that the board's Python runs (name it with ",
+                              Setting("python", "/usr/bin/python3"), ")")) from None
     return BoardPython(python=tuple(doc["python"]), **{k: v for k, v in doc.items() if k != "python"})
 
 
@@ -159,4 +160,5 @@ def too_old(board: BoardPython) -> tuple[str, str] | None:
         return None
     least = "%d.%d" % MIN_PYTHON
     return (f"the board's Python {board.version} is older than the runner supports ({least})",
-            f"install Python {least} or newer on the board and name it with ?python=/usr/bin/python3.N")
+            Fix(f"install Python {least} or newer on the board and name it with ",
+                Setting("python", "/usr/bin/python3.N")))

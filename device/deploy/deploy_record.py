@@ -12,11 +12,11 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from core.errors import WhisperKVError
+from core.errors import Fix, Setting, WhisperKVError
 from device.link.transport import Transport
 
 RECORD = "manifest.json"
-PYTHON_FIX = "install python3 on the board, or name the interpreter with ?python=/usr/bin/python3"
+PYTHON_FIX = Fix("install python3 on the board, or name the interpreter with ", Setting("python", "/usr/bin/python3"))
 
 # Runs on the device with its own Python (stdlib only): sha256 of the files that exist. Sent as text, before
 # anything is deployed, so it cannot import core/model/file_hash.py; tests/core/model/test_file_hash.py holds

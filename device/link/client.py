@@ -13,14 +13,14 @@ from typing import Callable, Iterator
 
 from core.decode.events import event_from_dict
 from core.decode.options import DecodeOptions
-from core.errors import FeatureError, WhisperKVError
+from core.errors import FeatureError, Fix, Setting, WhisperKVError
 from device import protocol as P
 from device.link.runner_info import Arrival, RunnerInfo
 from device.link.transport import LinkLost, Stream, Transport
 
 LINK_FIX = "check that the device is up and reachable, then retry; the events received so far are kept"
-START_FIX = ("deploy the runner with `whisperkv deploy --device URL`, or point the URL at it with "
-             "?dir=RUNNER_DIR&python=/path/to/python3")
+START_FIX = Fix("deploy the runner with `whisperkv deploy --device URL`, or point the URL at it with ",
+                Setting("dir", "RUNNER_DIR", more=(("python", "/path/to/python3"),)))
 
 
 class LinkTimeout(LinkLost):
@@ -36,7 +36,7 @@ class RunnerError(WhisperKVError):
 
 
 _FIXES = {
-    P.MODEL_MISSING: "deploy the model with `whisperkv deploy --device URL`, or pass ?model=DIR",
+    P.MODEL_MISSING: Fix("deploy the model with `whisperkv deploy --device URL`, or ", Setting("model", "DIR", "pass")),
     P.BAD_PROTOCOL: "deploy this version of the runner with `whisperkv deploy --device URL`",
     P.BAD_MEL: "send one [1, 80, 3000] float16/float32 log-mel window with finite values",
 }

@@ -15,12 +15,14 @@ import paramiko
 from paramiko.auth_strategy import AuthStrategy
 from paramiko.ssh_exception import BadAuthenticationType, NoValidConnectionsError
 
+from core.errors import Fix, Setting
 from device.link.transport import TransportError
 
 KEY_TYPES = (paramiko.Ed25519Key, paramiko.ECDSAKey, paramiko.RSAKey)
 AGENT = "the agent"
 EMPTY = "an empty password"
-AUTH_FIXES = ["check the user name", "put your public key in the board's ~/.ssh/authorized_keys", "pass ?key=PATH"]
+KEY = Setting("key", "PATH", "pass")
+AUTH_FIXES = ["check the user name", "put your public key in the board's ~/.ssh/authorized_keys", KEY]
 
 
 class AuthError(TransportError):
@@ -138,15 +140,15 @@ class OpenSshOrder(AuthStrategy):
             left = f"; not offered: {spoken(self.unoffered)}" if self.unoffered else ""
             return TooManyAttempts(f"{label} closed the connection after refusing {tried}: too many authentication "
                                    f"failures (the board's MaxAuthTries){left}",
-                                   "pass ?key=PATH with the key the board accepts (it is offered first), "
-                                   "or raise MaxAuthTries in the board's sshd_config")
+                                   Fix(KEY, " with the key the board accepts (it is offered first), "
+                                       "or raise MaxAuthTries in the board's sshd_config"))
         if self.dropped:
             return TransportError(f"{label} closed the connection during the login (tried {tried})",
                                   "check sshd's log on the board")
         if not (any(os.path.isfile(p) for p in self.identities) or self.agent_keys or self.password):
             return AuthError(f"no SSH key, agent or password to log in to {label}",
-                             f"create a key with `ssh-keygen`, pass ?key=PATH, start ssh-agent, or use a password "
-                             f"(looked for {', '.join(self.identities)})")
+                             Fix("create a key with `ssh-keygen`, ", KEY, ", start ssh-agent, or use a password "
+                                 f"(looked for {', '.join(self.identities)})"))
         accepts = f"; the board accepts only {', '.join(self.accepts)}" if self.accepts else ""
         accepts += f", not {spoken(self.unoffered)}" if self.unoffered else ""
         notes = "".join(f"; {p} is {why}" for p, why in self.unusable.items())
@@ -154,7 +156,7 @@ class OpenSshOrder(AuthStrategy):
         fixes = ([f"load {', '.join(locked)} into ssh-agent with `ssh-add`"] if locked else []) + AUTH_FIXES
         if self.accepted("password"):
             fixes.append("use a password")
-        fix = ", ".join(fixes[:-1]) + ", or " + fixes[-1]
+        fix = Fix(Fix.join(", ", fixes[:-1]), ", or ", fixes[-1])
         return AuthError(f"{label} refused authentication as {self.user!r} (tried {tried}){accepts}{notes}", fix)
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from core.errors import WhisperKVError
+from core.errors import Fix, Setting, WhisperKVError
 
 Progress = Callable[[int, int], None]        # (bytes done, bytes total) of the current file
 CHUNK = 1 << 20
@@ -82,7 +82,8 @@ class Transport(ABC):
     def home(self) -> str:
         res = self.run(["sh", "-c", 'printf %s "$HOME"'])
         if res.rc != 0 or not res.text.startswith("/"):
-            raise TransportError(f"cannot find the home directory on {self.label}", "pass an absolute ?dir=")
+            raise TransportError(f"cannot find the home directory on {self.label}",
+                                 Fix(Setting("dir", verb="pass", absolute=True)))
         return res.text
 
     def resolve(self, path: str) -> str:

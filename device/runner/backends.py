@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.errors import WhisperKVError
+from core.errors import Fix, Setting, WhisperKVError
 from device.spec.backend_rows import ROWS, BackendRow
 from device.spec.runtime_config import RuntimeConfig
 
@@ -138,6 +138,6 @@ def make_backend(name: str | None, source, delegate: str | None = None, cross: s
     if delegate and not ROWS[name].delegates:
         takes = next(r.name for r in ROWS.values() if r.delegates)
         raise BackendError(f"a delegate ({delegate}) needs the {takes} backend, not {name!r}",
-                           f"add --backend {takes} (or ?backend={takes} in the device URL)")
+                           Fix(f"add --backend {takes} (or ", Setting("backend", takes), " in the device URL)"))
     return REGISTRY[name].build(source, config=config or RuntimeConfig(), cross=cross_for(source, cross),
                                 delegate=delegate, save_dir=None)

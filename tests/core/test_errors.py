@@ -1,0 +1,34 @@
+"""A fix that names device settings keeps them as fields (core/errors.py): the CLI reads the same line as before,
+and another reader words each setting its own way from the field, not from the text."""
+from __future__ import annotations
+
+import pickle
+
+from core.errors import Fix, Setting, WhisperKVError
+
+
+def test_a_fix_reads_as_the_cli_line_and_keeps_its_settings():
+    key = Setting("key", "PATH", "pass")
+    fix = Fix("check the user name, ", key, ", or use a password")
+    assert fix == "check the user name, pass ?key=PATH, or use a password" and isinstance(fix, str)
+    assert fix.settings == (key,)
+    assert fix.worded(lambda s: f"fill in {s.name}") == "check the user name, fill in key, or use a password"
+    err = WhisperKVError("refused", fix)
+    assert str(err) == "refused — check the user name, pass ?key=PATH, or use a password" and err.fix.settings
+
+
+def test_every_form_of_a_setting_reads_as_the_url_writes_it():
+    assert str(Setting("dir", verb="drop")) == "drop ?dir="
+    assert str(Setting("dir", verb="pass", absolute=True)) == "pass an absolute ?dir="
+    assert str(Setting("python", "/usr/bin/python3")) == "?python=/usr/bin/python3"
+    both = Setting("dir", "RUNNER_DIR", more=(("python", "/path/to/python3"),))
+    assert str(both) == "?dir=RUNNER_DIR&python=/path/to/python3" and both.names == ("dir", "python")
+
+
+def test_fixes_compose_and_survive_a_pickle():
+    key, drop = Setting("key", "PATH", "pass"), Setting("dir", verb="drop")
+    fix = Fix(Fix.join(", ", ["check the user name", key]), ", or ", drop)
+    assert fix == "check the user name, pass ?key=PATH, or drop ?dir=" and fix.settings == (key, drop)
+    again = pickle.loads(pickle.dumps(fix))
+    assert again == fix and again.settings == (key, drop)
+    assert Fix("plain").settings == () and Fix("plain").worded(str) == "plain"
