@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
+PLACEHOLDER = set("ABCDEFGHIJKLMNOPQRSTUVWXYZ_")
+
 
 @dataclass(frozen=True)
 class Setting:
@@ -18,6 +20,11 @@ class Setting:
     verb: str = ""                         # "pass", "drop", or "" (the setting only named)
     absolute: bool = False                 # "pass an absolute ?dir=": the value is an absolute path
     more: tuple[tuple[str, str], ...] = ()  # further (name, value) of the same query: ?dir=RUNNER_DIR&python=…
+
+    @property
+    def placeholder(self) -> bool:
+        """Its value is one to fill in (PATH, DIR, none at all), not one to copy."""
+        return set(self.value) <= PLACEHOLDER
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -21,6 +21,8 @@ def test_every_form_of_a_setting_reads_as_the_url_writes_it():
     assert str(Setting("dir", verb="drop")) == "drop ?dir="
     assert str(Setting("dir", verb="pass", absolute=True)) == "pass an absolute ?dir="
     assert str(Setting("python", "/usr/bin/python3")) == "?python=/usr/bin/python3"
+    assert Setting("key", "PATH").placeholder and Setting("dir").placeholder
+    assert not Setting("python", "/usr/bin/python3").placeholder and not Setting("backend", "dla").placeholder
     both = Setting("dir", "RUNNER_DIR", more=(("python", "/path/to/python3"),))
     assert str(both) == "?dir=RUNNER_DIR&python=/path/to/python3" and both.names == ("dir", "python")
 
