@@ -1,5 +1,5 @@
-"""`whisperkv doctor --device URL [--model BUNDLE] [--quick] [--json] [--out DIR] [--npu-profile]`: climb the board's ladder
-(device/doctor/ladder.py), one line per rung as it is decided, and the report to attach to a bug.
+"""`whisperkv doctor --device URL [--model BUNDLE] [--quick] [--json] [--out DIR] [--npu-profile]`: climb the board's
+ladder (device/doctor/ladder.py), one line per rung as it is decided, and the report to attach to a bug.
 Exit 0 when no rung fails (warnings allowed), 1 when one fails, 2 when the doctor itself cannot run."""
 from __future__ import annotations
 
@@ -7,13 +7,14 @@ import json
 import sys
 from pathlib import Path
 
+from cli.device_cmds import add_device_args, open_device, target_from_args
 from core.errors import WhisperKVError
-from device.doctor.ladder import RUNGS
+from device.doctor.checkup import Checkup
+from device.doctor.ladder import RUNGS, examine
+from device.doctor.report import write_report
 
 
 def register(subs) -> None:
-    from cli.device_cmds import add_device_args
-
     ladder = "; ".join(f"{r.name}: {r.checks}" for r in RUNGS)
     p = subs.add_parser("doctor", help="check a board rung by rung, from reaching it to the NPU's tokens and speed, "
                         "and stop at the first that fails with its fix",
@@ -36,9 +37,6 @@ def register(subs) -> None:
 def checkup_for(args):
     """The doctor's Checkup: the target whose runner runs what is deployed, or, on the local runner of this
     checkout, the bundle in place."""
-    from cli.device_cmds import open_device, target_from_args
-    from device.doctor.ladder import Checkup
-
     bundle = Path(args.model).expanduser().resolve() if args.model else None
     if bundle is not None and not (bundle / "model.json").is_file():
         raise WhisperKVError(f"{bundle} is not an exported bundle (no model.json)",
@@ -62,9 +60,6 @@ class _Args:
 
 
 def run_doctor(args) -> int:
-    from device.doctor.ladder import examine
-    from device.doctor.report import write_report
-
     checkup = checkup_for(args)
     out = sys.stderr if args.json else sys.stdout
     doc = examine(checkup, on_rung=lambda r: print(r.line(), file=out, flush=True))

@@ -1,14 +1,15 @@
 """Check board: `whisperkv doctor`'s ladder (device/doctor/ladder.py) for the device panel's profile, the quick
 clip only, on the runner's deployed model (or the profile's bundle). Blocking: the check worker
-(app/work/check_worker.py) climbs it on the decode worker's thread; each rung is reported as it is decided (its index
-and status) and the report comes back whole at the end."""
+(app/work/check_worker.py) climbs it on the decode worker's thread; each rung is reported as it is decided (its
+index in the ladder and its status) and the report comes back whole at the end."""
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
 
 from app.board.link import make_transport
-from device.doctor.ladder import NAMES, STATUSES, Checkup, RungResult, examine
+from device.doctor.checkup import STATUSES, Checkup
+from device.doctor.ladder import RungResult, examine
 from device.link.profile import DeviceProfile
 from device.link.target import Target
 
@@ -35,9 +36,9 @@ def check_board(checkup: Checkup, progress: Callable[[int, int], None] | None = 
     doctor.html)."""
     lines: list[str] = []
 
-    def heard(result: RungResult) -> None:
+    def heard(result: RungResult) -> None:      # the climb hears every rung in ladder order, not-run ones too
         lines.append(result.line())
         if progress is not None:
-            progress(NAMES.index(result.name), STATUSES.index(result.status))
+            progress(len(lines) - 1, STATUSES.index(result.status))
 
     return examine(checkup, heard) | {"lines": lines, "runs": checkup.runs}

@@ -13,7 +13,8 @@ from PySide6.QtWidgets import QFileDialog, QGridLayout, QHBoxLayout, QLabel, QPu
 
 from app.settings import AppSettings, dialog_dir
 from app.views.viewer import open_in_viewer
-from device.doctor.ladder import MARKS, RUNGS, STATUSES, Rung
+from device.doctor.checkup import MARKS, STATUSES, Rung
+from device.doctor.ladder import RUNGS
 from device.doctor.report import write_report
 
 # What each mark says, in the legend (every status of the ladder has one: a KeyError here is a mark left out).

@@ -3,7 +3,8 @@ OS image, kernel, cores by type, memory, thermal zones, the SoC (device/spec/soc
 whether the runner's Python is there, so that a board without Python is still named. Then, where that Python is, one
 stdlib script run with it (device-info's way) for what only Python can say: its version, what the system is
 (device/spec/runner_kind.py) and the Neuron runtime library found (device/spec/neuron_paths.py's probe, as
-device-info's) with whether it is a stand-in. The packages are deploy's own probe's (device/deploy/board_packages.py)."""
+device-info's) with whether it is a stand-in. The packages are deploy's own probe's
+(device/deploy/board_packages.py)."""
 from __future__ import annotations
 
 import json

@@ -14,7 +14,7 @@ from pathlib import Path
 from device import ROOT
 from device.deploy.deploy import board_arch, bundle, runner_files
 from device.deploy.deploy_record import RECORD, DeployRecord, read_json, read_record, remote_hashes
-from device.doctor.ladder import Checkup, Verdict
+from device.doctor.checkup import Checkup, Verdict
 from device.spec.backend_rows import ROWS
 
 

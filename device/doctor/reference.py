@@ -15,7 +15,7 @@ from core.model.audio import load_audio
 from core.model.mel import mel_windows
 from core.model.mel_file import MelSource
 from device import ROOT
-from device.doctor.ladder import CannotRun
+from device.doctor.checkup import CannotRun
 from device.runner.load import load_model_source
 from device.runner.serve.probe import probe
 

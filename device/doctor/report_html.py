@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 import json
 
-from device.doctor.ladder import MARKS
+from device.doctor.checkup import MARKS
 
 CSS = """body{font:14px/1.45 system-ui,sans-serif;margin:2em;color:#222}
 table{border-collapse:collapse;margin:0 0 1.5em}td,th{border:1px solid #ccc;padding:.3em .6em;vertical-align:top}

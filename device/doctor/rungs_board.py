@@ -1,19 +1,12 @@
-"""The rungs that ask the board before a runner runs there: reach, identity, runtime (ladder.py; deployed is
-deployment.py's)."""
+"""The rungs that ask the board before a runner runs there: reach, identity, runtime (rows of ladder.py's table;
+deployed is deployment.py's)."""
 from __future__ import annotations
 
 from core.model.device_words import machine_words
 from device.deploy import board_packages
 from device.doctor.board_probe import probe_board
-from device.doctor.deployment import (  # noqa: F401  (bundle_doc: rungs_run.py imports it from here)
-    backend_of,
-    bundle_doc,
-    bundle_soc,
-    deploy_mode,
-    deployment,
-    model_doc,
-)
-from device.doctor.ladder import Checkup, Verdict, expected_here
+from device.doctor.checkup import Checkup, Verdict, expected_here
+from device.doctor.deployment import backend_of, bundle_soc, deploy_mode, deployment, model_doc
 from device.link.connect import open_transport
 from device.spec.neuron_paths import LIB_FIX, version_warning
 from device.spec.soc import SOCS

@@ -1,4 +1,4 @@
-"""The rungs that run the runner: loads, numbers, tokens, speed, placement (ladder.py)."""
+"""The rungs that run the runner: loads, numbers, tokens, speed, placement (rows of ladder.py's table)."""
 from __future__ import annotations
 
 import statistics
@@ -15,7 +15,8 @@ from core.model.mel_file import MelSource
 from core.model.npu_profile import profiles
 from core.qa.board_cost import clip_cost
 from core.qa.scoring import error_rate, uses_cer
-from device.doctor.ladder import Checkup, Verdict
+from device.doctor.checkup import Checkup, Verdict
+from device.doctor.deployment import bundle_doc
 from device.doctor.numbers import BOUNDS, INTEGER_AGAINST_FP32, against_own_graphs, arithmetic, compare
 from device.doctor.reference import (
     CLIPS,
@@ -27,7 +28,6 @@ from device.doctor.reference import (
     run_clip,
     run_reference,
 )
-from device.doctor.rungs_board import bundle_doc
 from device.link.client import RunnerError
 from device.link.decoder import open_decoder
 

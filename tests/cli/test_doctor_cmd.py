@@ -9,8 +9,10 @@ import sys
 import pytest
 
 from cli.main import main
+from device.deploy.deploy import deploy
 from device.doctor.ladder import NAMES
 from device.doctor.numbers import BOUNDS
+from device.link.local import LocalTransport
 from tests.cli.doctor_helpers import bundle_for, claim_soc, compiled_bundle, standin_library
 from tests.device.link_helpers import STAND_IN_ADB, install_stand_in, sshd  # noqa: F401  (sshd: a real OpenSSH server)
 
@@ -86,7 +88,8 @@ def test_an_unreachable_port_stops_at_reach(capsys):
     assert code == 1 and "port 1" in by["reach"]["figures"]["decided_by"]
 
 
-def test_an_unknown_host_key_stops_at_reach_with_the_way_to_trust_it(capsys, sshd, tmp_path, monkeypatch):
+def test_an_unknown_host_key_stops_at_reach_with_the_way_to_trust_it(capsys, sshd,  # noqa: F811
+                                                                     tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))          # no known_hosts
     code, doc = doctor(capsys, f"ssh://{sshd.user}@127.0.0.1:{sshd.port}?key={sshd.user_key}")
     by = stopped_at(doc, "reach")
@@ -128,9 +131,6 @@ def test_no_runtime_library_or_one_with_neither_api_stops_at_runtime(capsys, lib
 
 def test_a_model_file_changed_after_deploy_stops_at_deployed_without_the_bundle(capsys, tmp_path):
     """No --model: the board is checked against deploy's record, its model.json read for the bundle's SoC."""
-    from device.deploy.deploy import deploy
-    from device.link.local import LocalTransport
-
     board = tmp_path / "board"
     deploy(LocalTransport(dir=str(board)), backend="dla", model=compiled_bundle())
     with open(board / "model" / "encoder.dla", "ab") as f:

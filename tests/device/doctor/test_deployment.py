@@ -13,8 +13,8 @@ import pytest
 from cli.main import main
 from device.deploy.deploy import deploy
 from device.deploy.deploy_record import read_record
+from device.doctor.checkup import Checkup
 from device.doctor.deployment import backend_of, bundle_soc, deployed, model_doc
-from device.doctor.ladder import Checkup
 from device.link.local import LocalTransport
 from device.link.target import parse_target
 

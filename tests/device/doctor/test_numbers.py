@@ -10,13 +10,19 @@ at the a16w8 floor hold the integer graphs' own outputs, with noise added or cro
 (the STAND-IN adds its noise to float outputs only, and an a16w8 .dla's are int16)."""
 from __future__ import annotations
 
+from argparse import Namespace
+
 import numpy as np
 import pytest
 
+from cli.doctor_cmd import checkup_for
+from core.model.weights import load_model
 from device.doctor.ladder import NAMES, RUNGS, climb, release
 from device.doctor.numbers import BOUNDS, compare, threshold
-from device.doctor.reference import reference_probe
+from device.doctor.reference import first_window, reference_probe
+from device.runner.load import load_model_source
 from device.runner.serve.probe import pack, probe, sample_positions, unpack
+from device.toolchain.export import export_bundle
 from tests.cli.doctor_helpers import standin_library
 from tests.device.bundle_helpers import compiled_integer_bundle
 
@@ -27,11 +33,6 @@ pytestmark = pytest.mark.xdist_group("integer-bundle")
 
 @pytest.fixture(scope="module")
 def fp16_probe(tmp_path_factory):
-    from core.model.weights import load_model
-    from device.doctor.reference import first_window
-    from device.runner.load import load_model_source
-    from device.toolchain.export import export_bundle
-
     out = tmp_path_factory.mktemp("fp16") / "fp16"
     export_bundle(load_model(), out, "fp16", ("tflite",))
     m = load_model_source(str(out), "tflite")
@@ -84,10 +85,6 @@ def a16w8():
 
 def up_to_numbers(bundle) -> dict:
     """The ladder from reach to numbers on the STAND-IN runtime, as `whisperkv doctor --model BUNDLE` climbs it."""
-    from argparse import Namespace
-
-    from cli.doctor_cmd import checkup_for
-
     device = f"local?backend=dla&neuron_lib={standin_library()}"
     checkup = checkup_for(Namespace(device=device, model=str(bundle), quick=True, trust_host_key=None))
     try:

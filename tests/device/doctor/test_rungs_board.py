@@ -9,10 +9,12 @@ import sys
 
 import pytest
 
-from device.doctor.ladder import Checkup
+from device.doctor import rungs_board
+from device.doctor.checkup import Checkup
 from device.doctor.rungs_board import deploy_mode, identity, runtime
 from device.link.local import LocalTransport
 from device.link.target import parse_target
+from device.spec.soc import describe
 from tests.cli.doctor_helpers import claim_soc
 
 GETPROP = """#!/bin/sh
@@ -49,9 +51,6 @@ def test_an_android_board_is_named_by_its_platform_property(tmp_path, monkeypatc
 
 
 def test_an_soc_the_table_lacks_warns_on_a_board_and_leaves_the_loads_rung_to_decide(tmp_path, monkeypatch):
-    from device.doctor import rungs_board
-    from device.spec.soc import describe
-
     said = {"runner_kind": "board", "python": "3.12.11", "soc": describe("MT6989", "/proc/device-tree/compatible"),
             "os": "Poky (Yocto Project Reference Distro) 5.0", "arch": "aarch64", "cores": []}
     monkeypatch.setattr(rungs_board, "probe_board", lambda transport, lib: dict(said))

@@ -11,7 +11,8 @@ import os
 from cli.main import main
 from core.decode.events import DoneEvent, EncodedEvent, TokenEvent
 from core.errors import WhisperKVError
-from device.doctor.ladder import NAMES, Checkup
+from device.doctor.checkup import Checkup
+from device.doctor.ladder import NAMES
 from device.doctor.rungs_run import speed
 from device.link.local import LocalTransport
 from device.link.target import parse_target
