@@ -1,11 +1,12 @@
 """Link errors in the device form's own words: the CLI's fixes name URL settings (`pass ?key=PATH`, `drop ?dir=`),
-which the studio's form shows as fields, each labelled by its row of device/spec/settings.py (Key file,
-Runner dir)."""
+which the studio's form shows as fields, each labelled by the studio's words for its setting
+(app/board/setting_words.py: Key file, Runner dir)."""
 from __future__ import annotations
 
 import re
 from dataclasses import replace
 
+from app.board.setting_words import WORDS
 from app.errors import Failure
 from device.spec.settings import SETTINGS
 
@@ -17,7 +18,7 @@ PLACEHOLDER = re.compile(r"[A-Z_]*")      # PATH, DIR, RUNNER_DIR: no value to c
 
 
 def _in_form_words(match: re.Match) -> str:
-    labels = {s.name: s.studio.label for s in SETTINGS if s.studio is not None}
+    labels = {s.name: WORDS[s.name].label for s in SETTINGS if s.studio}
     verb, absolute, name, value, more = match.groups()
     names = [name] + [part.split("=")[0] for part in more.split("&")[1:]]
     if any(n not in labels for n in names):

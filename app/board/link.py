@@ -38,7 +38,7 @@ def lower_priority(pid: int) -> None:
 def make_transport(profile: DeviceProfile, password: str = "") -> Transport:
     url = profile.target.url
     if url.scheme == "local":
-        return GentleLocalTransport(python=url.python or None, dir=url.dir or None)
+        return GentleLocalTransport.from_url(url)
     return open_transport(profile.url(), trust_host_key=profile.target.trust_host_key, password=password or None)
 
 

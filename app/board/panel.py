@@ -32,9 +32,10 @@ from device.link.urls import DeviceURL
 from device.spec.settings import KINDS
 
 KIND_LABELS = {"local": "Local (this PC)", "ssh": "SSH", "adb": "ADB"}
-# The address's fields, by kind; the settings' fields say their own kinds (device/spec/settings.py).
-ADDRESS = {"local": set(), "ssh": {"Host", "User", "Port", "Password"}, "adb": {"Serial"}}
-QA = {"QA floor", "Require NPU"}
+# The address's fields, by kind and by name (the rows of DevicePanel.named); the settings' fields say their own kinds
+# (device/spec/settings.py).
+ADDRESS = {"local": set(), "ssh": {"host", "user", "port", "password"}, "adb": {"serial"}}
+QA = {"floor", "require_npu"}
 
 
 class DevicePanel(QGroupBox):
@@ -103,6 +104,10 @@ class DevicePanel(QGroupBox):
         self.fields.add_to(self.form)
         self.form.addRow("QA floor", self.floor)
         self.form.addRow("Require NPU", self.require_npu)
+        # every field below Kind by its name: shown or hidden by name, never by its label
+        self.named: dict[str, QWidget] = {"host": self.host, "user": self.user, "port": self.port,
+                                          "password": self.password, "serial": self.serial, **self.fields.widgets,
+                                          "floor": self.floor, "require_npu": self.require_npu}
         buttons = QGridLayout()       # two by two: a fourth button in one row would widen the window's side panel
         for i, b in enumerate((self.connect_button, self.test_button, self.deploy_button, self.check_button)):
             buttons.addWidget(b, i // 2, i % 2)
@@ -165,7 +170,7 @@ class DevicePanel(QGroupBox):
                             None if port == 22 else port)
         else:
             url = DeviceURL(kind, self.serial.text().strip() if kind == "adb" else "")
-        return DeviceProfile(self.profile_combo.currentText() or "Unsaved", Target(url, self.fields.values()),
+        return DeviceProfile(self.profile_combo.currentText() or "Unsaved", Target(url, **self.fields.values()),
                              min_tokens_per_s=self.floor.value(), require_npu=self.require_npu.isChecked())
 
     def current_name(self) -> str:
@@ -194,13 +199,9 @@ class DevicePanel(QGroupBox):
 
     def _show_fields(self) -> None:
         kind = self.kind_combo.currentData()
-        visible = ADDRESS[kind] | self.fields.labels_for(kind) | QA
-        for row in range(1, self.form.rowCount()):
-            label = self.form.itemAt(row, QFormLayout.ItemRole.LabelRole).widget()
-            field: QWidget = self.form.itemAt(row, QFormLayout.ItemRole.FieldRole).widget()
-            show = label.text() in visible
-            label.setVisible(show)
-            field.setVisible(show)
+        visible = ADDRESS[kind] | self.fields.names_for(kind) | QA
+        for name, field in self.named.items():
+            self.form.setRowVisible(field, name in visible)
         self.deploy_button.setEnabled(self._can_deploy())
 
     # --- feedback from the window ---------------------------------------------------------------

@@ -6,6 +6,7 @@ SERVICE = "whisperkv-studio"
 
 def _keyring():
     try:
+        # imported here, in the try: keyring is optional, and loading it may fail on a desktop without one
         import keyring
         from keyring.backends import fail
 

@@ -1,18 +1,21 @@
 """The device panel's fields for a target's settings, generated from device/spec/settings.py: for each row the
-studio shows, a check box (a flag), a combo (a choice, or a text with a list to pick from) or a line, with its
-label, placeholder and tooltip; read and written by the setting's name."""
+studio shows (its `studio` kinds), a check box (a flag), a combo (a choice, or a text with a list to pick from) or a
+line, with the studio's words for it (app/board/setting_words.py); read, written, shown and hidden by the setting's
+name."""
 from __future__ import annotations
 
 from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QLineEdit, QWidget
 
+from app.board.setting_words import WORDS
 from device.spec.settings import SETTINGS, Setting
 
 DEFAULT = "default"       # a choice's combo item for "the runner decides"
 
 
 def make_field(s: Setting) -> QWidget:
+    words = WORDS[s.name]
     if s.kind == "flag":      # the hint's words before any "(…)", the whole in the tooltip: the panel stays narrow
-        widget = QCheckBox(s.studio.hint.split(" (")[0])
+        widget = QCheckBox(words.hint.split(" (")[0])
     elif s.kind == "choice" or s.options is not None:
         widget = QComboBox()
         if s.options is not None:
@@ -23,9 +26,9 @@ def make_field(s: Setting) -> QWidget:
                 widget.addItem(choice, choice)
     else:
         widget = QLineEdit()
-        widget.setPlaceholderText(s.studio.hint)
-    tip = s.studio.tip() if s.studio.tip else s.help_text()
-    widget.setToolTip(f"{s.studio.hint}: {tip}" if s.kind == "flag" and " (" in s.studio.hint else tip)
+        widget.setPlaceholderText(words.hint)
+    tip = words.tip() if words.tip else s.help_text()
+    widget.setToolTip(f"{words.hint}: {tip}" if s.kind == "flag" and " (" in words.hint else tip)
     return widget
 
 
@@ -33,7 +36,7 @@ class SettingFields:
     """One field per shown setting, in the table's order."""
 
     def __init__(self):
-        self.rows = [s for s in SETTINGS if s.studio is not None]
+        self.rows = [s for s in SETTINGS if s.studio]
         self.widgets: dict[str, QWidget] = {s.name: make_field(s) for s in self.rows}
 
     def __getitem__(self, name: str) -> QWidget:
@@ -41,11 +44,11 @@ class SettingFields:
 
     def add_to(self, form: QFormLayout) -> None:
         for s in self.rows:
-            form.addRow(s.studio.label, self.widgets[s.name])
+            form.addRow(WORDS[s.name].label, self.widgets[s.name])
 
-    def labels_for(self, kind: str) -> set[str]:
-        """The labels of the fields a device of this kind takes."""
-        return {s.studio.label for s in self.rows if kind in s.studio.kinds}
+    def names_for(self, kind: str) -> set[str]:
+        """The settings whose fields a device of this kind takes."""
+        return {s.name for s in self.rows if kind in s.studio}
 
     def show(self, target) -> None:
         """Fill the fields from a device target (device/link/target.py)."""

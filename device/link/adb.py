@@ -19,6 +19,7 @@ from device.link.transport import (
     TransportError,
     shell_line,
 )
+from device.link.urls import DeviceURL
 
 ADB_FIX = "install the Android platform tools (Debian: `apt install adb`) and put `adb` on PATH"
 
@@ -64,6 +65,12 @@ class AdbTransport(Transport):
         self.python = python or "python3"
         self.runner_dir = dir or "~/whisperkv"
         self._checked = False
+
+    @classmethod
+    def from_url(cls, url: DeviceURL, password: str | None = None, trust_host_key: str | None = None,
+                 **options) -> AdbTransport:
+        """`adb://SERIAL` (device/link/urls.py::SCHEMES): adb logs in by itself, so no password or host key."""
+        return cls(url.host, python=url.python, dir=url.dir)
 
     def _check(self) -> None:
         if self._checked:

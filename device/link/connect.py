@@ -1,31 +1,27 @@
-"""From a device target to a transport and a BoardClient (the wire); device/link/decoder.py builds on these."""
+"""From a device target to a transport and a BoardClient (the wire); device/link/decoder.py builds on these.
+A transport is a row of device/link/urls.py::SCHEMES and its class: open_transport reads the row."""
 from __future__ import annotations
+
+import importlib
 
 from device.link.client import BoardClient
 from device.link.target import Target
 from device.link.transport import Transport
-from device.link.urls import DeviceURL, parse_device_url
+from device.link.urls import SCHEMES, DeviceURL, parse_device_url
+
+
+def transport_class(scheme: str) -> type[Transport]:
+    """The Transport class of a scheme's row, imported now: paramiko only when an ssh:// device opens."""
+    module, _, name = SCHEMES[scheme].transport.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def open_transport(url: str | DeviceURL | None = "local", *, trust_host_key: str | None = None,
-                   password: str | None = None, **ssh_options) -> Transport:
-    """`local` (default), `ssh://user@host[:port]` or `adb://SERIAL`; nothing connects until used."""
+                   password: str | None = None, **options) -> Transport:
+    """`local` (default), `ssh://user@host[:port]`, `adb://SERIAL` or another scheme of SCHEMES; nothing connects
+    until used. `options`: the transport's own (an SSH transport's known_hosts, allow_agent, config_path)."""
     u = parse_device_url(url)
-    if u.scheme == "ssh":
-        from device.link.ssh import (
-            SshTransport,  # paramiko is only needed for SSH devices
-        )
-
-        return SshTransport(u.host, u.user, u.port, key=u.key, password=password,
-                            trust_host_key=trust_host_key or u.trust_host_key, python=u.python, dir=u.dir,
-                            **ssh_options)
-    if u.scheme == "adb":
-        from device.link.adb import AdbTransport
-
-        return AdbTransport(u.host, python=u.python, dir=u.dir)
-    from device.link.local import LocalTransport
-
-    return LocalTransport(python=u.python, dir=u.dir)
+    return transport_class(u.scheme).from_url(u, password=password, trust_host_key=trust_host_key, **options)
 
 
 def open_client(target: Target, *, transport: Transport | None = None, **client_options) -> BoardClient:

@@ -21,11 +21,16 @@ import numpy as np
 from core.decode.events import Event
 from core.decode.options import DecodeOptions
 from core.errors import WhisperKVError
+from core.model.encoder_cache import EncoderCache
+from core.model.tokenizer import WhisperTokenizer
+from core.model.weights import find_tokenizer
 from device.link.client import BoardClient
 from device.link.connect import open_client
 from device.link.runner_info import RunnerInfo
 from device.link.target import Target
 from device.link.transport import Transport
+from device.spec.settings import runtime_config
+from device.spec.soc import board_soc
 
 
 class Decoder:
@@ -75,9 +80,6 @@ class Decoder:
 
     def _load_tokenizer(self):
         """The host's copy of Whisper's tokenizer (a runner sends token ids)."""
-        from core.model.tokenizer import WhisperTokenizer
-        from core.model.weights import find_tokenizer
-
         return WhisperTokenizer.from_file(find_tokenizer())
 
     def meta(self) -> dict:
@@ -198,11 +200,8 @@ class InProcessDecoder(Decoder):
     def connect(self) -> RunnerInfo:
         if self.model is None:
             # The runner's own loader and hello, imported only here: a host that talks to runners never loads one.
-            from core.model.encoder_cache import EncoderCache
             from device.runner.load import load_model_source
             from device.runner.serve.served_model import hello_of
-            from device.spec.settings import runtime_config
-            from device.spec.soc import board_soc
 
             t = self.target
             config = runtime_config(t)

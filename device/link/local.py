@@ -16,6 +16,7 @@ from device.link.transport import (
     TransportError,
     copy_concatenated,
 )
+from device.link.urls import DeviceURL
 
 
 class LocalTransport(Transport):
@@ -26,6 +27,12 @@ class LocalTransport(Transport):
         self.python = python or sys.executable
         # Without ?dir= the runner is this checkout (or installed package) itself.
         self.runner_dir = os.path.expanduser(dir) if dir else str(ROOT)
+
+    @classmethod
+    def from_url(cls, url: DeviceURL, password: str | None = None, trust_host_key: str | None = None,
+                 **options) -> LocalTransport:
+        """`local` (device/link/urls.py::SCHEMES): no login, so no password or host key."""
+        return cls(python=url.python, dir=url.dir)
 
     def start_runner(self, args: list[str]) -> ProcessStream:
         if not os.path.isdir(self.runner_dir):

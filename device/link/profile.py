@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from core.errors import WhisperKVError
-from device.link.target import Target, parse_target
+from device.link.target import Target, parse_target, value_of
 from device.link.urls import DeviceURL, parse_device_url, url_settings
 from device.spec.settings import is_set
 
@@ -65,17 +65,30 @@ class DeviceProfile:
             target = parse_target(d["url"])
         except WhisperKVError:
             url = parse_device_url(d["url"])
-            target = Target(url, dict(url.settings))
+            target = Target(url, **saved_settings(url.settings))
         return cls(str(d.get("name") or target.label), target, **qa)
+
+
+def saved_settings(saved: dict) -> dict:
+    """The URL's settings among a saved profile's, parsed as the target's fields; one that no longer parses (a choice
+    since removed) left out, so that the studio still starts."""
+    settings = {}
+    for s in url_settings():
+        try:
+            if is_set(value := value_of(s, saved.get(s.name), s.name)):
+                settings[s.name] = value
+        except WhisperKVError:
+            pass
+    return settings
 
 
 def legacy_target(d: dict) -> Target:
     """The target of a profile saved as fields (kind, host, user, port, serial, and a field per URL setting)."""
     kind = d.get("kind") if d.get("kind") in ("local", "ssh", "adb") else "local"
-    settings = {s.name: d[s.name] for s in url_settings() if is_set(d.get(s.name))}
+    settings = saved_settings(d)
     port = int(d.get("port") or 22)
     if kind == "ssh":
         url = DeviceURL("ssh", str(d.get("host") or ""), str(d.get("user") or "") or None, None if port == 22 else port)
     else:
         url = DeviceURL(kind, str(d.get("serial") or "") if kind == "adb" else "")
-    return Target(url, settings)
+    return Target(url, **settings)

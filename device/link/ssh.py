@@ -35,6 +35,7 @@ from device.link.transport import (
     _StderrTail,
     shell_line,
 )
+from device.link.urls import DeviceURL
 
 DEFAULT_IDENTITIES = ("~/.ssh/id_ed25519", "~/.ssh/id_ecdsa", "~/.ssh/id_rsa")
 # paramiko's transport thread logs a failed handshake with its traceback, which logging would print to stderr
@@ -144,6 +145,14 @@ class SshTransport(Transport):
         self.allow_agent = allow_agent
         self._client: paramiko.SSHClient | None = None
         self._lock = threading.Lock()
+
+    @classmethod
+    def from_url(cls, url: DeviceURL, password: str | None = None, trust_host_key: str | None = None,
+                 **options) -> SshTransport:
+        """`ssh://[user@]host[:port]` (device/link/urls.py::SCHEMES); `options`: the constructor's (known_hosts,
+        allow_agent, config_path, ...). A host key trusted by the caller wins over the URL's ?trust_host_key=."""
+        return cls(url.host, url.user, url.port, key=url.key, password=password,
+                   trust_host_key=trust_host_key or url.trust_host_key, python=url.python, dir=url.dir, **options)
 
     # --- connection ---------------------------------------------------------------------------------
     def client(self) -> paramiko.SSHClient:

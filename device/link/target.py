@@ -1,13 +1,15 @@
 """One device target: where the runner is and what it runs, parsed once from the CLI's arguments, a device URL or a
-studio device profile, and read whole by device/link/decoder.py::open_decoder. Its settings are the rows of
-device/spec/settings.py: `target.backend`, `target.neuron_lib`, … read the table, as `runner_args` does."""
+studio device profile, and read whole by device/link/decoder.py::open_decoder. Its settings are typed fields, one a
+row of device/spec/settings.py (tests/device/link/test_target.py holds the names and defaults to the rows);
+`runner_args` and the URL's query read the rows."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field, replace
+from typing import Literal
 
 from core.errors import WhisperKVError
 from device.link.urls import DeviceURL, parse_device_url, url_values
-from device.runner.backends import resolve
+from device.spec.backend_rows import ROWS
 from device.spec.settings import OFF, ON, SETTINGS, Setting, is_set, setting
 
 IN_PROCESS = "inprocess"      # no runner: this process loads the model and decodes
@@ -19,12 +21,27 @@ class TargetError(WhisperKVError):
 
 @dataclass(frozen=True)
 class Target:
-    """`url` None: in this process. `values`: the settings by name (the table's default where absent); `model`,
-    `delegate` and `neuron_lib` are paths where the runner runs. `workload` is what the caller will ask: one-shot
-    (transcribe), serve (stream, studio), lean."""
+    """`url` None: in this process. `model`, `delegate` and `neuron_lib` are paths where the runner runs;
+    `workload` is what the caller will ask: one-shot (transcribe), serve (stream, studio), lean."""
 
     url: DeviceURL | None
-    values: dict = field(default_factory=dict)
+    _: KW_ONLY
+    # the transport's (device/link/connect.py)
+    python: str | None = None
+    dir: str | None = None
+    key: str | None = None
+    trust_host_key: str | None = None
+    # the runner's
+    model: str | None = None
+    backend: str = "auto"
+    delegate: str | None = None
+    neuron_lib: str | None = None
+    neuron_api: Literal["v1", "v2"] | None = None
+    neuron_qos: Literal["on", "off"] | None = None
+    neuron_io: Literal["native", "converted"] | None = None
+    neuron_create: Literal["plain", "options"] | None = None
+    npu_profile: bool = False
+    workload: Literal["lean", "one-shot", "serve"] = "lean"
     password: str | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
@@ -32,15 +49,12 @@ class Target:
         # and the target agree however the target was made (parsed, or a studio form's fields)
         if self.url is not None:
             u = self.url
-            object.__setattr__(self, "url", DeviceURL(u.scheme, u.host, u.user, u.port, **url_values(self.values)))
+            object.__setattr__(self, "url", DeviceURL(u.scheme, u.host, u.user, u.port,
+                                                      **url_values(self.setting_values())))
 
-    def __getattr__(self, name: str):
-        if name.startswith("_") or name == "values":
-            raise AttributeError(name)
-        row = setting(name)
-        if row is None:
-            raise AttributeError(name)
-        return self.values.get(name, row.default)
+    def setting_values(self) -> dict:
+        """The settings by name, in the table's order: what the URL's query and the runner's flags are written from."""
+        return {s.name: getattr(self, s.name) for s in SETTINGS}
 
     @property
     def in_process(self) -> bool:
@@ -57,29 +71,29 @@ class Target:
 
     def text(self) -> str:
         """The device URL that names this target whole (without its password): what parse_target reads back."""
-        return IN_PROCESS if self.url is None else self.url.text(self.values)
+        return IN_PROCESS if self.url is None else self.url.text(self.setting_values())
 
     def with_values(self, **values) -> Target:
-        return Target(self.url, {**self.values, **values}, self.password)
+        return replace(self, **values)
 
     def runner_args(self) -> list[str]:
         """The runner's flags, in the table's order. A `local_only` setting (--workload) only for the local runner:
         it is always this checkout's, where a board's may predate the flag (an unknown flag would stop it)."""
         local = self.url is not None and self.url.scheme == "local"
         args = []
-        for s in SETTINGS:
-            value = getattr(self, s.name)
+        for name, value in self.setting_values().items():
+            s = setting(name)
             if s.runner and is_set(value) and (local or not s.local_only):
                 args += [s.flag] if value is True else [s.flag, str(value)]
         return args
 
 
 def parse_target(device: str | None = "local", *, workload: str = "lean", password: str | None = None,
-                 **flags) -> Target:
+                 backend_here: bool = True, **flags) -> Target:
     """The target for a --device URL (or `inprocess`) and the settings given beside it (by their names in
     device/spec/settings.py: the CLI's flags, a front end's choices). A setting given both as a flag and in the URL
-    must agree. A backend for this PC is checked against this PC's registry now, before anything slow; a board's
-    runner checks its own (its hello, device/link/decoder.py)."""
+    must agree. A backend for this PC is checked against the spec's backend rows now, before anything slow (unless
+    `backend_here` is False: a saved profile loads as saved); a runner refuses what it cannot run in its hello."""
     text = (device or "local").strip()
     url = None if text == IN_PROCESS else parse_device_url(text)
     unknown = [name for name in flags if setting(name) is None]
@@ -95,13 +109,24 @@ def parse_target(device: str | None = "local", *, workload: str = "lean", passwo
         value = flag if is_set(flag) else given
         if value not in (None, ""):
             values[s.name] = value
-    target = Target(url, values, password)
+    target = Target(url, **values, password=password)
     if target.npu_profile and url is None:
         raise TargetError("--npu-profile needs a runner: the reports come from the runner's Neuron runtime",
                           "use --device local or a board's URL")
-    if target.on_this_pc and target.backend != "auto":
-        resolve(target.backend)         # this PC's registry: the local runner is this checkout
+    if backend_here and target.on_this_pc and target.backend != "auto":
+        check_backend_here(target.backend)      # the local runner is this checkout: its rows are the spec's
     return target
+
+
+def check_backend_here(name: str) -> None:
+    """A backend this PC has: a row of the spec whose modules and CPU this machine has (a backend's own probe,
+    such as native-int8b's compiler, is the runner's to run when it starts)."""
+    row = ROWS.get(name)
+    if row is None:
+        raise TargetError(f"unknown backend {name!r}", f"use auto or one of: {', '.join(ROWS)}")
+    lacks = row.lacks()
+    if lacks:
+        raise TargetError(*lacks)
 
 
 def value_of(s: Setting, value, where: str):

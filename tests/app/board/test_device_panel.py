@@ -33,7 +33,7 @@ def test_deploy_to_a_local_directory_shows_progress(qtbot, tmp_path):
     wait_for(lambda: window.device.deploy_button.isEnabled(), "the deploy to finish")
     assert window.device.progress.value() == window.device.progress.maximum() > 1
     assert len(values) > 1
-    assert (target / "device" / "runner" / "agent.py").is_file()
+    assert (target / "device" / "runner" / "serve" / "agent.py").is_file()
     assert "failed" not in window.device.info.toPlainText()
 
 

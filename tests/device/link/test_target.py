@@ -1,8 +1,18 @@
-"""One target per device (device/link/target.py): parsed once from a device URL and the flags beside it."""
+"""One target per device (device/link/target.py): parsed once from a device URL and the flags beside it, into typed
+fields that are the settings table's rows."""
+import subprocess
+import sys
+from dataclasses import fields
+from typing import Literal, get_type_hints
+
 import pytest
 
 from core.errors import WhisperKVError
-from device.link.target import TargetError, parse_target
+from device import ROOT
+from device.link.target import Target, TargetError, parse_target
+from device.link.urls import DeviceURL
+from device.spec.backend_rows import ROWS, BackendRow
+from device.spec.settings import SETTINGS
 
 
 def test_runner_args_carry_backend_model_delegate_and_neuron_lib():
@@ -46,10 +56,43 @@ def test_a_flag_and_a_url_setting_that_disagree_are_one_error():
 
 def test_a_board_backend_is_left_to_the_board_and_a_local_one_checked_here():
     """The PC's registry judges only a runner on this PC; a board's runner answers for its own (its hello)."""
-    from core.errors import WhisperKVError
-
     assert parse_target("ssh://b", backend="no-such-backend").backend == "no-such-backend"
     for device in ("local", "inprocess"):
         with pytest.raises(WhisperKVError, match="unknown backend 'no-such-backend'"):
             parse_target(device, backend="no-such-backend")
     assert parse_target("inprocess").in_process and parse_target("inprocess").label == "in-process"
+
+
+def test_the_targets_typed_fields_are_the_settings_rows():
+    """One field per row, in the table's order, with the row's default and a type the row's kind says: a flag a
+    bool, a choice a Literal of its choices, a text a str (None where the row has no default)."""
+    rows = {s.name: s for s in SETTINGS}
+    own = [f for f in fields(Target) if f.name not in ("url", "password")]
+    assert [f.name for f in own] == list(rows)
+    assert {f.name: f.default for f in own} == {name: s.default for name, s in rows.items()}
+    hints = get_type_hints(Target)
+    for name, s in rows.items():
+        kind = bool if s.kind == "flag" else Literal[s.choices] if s.kind == "choice" else str
+        assert hints[name] == (kind if s.default is not None else kind | None), name
+
+
+def test_values_are_parsed_once_into_their_types():
+    t = parse_target("ssh://b?npu_profile=on&neuron_api=V2&neuron_qos=off", workload="serve")
+    assert (t.npu_profile, t.neuron_api, t.neuron_qos, t.workload) == (True, "v2", "off", "serve")
+    assert t.url.settings == {"neuron_api": "v2", "neuron_qos": "off", "npu_profile": "on"}
+    assert t.with_values(neuron_api="v1").text() == "ssh://b?neuron_api=v1&neuron_qos=off&npu_profile=on"
+    assert not hasattr(Target, "__getattr__") and not hasattr(DeviceURL, "__getattr__")
+
+
+def test_a_backend_for_this_pc_is_checked_against_the_spec_rows_without_the_runner(monkeypatch):
+    """The spec's rows say what a backend needs (modules, CPU); the local runner's hello still refuses what its
+    own probe finds missing. Parsing a target loads nothing of the runner."""
+    monkeypatch.setitem(ROWS, "toy", BackendRow("toy", "a toy", needs=("no_such_module_here",), needs_fix="pip it"))
+    with pytest.raises(TargetError, match="backend 'toy' needs no_such_module_here") as err:
+        parse_target("local", backend="toy")
+    assert err.value.fix == "pip it"
+    assert parse_target("ssh://b", backend="toy").backend == "toy"       # a board's runner answers for its own
+    code = ("import sys; from device.link.target import parse_target; parse_target('local', backend='onnx'); "
+            "print(sorted(m for m in sys.modules if m.startswith('device.runner')))")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          cwd=ROOT).stdout.strip() == "[]"

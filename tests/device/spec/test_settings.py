@@ -1,23 +1,37 @@
-"""A device target's settings are one table (device/spec/settings.py): a setting added as one row reaches the
-runner, with the RuntimeConfig field it names, from the CLI's flag, from the device URL and from a studio profile
-(tests/app/board/test_setting_fields.py adds the same row to the device panel)."""
+"""A device target's settings are one table (device/spec/settings.py): a setting added as one row and its typed field
+of Target reaches the runner from the CLI's flag, from the device URL and from a studio profile
+(tests/app/board/test_setting_fields.py adds the same row, with its words, to the device panel); a row that names a
+RuntimeConfig field is a keyword of runtime_config."""
 from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from types import SimpleNamespace
 
 import pytest
 
+import device.link.profile
+import device.link.target
 from device.link.profile import DeviceProfile
-from device.link.target import TargetError, parse_target
+from device.link.target import Target, TargetError, parse_target
 from device.runner.serve.agent import parser as runner_parser
 from device.spec.runtime_config import WORKLOADS, RuntimeConfig
-from device.spec.settings import SETTINGS, Setting, Shown, runtime_config
+from device.spec.settings import KINDS, SETTINGS, Setting, runtime_config
 
-TOY = Setting("toy_threads", "compute threads for a toy", metavar="N", config=("threads", int),
-              studio=Shown("Toy threads", "one a core"))
+TOY = Setting("toy_threads", "compute threads for a toy", metavar="N", studio=KINDS)
+
+
+@dataclass(frozen=True)
+class ToyTarget(Target):
+    """The row's typed field of Target (device/link/target.py), as the recipe writes it there."""
+
+    toy_threads: str | None = None
 
 
 @pytest.fixture
-def toy_row():
-    """One row, the only edit: the code that uses a setting reads it by name (here, RuntimeConfig.threads)."""
+def toy_row(monkeypatch):
+    """One row and its field, the only edits: the code that uses a setting reads it by name."""
+    monkeypatch.setattr(device.link.target, "Target", ToyTarget)
+    monkeypatch.setattr(device.link.profile, "Target", ToyTarget)
     SETTINGS.append(TOY)
     yield TOY
     SETTINGS.remove(TOY)
@@ -36,18 +50,41 @@ def test_a_new_row_reaches_the_runner_from_the_cli(toy_row):
         args = build_parser().parse_args([*command, "--toy-threads", "3", "--device", "ssh://board"])
         runner_args = target_from_args(args, device="ssh://board").runner_args()
         assert runner_args == ["--toy-threads", "3"], command
-        assert runner_config(runner_args).threads == 3
+        assert runner_parser().parse_args(runner_args).toy_threads == "3"
 
 
 def test_a_new_row_reaches_the_runner_from_the_url_and_a_profile(toy_row):
     target = parse_target("adb://SER?toy_threads=3&backend=dla")
     assert target.toy_threads == "3" and target.runner_args() == ["--backend", "dla", "--toy-threads", "3"]
-    assert runner_config(target.runner_args()).threads == 3
-    assert runtime_config(target).threads == 3           # an in-process decoder's configuration, the same mapping
     profile = DeviceProfile.from_url("adb://SER?toy_threads=3", "board")
     assert DeviceProfile.from_dict(profile.to_dict()).runner_target().runner_args() == ["--toy-threads", "3"]
     with pytest.raises(TargetError, match="--toy-threads 4 and the device URL's \\?toy_threads=3 disagree"):
         parse_target("adb://SER?toy_threads=3", toy_threads="4")
+
+
+def unmapped_config_rows() -> list[str]:
+    """The rows naming a RuntimeConfig field that runtime_config leaves as it is, whatever the row's value."""
+    defaults = {s.name: s.default for s in SETTINGS}
+    unmapped = []
+    for s in (s for s in SETTINGS if s.config):
+        before = getattr(runtime_config(SimpleNamespace(**defaults)), s.config)
+        if all(getattr(runtime_config(SimpleNamespace(**defaults | {s.name: value})), s.config) == before
+               for value in s.choices or ("/x.so", "3")):
+            unmapped.append(s.name)
+    return unmapped
+
+
+def test_every_row_with_a_config_field_is_a_keyword_of_runtime_config():
+    assert {s.config for s in SETTINGS if s.config} <= {f.name for f in fields(RuntimeConfig)}
+    assert unmapped_config_rows() == []
+
+
+def test_a_row_naming_a_config_field_without_its_keyword_in_runtime_config_is_caught():
+    SETTINGS.append(Setting("toy_threads", "compute threads for a toy", metavar="N", config="threads"))
+    try:
+        assert unmapped_config_rows() == ["toy_threads"]
+    finally:
+        SETTINGS.pop()
 
 
 def test_without_the_row_the_setting_is_unknown_everywhere():
