@@ -45,3 +45,25 @@ def test_a_workload_maps_to_one_runtime_configuration():
     assert [(RuntimeConfig.for_workload(w).spin, RuntimeConfig.for_workload(w).arena) for w in WORKLOADS] == [
         (False, False), (True, False), (False, True)]
     assert WORKLOADS == ("lean", "one-shot", "serve")
+
+
+def test_the_transports_settings_are_typed_attributes_and_the_rest_is_the_querys_text():
+    """The rows the runner does not take are the transport's (device/link/connect.py reads them off the URL); the
+    URL keeps every setting's text in `settings`, and the target parses them (device/link/target.py)."""
+    from device.spec.settings import SETTINGS
+
+    u = parse_device_url("ssh://b?python=/usr/bin/python3&dir=/opt/w&key=/k&trust_host_key=SHA256:x&neuron_lib=/n.so")
+    assert (u.python, u.dir, u.key, u.trust_host_key) == ("/usr/bin/python3", "/opt/w", "/k", "SHA256:x")
+    assert u.settings["neuron_lib"] == "/n.so" and not hasattr(u, "neuron_lib")
+    assert all(isinstance(getattr(DeviceURL, s.name, None), property) for s in SETTINGS if s.url and not s.runner)
+
+
+def test_every_scheme_is_a_row_with_its_transport_class():
+    from device.link.connect import transport_class
+    from device.link.transport import Transport
+    from device.link.urls import SCHEMES
+    from device.spec.settings import KINDS
+
+    assert set(KINDS) <= set(SCHEMES)           # the kinds the studio offers are schemes
+    assert all(issubclass(transport_class(name), Transport) and hasattr(transport_class(name), "from_url")
+               for name in SCHEMES)
