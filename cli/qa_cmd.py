@@ -14,11 +14,12 @@ import time
 
 from cli.device_cmds import add_device_args
 from cli.qa_devices import check_languages, device_urls, starter
+from core.file_formats import names_help
+from core.qa import report as qa_report
 from core.qa.baseline import MARKS, SlowerRule, compare, describe, load_baseline, settings
 from core.qa.board_cost import describe as board_line
 from core.qa.farm import QAReport
 from core.qa.parallel import run_on_device, run_on_devices
-from core.qa.report import write_reports
 from core.qa.run import SUMMARY_COLUMNS, ClipResult
 from core.qa.suite import load_suite
 
@@ -28,10 +29,15 @@ ALIGN = ("<{w}", "<6", ">11", ">5", "<10", ">6", ">10", ">12", ">6", ">5", "<11"
 
 def register(subs) -> None:
     p = subs.add_parser("qa", help="run a QA suite on one or more devices: WER/CER per clip, stop diagnostics, "
-                        "cross-device view, regressions against a baseline, JSON/CSV/HTML report")
+                        "cross-device view, regressions against a baseline, "
+                        f"{'/'.join(f.name.upper() for f in qa_report.FORMATS)} report")
     p.add_argument("suite", help="a suite TOML file, e.g. resources/audio/suite.toml")
+    files = [qa_report.file_name(f) for f in qa_report.FORMATS]
     p.add_argument("--out", default="qa-report", metavar="DIR",
-                   help="where qa.json, qa.csv and qa.html go (default: ./qa-report)")
+                   help=f"where {', '.join(files[:-1])} and {files[-1]} go (default: ./qa-report)")
+    p.add_argument("--format", action="append", choices=[f.name for f in qa_report.FORMATS], default=None,
+                   dest="formats", help="write only this report format (repeatable; default: "
+                   f"all): {names_help(qa_report.FORMATS)}")
     p.add_argument("--cache", choices=("on", "off"), default="on", help="KV cache on, or the uncached reference")
     p.add_argument("--timestamps", action="store_true", help="decode every clip with timestamps (default: "
                    "as each clip says)")
@@ -111,11 +117,11 @@ def run(args) -> int:
         rule = SlowerRule(args.slower_pct, args.slower_ms)
         report.baseline = settings(args.baseline, rule, args.fail_on)
         report.comparisons = compare(old, runs, rule)
-    paths = write_reports(report, args.out)
+    paths = qa_report.write_reports(report, args.out, args.formats)
     if args.json:
         print(json.dumps(report.to_dict(), ensure_ascii=False, indent=1))
     _summary(report, out)
-    verdict = f"{'PASS' if report.passed else 'FAIL'}; report: {paths['html']}"
+    verdict = f"{'PASS' if report.passed else 'FAIL'}; report: {paths.get('html') or next(iter(paths.values()))}"
     if report.multi:
         print(verdict, file=out)
     else:

@@ -54,7 +54,8 @@ class ReportBox(QWidget):
         self.open_button.setEnabled(self.last is not None)
 
     def write(self, out: str | Path) -> Path:
-        """qa.json, qa.csv and qa.html in `out`; returns the HTML path."""
+        """Every format of the QA report (core/qa/report.py::FORMATS: qa.json, qa.csv, qa.html) in `out`; returns
+        the HTML path, the one "Open report" opens."""
         self.last = write_reports(self.result_of(), out)["html"]
         self.where.setText(f"Report: {self.last}")
         self.open_button.setEnabled(True)

@@ -246,7 +246,7 @@ class QaTab(QWidget):
                            [r for r in self.results if r is not None], meta)
 
     def write_report(self, out: str | Path) -> Path:
-        """qa.json, qa.csv and qa.html in `out`; returns the HTML path."""
+        """The QA report, every format of core/qa/report.py::FORMATS, in `out`; returns the HTML path."""
         return self.report.write(out)
 
     def open_row(self, row: int) -> RunRecord | None:

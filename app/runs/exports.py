@@ -1,9 +1,11 @@
-"""Transcript TXT, SRT/VTT subtitles, token CSV and session JSON, written from run records."""
+"""Transcript TXT, SRT/VTT subtitles, token CSV, session JSON and the graphs' PNG, written from run records: the
+studio's exports, one row each of EXPORTS, rows of the same kind as the QA report's formats (core/file_formats.py)."""
 from __future__ import annotations
 
 import csv
 import io
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -11,6 +13,7 @@ from app.runs.record import RunRecord
 from app.runs.session import Session
 from app.runs.words import window_word_rows
 from core.decode import subtitles
+from core.file_formats import FileFormat, named, text_writer
 
 CSV_COLUMNS = ("step", "window", "token", "text", "logprob", "p_eot", "top", "cache_len", "cache_bytes",
                "runner_ms", "host_ms")
@@ -58,19 +61,53 @@ def session_json(session: Session) -> str:
     return json.dumps(session.to_dict(), ensure_ascii=False, separators=(",", ":"))
 
 
-WRITERS = {
-    ".txt": transcript_txt,
-    ".srt": srt,
-    ".vtt": vtt,
-    ".csv": token_csv,
-}
+@dataclass
+class Exported:
+    """What an export writes from: the session, the run on display, the tokens' names and the window's graphs."""
+    session: Session
+    run: RunRecord | None
+    name_of: Callable[[int], str] = str
+    graphs_png: Callable[[Path], None] | None = None     # the plots panel's picture, labelled with the run
 
 
-def write_run(run: RunRecord, path: str | Path, name_of: Callable[[int], str] = str) -> Path:
-    path = Path(path)
-    writer = WRITERS[path.suffix.lower()]
-    text = writer(run, name_of) if writer is token_csv else writer(run)
-    path.write_text(text, encoding="utf-8")
+@dataclass(frozen=True)
+class RunExport(FileFormat[Exported]):
+    of_run: bool = True        # False: the whole session, there to write before any run
+
+
+def _text_of_run(render: Callable[[RunRecord], str]) -> Callable[[Exported, Path], None]:
+    return text_writer(lambda exported: render(exported.run))
+
+
+def _token_csv(exported: Exported, path: Path) -> None:
+    path.write_text(token_csv(exported.run, exported.name_of), encoding="utf-8")
+
+
+def _session(exported: Exported, path: Path) -> None:
+    write_session(exported.session, path)
+
+
+def _graphs(exported: Exported, path: Path) -> None:
+    exported.graphs_png(path)
+
+
+# File ▸ Export, one row each: the menu's items ("Transcript (TXT)…") and each save dialog's filter come from here
+# (app/views/export_menu.py).
+EXPORTS: list[RunExport] = [
+    RunExport("txt", ".txt", _text_of_run(transcript_txt), "Transcript", "Text"),
+    RunExport("srt", ".srt", _text_of_run(srt), "Subtitles", "SubRip"),
+    RunExport("vtt", ".vtt", _text_of_run(vtt), "Subtitles", "WebVTT"),
+    RunExport("csv", ".csv", _token_csv, "Token table", "CSV"),
+    RunExport("json", ".json", _session, "Session", "JSON", of_run=False),
+    RunExport("png", ".png", _graphs, "Graphs", "PNG image"),
+]
+
+
+def export(name: str, exported: Exported, path: str | Path) -> Path:
+    """Write the export `name` to `path`, with its suffix."""
+    fmt = named(EXPORTS, name)
+    path = Path(path).with_suffix(fmt.suffix)
+    fmt.write(exported, path)
     return path
 
 

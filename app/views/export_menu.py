@@ -1,7 +1,8 @@
-"""File ▸ Export: transcript TXT, SRT/VTT, token CSV, session JSON and the graphs as PNG, and the Live tab's
-Export…. Works on whatever run is on display, finished, cancelled or failed part-way. Each proposes a name that
-says the file and the run (`test_en-run3.srt`, `test_en-run4-live.json`), in the folder of the last export, or the
-home folder the first time; the graphs' PNG carries the run's label above them."""
+"""File ▸ Export: one item each of app/runs/exports.py::EXPORTS (transcript TXT, SRT/VTT, token CSV, session JSON
+and the graphs as PNG), and the Live tab's Export…. Works on whatever run is on display, finished, cancelled or
+failed part-way. Each proposes a name that says the file and the run (`test_en-run3.srt`, `test_en-run4-live.json`),
+in the folder of the last export, or the home folder the first time; the graphs' PNG carries the run's label above
+them."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,15 +15,7 @@ from app.errors import Failure
 from app.runs import exports
 from app.runs.token_names import name_of
 from app.settings import dialog_dir
-
-KINDS = {
-    "txt": ("Transcript (TXT)…", "Text (*.txt)"),
-    "srt": ("Subtitles (SRT)…", "SubRip (*.srt)"),
-    "vtt": ("Subtitles (VTT)…", "WebVTT (*.vtt)"),
-    "csv": ("Token table (CSV)…", "CSV (*.csv)"),
-    "json": ("Session (JSON)…", "JSON (*.json)"),
-    "png": ("Graphs (PNG)…", "PNG image (*.png)"),
-}
+from core.file_formats import named
 
 
 class ExportMenu(QObject):
@@ -34,17 +27,17 @@ class ExportMenu(QObject):
 
     def add_to(self, menu) -> None:
         sub = menu.addMenu("&Export")
-        for kind, (text, _) in KINDS.items():
-            action = QAction(text, self.window)
-            action.triggered.connect(lambda _=False, k=kind: self.ask_and_export(k))
+        for fmt in exports.EXPORTS:
+            action = QAction(f"{fmt.description} ({fmt.name.upper()})…", self.window)
+            action.triggered.connect(lambda _=False, k=fmt.name: self.ask_and_export(k))
             sub.addAction(action)
 
     def ask_and_export(self, kind: str) -> None:
-        w = self.window
-        if kind != "json" and w.run is None:
+        w, fmt = self.window, named(exports.EXPORTS, kind)
+        if fmt.of_run and w.run is None:
             w.show_failure(Failure("there is no run to export yet", "open audio and press Transcribe first"))
             return
-        self._ask("Export", self.default_name(kind), KINDS[kind][1], lambda path: self.export(kind, path))
+        self._ask("Export", self.default_name(kind), fmt.file_filter, lambda path: self.export(kind, path))
 
     def ask_live_export(self) -> None:
         """The Live tab's Export…: the last stream's JSON document or its text."""
@@ -67,17 +60,16 @@ class ExportMenu(QObject):
         w.status.showMessage(f"Exported {path}", 5000)
 
     def default_name(self, kind: str) -> str:
-        run = self.window.run
-        stem = Path(run.audio_name).stem + f"-run{run.id}" if run else "session"
-        return f"{'session' if kind == 'json' else stem}.{kind}"
+        run, fmt = self.window.run, named(exports.EXPORTS, kind)
+        stem = Path(run.audio_name).stem + f"-run{run.id}" if run and fmt.of_run else "session"
+        return stem + fmt.suffix
 
     def export(self, kind: str, path: str) -> Path:
         """Write one export without asking (used by the menu, automation and tests)."""
         w = self.window
-        if kind == "json":
-            return exports.write_session(w.session, path)
-        if kind == "png":
-            if not w.plots.save_png(path, w.run.label() if w.run is not None else ""):
-                raise OSError(f"the PNG could not be written to {path}")
-            return Path(path)
-        return exports.write_run(w.run, Path(path).with_suffix(f".{kind}"), name_of)
+        return exports.export(kind, exports.Exported(w.session, w.run, name_of, self._graphs_png), path)
+
+    def _graphs_png(self, path: Path) -> None:
+        w = self.window
+        if not w.plots.save_png(str(path), w.run.label() if w.run is not None else ""):
+            raise OSError(f"the PNG could not be written to {path}")

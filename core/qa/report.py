@@ -1,13 +1,15 @@
-"""QA run reports: JSON (everything), CSV (one row per clip; with several devices, a column group
-per device and the cross-device columns) and one self-contained HTML page."""
+"""QA run reports, one row each of FORMATS (core/file_formats.py): JSON (everything), CSV (one row per clip; with
+several devices, a column group per device and the cross-device columns) and one self-contained HTML page."""
 from __future__ import annotations
 
 import csv
 import io
 import json
 from pathlib import Path
+from typing import Iterable
 
 from core.errors import WhisperKVError
+from core.file_formats import FileFormat, text_writer
 from core.qa import html as qa_html
 from core.qa.farm import QAReport
 from core.qa.run import SuiteResult
@@ -65,16 +67,33 @@ def to_csv(report: QAReport | SuiteResult) -> str:
     return buf.getvalue()
 
 
-def write_reports(report: QAReport | SuiteResult, out: str | Path) -> dict[str, Path]:
-    """qa.json, qa.csv and qa.html in `out` (created if needed); returns the paths by format."""
+# The report's files, one row each: `whisperkv qa --format` and its help, and the QA tab's report folder, come from
+# this table.
+FORMATS: list[FileFormat[QAReport]] = [
+    FileFormat("json", ".json", text_writer(to_json), "everything, as a baseline for a later run", "JSON"),
+    FileFormat("csv", ".csv", text_writer(to_csv, newline=""), "one row per clip (with several devices, a "
+               "column group per device and the cross-device columns)", "CSV"),
+    FileFormat("html", ".html", text_writer(qa_html.render), "one self-contained page: the summary, each clip's "
+               "verdict, word diff and graphs", "HTML page"),
+]
+
+
+def file_name(fmt: FileFormat) -> str:
+    return f"qa{fmt.suffix}"
+
+
+def write_reports(report: QAReport | SuiteResult, out: str | Path,
+                  names: Iterable[str] | None = None) -> dict[str, Path]:
+    """qa.json, qa.csv, qa.html (every row of FORMATS, or those named) in `out` (created if needed); returns the
+    paths by format."""
     report = _report(report)
     out = Path(out)
+    chosen = [f for f in FORMATS if names is None or f.name in names]
     try:
         out.mkdir(parents=True, exist_ok=True)
-        paths = {"json": out / "qa.json", "csv": out / "qa.csv", "html": out / "qa.html"}
-        paths["json"].write_text(to_json(report), encoding="utf-8")
-        paths["csv"].write_text(to_csv(report), encoding="utf-8", newline="")
-        paths["html"].write_text(qa_html.render(report), encoding="utf-8")
+        paths = {f.name: out / file_name(f) for f in chosen}
+        for f in chosen:
+            f.write(report, paths[f.name])
     except OSError as exc:
         raise WhisperKVError(f"cannot write the QA report to {out}: {exc.strerror or exc}",
                              "pass a writable directory with --out") from exc
