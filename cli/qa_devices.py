@@ -8,6 +8,9 @@ from functools import partial
 from cli.device_cmds import open_cli_decoder
 from cli.transcribe import check_language
 from core.errors import ModelError, WhisperKVError
+from core.model.tokenizer import WhisperTokenizer
+from core.model.weights import find_tokenizer
+from device.link.client import RunnerError
 
 _ASKING = threading.Lock()    # on a terminal, open_device may ask about a host key or a password: one at a time
 
@@ -39,8 +42,6 @@ def starter(args, url: str, suite):
 def open_device_decoder(args, url: str, suite, stack: ExitStack):
     """(the device's decoder, exceptions that fail one clip only, report metadata). The decoder is a
     core.decode.window_feed.DecodeOne, and its `samples` what the board reported (core/qa/run.py)."""
-    from device.link.client import RunnerError
-
     with _ASKING:
         decoder = stack.enter_context(open_cli_decoder(args, "lean", url))
     decoder.connect()
@@ -51,9 +52,6 @@ def open_device_decoder(args, url: str, suite, stack: ExitStack):
 
 def _installed_languages() -> dict | None:
     """Whisper's language codes from the tokenizer installed here, or None when there is none."""
-    from core.model.tokenizer import WhisperTokenizer
-    from core.model.weights import find_tokenizer
-
     try:
         return WhisperTokenizer.from_file(find_tokenizer()).languages
     except ModelError:

@@ -1,8 +1,9 @@
 """Errors the user can act on: each names the problem and the fix.
 
-A fix that names a device setting keeps it as a field, not only as text: `Fix("…, ", Setting("key", "PATH", "pass"),
-", or …")` reads `…, pass ?key=PATH, or …` on the command line, and the studio words the same setting as its form's
-field (app/board/form_terms.py) from the `Setting`, without reading the text back."""
+A fix that names a device setting keeps it as a field, not only as text:
+`Fix("…, ", Setting("key", "PATH", "pass"), ", or …")` reads `…, pass ?key=PATH, or …` on the command line, and
+the studio words the same setting as its form's field (app/board/form_terms.py) from the `Setting`, without
+reading the text back."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -110,7 +110,7 @@ def _what(run: RunRecord) -> str:
 def preload() -> None:
     """Import the text scorer now, off the UI thread: imported on first use, it took 15-20 ms of the UI thread
     as the first live run ended and the compare view scored its text."""
-    import jiwer  # noqa: F401
+    import jiwer  # noqa: F401  (lazy by design: this import, off the UI thread, is the preload)
 
 
 def text_comparison(a: RunRecord, b: RunRecord) -> str:

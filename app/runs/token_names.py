@@ -5,6 +5,8 @@ import math
 from functools import lru_cache
 
 from core.decode.events import TokenEvent
+from core.model.tokenizer import WhisperTokenizer
+from core.model.weights import find_tokenizer
 
 EOT_MARK = "⟨EOT⟩"
 
@@ -12,8 +14,6 @@ EOT_MARK = "⟨EOT⟩"
 @lru_cache(maxsize=1)
 def _tokenizer():
     try:
-        from core.model.tokenizer import WhisperTokenizer
-        from core.model.weights import find_tokenizer
         return WhisperTokenizer.from_file(find_tokenizer())
     except Exception:  # names are a nicety here: ids still identify every token
         return None

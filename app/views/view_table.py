@@ -40,7 +40,8 @@ class RunView(Protocol):
 class ViewRow:
     name: str                         # the window's attribute
     make: Callable[..., QWidget]      # (window) -> the widget
-    place: str                        # "banner" (beside the stop banner), "transcript", "pane" (under it), "tab:<title>"
+    place: str                        # "banner" (beside the stop banner), "transcript", "pane" (under it),
+                                      # "tab:<title>"
     live: str | None                  # its turn of the live refresher (views sharing a turn redraw together);
                                       # None: not a view of the run on display
 

@@ -22,15 +22,11 @@ def uses_cer(language: str) -> bool:
 def error_rate(reference: str, hypothesis: str, language: str = "en") -> float:
     """WER for space-delimited languages, CER (spaces ignored) for the others."""
     ref, hyp = normalize(reference), normalize(hypothesis)
-    if uses_cer(language):
+    cer = uses_cer(language)
+    if cer:
         ref, hyp = ref.replace(" ", ""), hyp.replace(" ", "")
-        if not ref:
-            return 0.0 if not hyp else 1.0
-        import jiwer  # imported on first use: every CLI start imports this module
-
-        return jiwer.cer(ref, hyp)
     if not ref:
         return 0.0 if not hyp else 1.0
-    import jiwer
+    import jiwer  # imported on first use: every CLI start imports this module
 
-    return jiwer.wer(ref, hyp)
+    return jiwer.cer(ref, hyp) if cer else jiwer.wer(ref, hyp)

@@ -1,5 +1,6 @@
 """The QA tab writes every format of the QA report's table (core/qa/report.py::FORMATS): a toy format, one row and
-its writer, lands in the tab's report folder beside qa.html, as `whisperkv qa` writes it (tests/cli/test_qa_formats.py)."""
+its writer, lands in the tab's report folder beside qa.html, as `whisperkv qa` writes it
+(tests/cli/test_qa_formats.py)."""
 from __future__ import annotations
 
 from core.qa import report as qa_report
