@@ -4,11 +4,13 @@ from __future__ import annotations
 import json
 import sys
 
+from cli.device_cmds import add_device_args, open_device, target_from_args
+from core.errors import WhisperKVError
+from device.spec.soc import SOCS
+from device.toolchain.compile import CompileFailed, compile_bundle
+
 
 def register(subs) -> None:
-    from cli.device_cmds import add_device_args
-    from device.spec.soc import SOCS
-
     p = subs.add_parser("compile", help="compile a bundle's .tflite graphs to .dla for the NPU "
                         "(needs MediaTek's NeuroPilot SDK: ncc-tflite)")
     p.add_argument("dir", help="a bundle written by `whisperkv export --format tflite --out DIR`")
@@ -22,8 +24,6 @@ def register(subs) -> None:
 
 
 def run_compile(args) -> int:
-    from device.toolchain.compile import CompileFailed, compile_bundle
-
     soc = board_soc_name(args) if args.soc == "auto" else args.soc
     try:
         result = compile_bundle(args.dir, soc, args.ncc, log=lambda line: print(line, file=sys.stderr))
@@ -48,10 +48,7 @@ def run_compile(args) -> int:
 
 def board_soc_name(args) -> str:
     """--soc auto: the SoC the board of --device names, which the table must know (never a guess)."""
-    from cli.device_cmds import open_device, target_from_args
-    from core.errors import WhisperKVError
-    from device.info.info import device_info
-    from device.spec.soc import SOCS
+    from device.info.info import device_info  # device-info's probes (~60 ms): only for --soc auto
 
     if args.device == "local":
         raise WhisperKVError("--soc auto reads the SoC from a board, and --device is local",

@@ -7,6 +7,9 @@ import sys
 import time
 
 from core.errors import WhisperKVError
+from core.model.weights import load_model
+from device.toolchain.check_dla import check, to_json, to_text
+from device.toolchain.export import DTYPES, FORMATS, TFLITE_DTYPES, check_request, export_bundle
 
 
 def register(subs) -> None:
@@ -14,8 +17,6 @@ def register(subs) -> None:
     p.add_argument("--out", required=True, help="bundle directory (created if missing)")
     p.add_argument("--format", choices=("onnx", "tflite", "all"), default="all",
                    help="graph format: onnx, tflite (what ncc-tflite compiles for the MDLA), or all (default)")
-    from device.toolchain.export import DTYPES
-
     p.add_argument("--dtype", choices=DTYPES, default="fp32",
                    help="fp32 (default); fp16 (ONNX: fp16 throughout; TFLite: fp16 weights dequantised to fp32, "
                    "which ncc-tflite --relax-fp32 computes in fp16); int8 (ONNX only: dynamic quantisation); "
@@ -39,8 +40,6 @@ def register(subs) -> None:
 
 
 def _formats(args) -> tuple[str, ...]:
-    from device.toolchain.export import FORMATS, TFLITE_DTYPES
-
     if args.format != "all":
         return (args.format,)
     if args.dtype not in TFLITE_DTYPES:
@@ -50,9 +49,6 @@ def _formats(args) -> tuple[str, ...]:
 
 
 def run_export(args) -> int:
-    from core.model.weights import load_model
-    from device.toolchain.export import check_request, export_bundle
-
     t0 = time.perf_counter()
     formats = check_request(args.dtype, _formats(args))    # before the weights load: fail fast
     weights = load_model(args.model)
@@ -63,8 +59,6 @@ def run_export(args) -> int:
         raise WhisperKVError(f"cannot write the bundle to {args.out} ({exc})", "pick a writable --out directory") from exc
     for name, digest in doc["files"].items():
         print(f"{digest[:16]}  {name}")
-    from device.toolchain.check_dla import check
-
     # A quantised bundle may no longer lower to MDLA: say so now, not at board-compile time.
     bad = sorted({v.detail for r in check(args.out) for v in r.violations})
     verdict = "passes the MDLA 5.3 check" if not bad else f"FAILS the MDLA 5.3 check ({', '.join(bad[:5])})"
@@ -75,8 +69,6 @@ def run_export(args) -> int:
 
 
 def run_check(args) -> int:
-    from device.toolchain.check_dla import check, to_json, to_text
-
     reports = check(args.target)
     if args.json:
         print(json.dumps(to_json(reports), indent=1))

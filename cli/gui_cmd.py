@@ -1,10 +1,10 @@
 """`whisperkv gui`: open the desktop app, optionally scripted (open, transcribe, screenshot, quit)."""
 from __future__ import annotations
 
+from app.launch import add_arguments, run_gui, script_of
+
 
 def register(subs) -> None:
-    from app.launch import add_arguments
-
     p = subs.add_parser("gui", help="open the desktop app (WhisperKV Studio)",
                         description="Open WhisperKV Studio. With --open/--transcribe/--screenshot/--quit it runs "
                                     "unattended, e.g. to make the README screenshot; it renders offscreen when "
@@ -14,6 +14,4 @@ def register(subs) -> None:
 
 
 def run(args) -> int:
-    from app.launch import run_gui, script_of
-
     return run_gui(script_of(args))

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from cli.device_cmds import add_device_args, in_background, loading_line, open_cli_decoder
 from cli.transcript_printer import TranscriptPrinter
+from core.decode import subtitles
 from core.decode.diagnostics import diagnose_transcript
 from core.decode.options import MAX_TOKENS, UNCACHED_HAS_NO_ATTENTION, AttentionNeedsCache, DecodeOptions
 from core.decode.transcript import Transcript
@@ -19,6 +20,7 @@ from core.model.mel_file import MelSource
 from core.model.npu_profile import profile_text, profiles, to_json, write_reports
 from core.model.placement import RanOn
 from device.link.decoder import Decoder
+from device.runner.serve.heap import steady_heap
 from device.spec.backend_rows import ROWS
 
 
@@ -81,8 +83,6 @@ def check_attention(options: DecodeOptions, info) -> None:
 
 
 def run(args) -> int:
-    from device.runner.serve.heap import steady_heap
-
     # The log-mel's large temporaries go back to the system once freed, rather than stay resident in
     # this process beside the runner while it encodes (docs/benchmarks-history.md, "Whole process").
     steady_heap()
@@ -230,8 +230,6 @@ def write_subtitles(result: Transcript, args, duration_s: float) -> None:
     """--srt/--vtt: the transcript's cues, or one cue per word with --word-timestamps."""
     if not (args.srt or args.vtt):
         return
-    from core.decode import subtitles
-
     cues = subtitles.word_cues(result.words) if args.word_timestamps else subtitles.cues(result, duration_s)
     for path, render in ((args.srt, subtitles.srt), (args.vtt, subtitles.vtt)):
         if path:

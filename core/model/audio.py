@@ -8,6 +8,7 @@ from typing import Iterator
 import numpy as np
 
 from core.errors import AudioError
+from core.model.audio_ffmpeg import open_ffmpeg
 
 SAMPLE_RATE = 16000
 # The names a file dialog offers: libsndfile's, then FFmpeg's (which also reads anything else it recognises).
@@ -57,7 +58,7 @@ def nan_error(name: str) -> AudioError:
 
 def _open_soundfile(path: Path):
     """The file opened by libsndfile, or None when libsndfile cannot read it (FFmpeg then tries)."""
-    import soundfile as sf
+    import soundfile as sf  # libsndfile: a PC's reader, not on a board's Python
 
     try:
         return sf.SoundFile(str(path))
@@ -82,8 +83,6 @@ def _decoded(path: Path, block: int) -> Iterator[np.ndarray]:
 
 
 def _ffmpeg_decoded(path: Path, block: int) -> Iterator[np.ndarray]:
-    from core.model.audio_ffmpeg import open_ffmpeg
-
     track = open_ffmpeg(path)
     if track is None:
         kind = ("an unsupported format" if path.suffix.lower() not in SUPPORTED
@@ -108,7 +107,7 @@ def _resampled(blocks: Iterator[np.ndarray], rate: int) -> Iterator[np.ndarray]:
     if rate == SAMPLE_RATE:
         yield from blocks
         return
-    import soxr
+    import soxr  # only for a file not at 16 kHz; a PC's package
 
     stream = soxr.ResampleStream(rate, SAMPLE_RATE, 1, dtype="float32", quality="HQ")
     n_in = n_out = 0

@@ -24,7 +24,7 @@ class FFmpegAudio:
 
     def blocks(self, block: int) -> Iterator[np.ndarray]:
         """The track's samples, each frame's channel mean (what librosa.load does), `block` at a time."""
-        import av
+        import av  # PyAV (FFmpeg's libraries, ~0.1 s): only for a file libsndfile cannot read
 
         resampler = av.AudioResampler(format="fltp", rate=self.rate)   # any sample format → planar float
         held: list[np.ndarray] = []
@@ -53,7 +53,7 @@ class FFmpegAudio:
 def open_ffmpeg(path: Path) -> FFmpegAudio | None:
     """The file's first audio track, or None when FFmpeg does not recognise the file at all; AudioError
     when it does but the file has no audio track or no decoder for it."""
-    import av
+    import av  # PyAV: only for a file libsndfile cannot read
 
     try:
         container = av.open(str(path))

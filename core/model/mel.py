@@ -34,7 +34,7 @@ def mel_filters(n_mels: int = N_MELS) -> np.ndarray:
     with np.load(FILTERS_FILE) as f:
         if f"mel_{n_mels}" in f:
             return f[f"mel_{n_mels}"]
-    import librosa
+    import librosa  # librosa (~1 s): only for a filter bank mel_filters.npz lacks
 
     return librosa.filters.mel(sr=SAMPLE_RATE, n_fft=N_FFT, n_mels=n_mels).astype(np.float32)
 

@@ -242,7 +242,7 @@ def load_model(path: str | Path | None = None) -> WhisperWeights:
             blob = b"".join(p.read_bytes() for p in files)
             dims, params = _ct2_to_canonical(_parse_ct2(blob))
         else:
-            from safetensors.numpy import load_file
+            from safetensors.numpy import load_file  # only for a Hugging Face model; not on a board's Python
             config = json.loads((files[0].parent / "config.json").read_text())
             dims, params = _hf_to_canonical(load_file(str(files[0])), config)
     except ModelError:

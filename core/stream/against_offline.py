@@ -8,13 +8,13 @@ the stream left out are not committed words; they count in the WER only.
 """
 from __future__ import annotations
 
+import jiwer
+
 from core.qa.scoring import error_rate, normalize
 
 
 def disagreeing_share(offline: str, committed: str) -> float | None:
     """Committed words that disagree with the offline transcript, over all committed words (None: none)."""
-    import jiwer
-
     ref, hyp = normalize(offline), normalize(committed)
     if not hyp:
         return None

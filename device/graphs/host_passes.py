@@ -22,6 +22,8 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
+from device.graphs.onnx_graphs import per_layer_inputs
+
 
 def _layer_norm_at(mean: onnx.NodeProto, users: dict, inits: dict):
     """The nine nodes of one decomposed LayerNorm that starts at ReduceMean `mean`, or None."""
@@ -234,6 +236,4 @@ def layer_norm_count(model: onnx.ModelProto) -> int:
 def host_decoder(graph, n_head: int) -> onnx.ModelProto:
     """A decoder graph (step, prefill, full) as the onnx backends' sessions run it: stacked inputs per layer,
     LayerNorms fused, the cross K/V and the cache read head-major, the cache of any length."""
-    from device.graphs.onnx_graphs import per_layer_inputs
-
     return growing_cache(head_major_kv(fuse_layer_norms(per_layer_inputs(graph)), n_head))

@@ -16,6 +16,7 @@ BUFFER_ALIGN = 16
 
 
 def schema():
+    # LiteRT's schema (~0.2 s; absent from a NumPy-only board): only when a graph is read or written
     import ai_edge_litert.schema_py_generated as S
 
     return S
@@ -112,7 +113,7 @@ class TFLiteWriter:
         self.operators.append(o)
 
     def finish(self, inputs: list[str], outputs: list[str], description: str = "") -> bytes:
-        import flatbuffers
+        import flatbuffers  # comes with LiteRT: only when a graph is written
 
         S = schema()
         sg = S.SubGraphT()

@@ -22,6 +22,7 @@ from core.model.backend import CROSS_FORMS, check_cross
 from core.model.dims import ModelDims
 from core.model.file_hash import sha256_files
 from core.model.weights import WhisperWeights
+from device.graphs.tflite_read import params_from_tflite
 
 FORMAT = "whisperkv-mtk-bundle"
 VERSION = 1
@@ -116,15 +117,13 @@ def weights_from_bundle(path: str | Path) -> WhisperWeights:
     b = read_bundle(path)
     p: dict[str, np.ndarray] = {}
     if b.has("encoder", "onnx"):     # the reader of the one format the bundle has, not both
-        import onnx
+        import onnx  # ~0.1 s, and absent from a LiteRT board: only for a bundle of ONNX graphs
 
-        from device.graphs.onnx_graphs import params_from_graph
+        from device.graphs.onnx_graphs import params_from_graph  # onnx too: only for a bundle of ONNX graphs
 
         for role in ("encoder", "decoder_step"):
             p |= params_from_graph(onnx.load(str(b.graph_path(role))))
     else:
-        from device.graphs.tflite_read import params_from_tflite
-
         for role in ("encoder", "decoder_step"):
             p |= params_from_tflite(b.graph_path(role, "tflite").read_bytes())
     for conv in ("encoder.conv1.weight", "encoder.conv2.weight"):

@@ -22,7 +22,13 @@ from pathlib import Path
 
 import numpy as np
 
+from core.decode.decoding import decode_window
+from core.decode.options import DecodeOptions
 from core.errors import ModelError
+from core.model.audio import load_audio
+from core.model.mel import mel_windows
+from core.model.tokenizer import WhisperTokenizer
+from device.runner.tflite.tflite_backend import TfliteBackend
 
 MASK_FLOOR = -32.0
 ESPEAK = "espeak-ng"
@@ -74,8 +80,6 @@ def _say(text: str, voice: str, wav: Path) -> None:
 def speech(limit: int | None = None, sentences: dict = SENTENCES, voices: dict = VOICES) -> list[Utterance]:
     """Every sentence in every voice of its language (the first `limit` of them, languages interleaved).
     Other `sentences` and `voices` speak held-out speech the same way (bench/int_sensitivity.py)."""
-    from core.model.audio import load_audio
-
     plan = [(lang, voice, text) for lang in sentences for text in sentences[lang] for voice in voices[lang]]
     en, zh = [u for u in plan if u[0] == "en"], [u for u in plan if u[0] == "zh"]
     mixed = [u for pair in zip(en, zh) for u in pair] + en[len(zh):] + zh[len(en):]
@@ -123,12 +127,6 @@ def input_bounds(weights) -> dict[str, float]:
 def samples(weights, cross: str = "kv", text_steps: int = 2, limit: int | None = None,
             log=lambda line: None) -> Samples:
     """Calibration inputs for both graphs of the `cross` form, from `speech(limit)` through the fp32 graphs."""
-    from core.decode.decoding import decode_window
-    from core.decode.options import DecodeOptions
-    from core.model.mel import mel_windows
-    from core.model.tokenizer import WhisperTokenizer
-    from device.runner.tflite.tflite_backend import TfliteBackend
-
     fp32 = TfliteBackend.from_weights(weights, cross=cross)
     tok = WhisperTokenizer.from_weights(weights)
     names = ("F",) if cross == "absorbed" else ("cross_k", "cross_v")

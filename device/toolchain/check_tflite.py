@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from device.graphs import tflite_read as R
 from device.toolchain import mdla_ops
 from device.toolchain.report import CheckError, GraphReport, TensorInfo, Violation
 
@@ -50,8 +51,6 @@ def _quantized_form(op, ts) -> tuple[str, str] | None:
 
 
 def check_tflite(path: str | Path, graph: str | None = None) -> GraphReport:
-    from device.graphs import tflite_read as R
-
     path = Path(path)
     try:
         buf = path.read_bytes()

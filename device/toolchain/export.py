@@ -30,7 +30,10 @@ from core.errors import ModelError
 from core.model.backend import check_cross
 from core.model.dims import ModelDims
 from core.model.file_hash import sha256_files
+from core.model.tokenizer import WhisperTokenizer
 from core.model.weights import WhisperWeights
+from device.graphs import tflite_read
+from device.graphs.tflite_graphs import build_decoder_step_tflite, build_encoder_tflite
 from device.runner.bundle import (
     FORMAT,
     GRAPHS,
@@ -38,6 +41,7 @@ from device.runner.bundle import (
     VERSION,
     read_bundle,
 )
+from device.toolchain.int_quantize import MIXED, Recipe, _aeq, quantize_graph
 
 INT_DTYPES = ("a16w8", "a8w8", "mixed")    # device/toolchain/int_quantize.py: TFLite only
 DTYPES = ("fp32", "fp16", "int8", *INT_DTYPES)
@@ -68,15 +72,13 @@ def write_manifest(out: Path, dims: ModelDims, dtype: str, special: dict, weight
 
 
 def _opset(path: Path) -> int:
-    import onnx
+    import onnx  # onnx (~0.1 s): only for ONNX graphs; `whisperkv --help` imports this module
 
     m = onnx.load(str(path), load_external_data=False)
     return max(o.version for o in m.opset_import if o.domain in ("", "ai.onnx"))
 
 
 def special_tokens(weights: WhisperWeights) -> dict:
-    from core.model.tokenizer import WhisperTokenizer
-
     tok = WhisperTokenizer.from_weights(weights)
     return asdict(tok.special) | {"languages": tok.languages}
 
@@ -94,14 +96,12 @@ def check_request(dtype: str, formats) -> tuple[str, ...]:
     if dtype in INT_DTYPES:
         if "onnx" in formats:
             raise ModelError(f"{dtype} graphs are TFLite only (the MDLA's integer form)", "use --format tflite")
-        from device.toolchain.int_quantize import _aeq
-
         _aeq()      # the optional extra: say it is missing before anything is built
     return formats
 
 
 def _write_onnx(p: dict, dims: ModelDims, dtype: str, out: Path, cross: str) -> dict:
-    import onnx
+    import onnx  # onnx (~0.1 s): only for ONNX graphs; `whisperkv --help` imports this module
 
     from device.graphs import onnx_graphs as G
     from device.graphs.quantize import quantize_model
@@ -120,16 +120,11 @@ def _write_onnx(p: dict, dims: ModelDims, dtype: str, out: Path, cross: str) -> 
 
 
 def _write_tflite(weights: WhisperWeights, dtype: str, out: Path, cross: str, log) -> dict:
-    from device.graphs import tflite_read
-    from device.graphs.tflite_graphs import (
-        build_decoder_step_tflite,
-        build_encoder_tflite,
-    )
-
     p, dims = weights.params, weights.dims
     integer = dtype in INT_DTYPES
     samples = None
     if integer:
+        # espeak-ng's speech decoded by the tflite backend: only for an integer bundle
         from device.toolchain.calibration import samples as calibration_samples
 
         samples = calibration_samples(weights, cross, log=log)
@@ -141,8 +136,7 @@ def _write_tflite(weights: WhisperWeights, dtype: str, out: Path, cross: str, lo
         recipe = _int_recipe(dtype, role, cross) if integer else None
         data = build(p, dims, "fp32" if recipe else "fp16" if integer else dtype, cross=cross)
         if recipe:
-            from device.toolchain.calibration import input_bounds
-            from device.toolchain.int_quantize import Recipe, quantize_graph
+            from device.toolchain.calibration import input_bounds  # as samples above: an integer bundle only
 
             data = quantize_graph(data, role, Recipe.named(recipe), samples.encoder if role == "encoder" else
                                   samples.step, bounds=input_bounds(weights) if role == "decoder_step" else None)
@@ -157,8 +151,6 @@ def _write_tflite(weights: WhisperWeights, dtype: str, out: Path, cross: str, lo
 
 def _int_recipe(dtype: str, role: str, cross: str) -> str | None:
     """The recipe a graph of an integer bundle is quantized with; None: fp16 weights, not quantized."""
-    from device.toolchain.int_quantize import MIXED
-
     return MIXED[cross][role] if dtype == "mixed" else dtype
 
 
@@ -198,7 +190,7 @@ def quantize_bundle(src: str | Path, out: str | Path, dtype: str) -> dict:
     """fp16 or int8 ONNX graphs (device/graphs/quantize.py) from an fp32 bundle: read the fp32 bundle
     at `src`, write the `dtype` bundle to `out` (may be the same directory). Only the ONNX graphs
     are carried over: TFLite graphs come at their dtype from `export_bundle`."""
-    import onnx
+    import onnx  # onnx (~0.1 s): only for ONNX graphs; `whisperkv --help` imports this module
 
     from device.graphs.quantize import quantize_model
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.errors import ModelError
+from device.graphs import tflite_read as R
 
 INT_DTYPES = ("a16w8", "a8w8", "mixed")
 LOGITS_HEADROOM = 3.0
@@ -54,6 +55,7 @@ SCOPES = {"layer_norm": LAYER_NORMS}
 
 def _aeq():
     try:
+        # the optional extra (whisperkv-studio[export]), which pins its own LiteRT: only for an integer bundle
         from ai_edge_quantizer import qtyping, quantizer, recipe_manager
     except ImportError:
         raise ModelError("the integer TFLite graphs need ai-edge-quantizer, which is not installed",
@@ -71,8 +73,6 @@ def available() -> bool:
 
 def op_outputs(model: bytes) -> list[tuple[str, str]]:
     """(op name, first output tensor name) of every operator, in graph order."""
-    from device.graphs import tflite_read as R
-
     ts = R.tensors(model)
     return [(op.op, ts[op.outputs[0]].name if op.outputs else "") for op in R.operators(model)]
 
@@ -187,7 +187,7 @@ def quantize_graph(model: bytes, role: str, recipe: Recipe, samples: list[dict],
     token's step (and the attention sink it becomes) carries activations several times those of any other
     step, and an averaged range clipped them, which changed the first token of every clip."""
     quantizer, _, _ = _aeq()
-    from ai_edge_quantizer import calibrator
+    from ai_edge_quantizer import calibrator  # the optional extra, as in _aeq
     from ai_edge_quantizer.utils import qsv_utils
 
     q = quantizer.Quantizer(bytearray(model), recipe.build(model, role))
@@ -225,8 +225,6 @@ def quantize_graph(model: bytes, role: str, recipe: Recipe, samples: list[dict],
 
 def _reshaped_from(model: bytes, name: str) -> list[str]:
     """The input of the RESHAPE that writes `name`, if one does."""
-    from device.graphs import tflite_read as R
-
     ts = R.tensors(model)
     return [ts[op.inputs[0]].name for op in R.operators(model)
             if op.op == "RESHAPE" and op.outputs and ts[op.outputs[0]].name == name]
@@ -234,8 +232,6 @@ def _reshaped_from(model: bytes, name: str) -> list[str]:
 
 def float_ops(model: bytes) -> dict[str, int]:
     """{op: count} of the ops a quantized graph still computes in float (not QUANTIZE/DEQUANTIZE)."""
-    from device.graphs import tflite_read as R
-
     ts = R.tensors(model)
     out: dict[str, int] = {}
     for op in R.operators(model):

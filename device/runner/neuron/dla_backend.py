@@ -25,6 +25,7 @@ from core.model.alignment import alignment_heads
 from core.model.backend import check_cross
 from core.model.kv_cache import uncached_by_steps
 from core.model.weights import ModelDims
+from device.runner.bundle import read_bundle
 from device.runner.neuron.dla_graph import DlaGraph
 from device.runner.neuron.neuron_runtime import NeuronError, NeuronLibrary
 from device.runner.neuron.neuron_slots import check_contract
@@ -86,8 +87,6 @@ class DlaBackend:
     def from_bundle(cls, path: str | Path, neuron_lib: str | None = None, npu_profile: str | None = None,
                     neuron_api: str | None = None, neuron_qos: bool = True, neuron_io: str | None = None,
                     neuron_create: str | None = None) -> "DlaBackend":
-        from device.runner.bundle import read_bundle
-
         bundle = read_bundle(path)
         kind = DlaAttentionBackend if ATTENTION in ((bundle.manifest.get("dla") or {}).get("graphs") or {}) else cls
         return kind(bundle, neuron_lib, npu_profile=npu_profile, neuron_api=neuron_api, neuron_qos=neuron_qos,

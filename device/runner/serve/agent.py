@@ -28,6 +28,8 @@ from device.runner.backends import REGISTRY
 from device.runner.cache_paths import cache_home
 from device.runner.neuron.npu_profile import switch_on
 from device.runner.serve.heap import steady_heap
+from device.runner.serve.probe import probe
+from device.runner.serve.sampler import Sampler
 from device.runner.serve.served_model import ServedModel
 from device.runner.serve.writer import Writer
 from device.spec.settings import add_runner_args, runtime_config
@@ -161,8 +163,6 @@ class Agent:
 
     # --- main thread -----------------------------------------------------------------------------
     def serve(self) -> None:
-        from device.runner.serve.sampler import Sampler
-
         while (job := self.jobs.get()) is not None:
             if job.sample_s:
                 job.sampler = Sampler(job.sample_s, lambda s, rid=job.id: self.out.send({**s, "id": rid})).start()
@@ -202,8 +202,6 @@ class Agent:
             self.out.send(P.internal_error(exc, job.id))
 
     def run_probe(self, job: Job) -> None:
-        from device.runner.serve.probe import probe
-
         try:
             model = self.served.model
             self.out.send({"type": "probe", "id": job.id, "final": True,

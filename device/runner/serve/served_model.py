@@ -14,7 +14,9 @@ from core.decode.options import DecodeOptions, OptionsError
 from core.model.backend import AttentionBackend
 from core.model.encoder_cache import EncoderCache
 from device import protocol as P
+from device.runner.neuron.npu_profile import gather
 from device.spec.runner_kind import npu_kind, runner_kind
+from device.spec.soc import board_soc
 
 log = logging.getLogger("whisperkv.agent")
 PROFILE_RECREATES = ("profiling: each runtime is released and re-created after every request so that the "
@@ -31,8 +33,6 @@ class ServedModel:
         self.encoder_cache = None
         self.load_ms: float | None = None
         self.npu_profile = config.npu_profile if config is not None else None   # the profiler's folder
-        from device.spec.soc import board_soc
-
         self.soc = board_soc()        # read once: hello names it (docs/protocol.md)
         t0 = time.perf_counter()
         try:
@@ -69,8 +69,6 @@ class ServedModel:
         the backend never reached the runtime); None when it is off."""
         if not self.npu_profile:
             return None
-        from device.runner.neuron.npu_profile import gather
-
         flush = getattr(self.model.backend, "flush_profile", None)
         if flush is not None:
             flush()

@@ -204,6 +204,7 @@ class TfliteBackend:
             if self.dtype not in ("fp32", "fp16"):
                 raise WhisperKVError(f"the attention view is built from float weights, and this bundle's are {self.dtype}",
                                      "export a float bundle (--dtype fp32 or fp16) to see where the decoder looks")
+            # the graph emitters: only when attention is first asked for, never for a board's ordinary steps
             from device.graphs.tflite_graphs import build_decoder_step_tflite
             from device.graphs.tflite_read import params_from_tflite
 

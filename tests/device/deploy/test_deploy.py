@@ -184,8 +184,8 @@ def test_tflite_deploy_without_a_model_exports_once_into_the_cache(tmp_path, mon
         calls.append(formats)
         make_bundle(Path(out))
 
-    monkeypatch.setattr("device.toolchain.export.export_bundle", stand_in_export)
-    monkeypatch.setattr("core.model.weights.load_model", lambda path=None: "weights")
+    monkeypatch.setattr(D, "export_bundle", stand_in_export)
+    monkeypatch.setattr(D, "load_model", lambda path=None: "weights")
     monkeypatch.setenv("WHISPERKV_CACHE", str(tmp_path / "cache" / "whisperkv"))
     first = D.cached_tflite_bundle()
     assert first == tmp_path / "cache" / "whisperkv" / "bundles" / f"{sha256_files(find_installed_model())}-tflite"
@@ -197,7 +197,7 @@ def test_tflite_deploy_without_a_model_exports_once_into_the_cache(tmp_path, mon
 def test_tflite_deploy_says_so_when_export_writes_no_tflite(tmp_path, monkeypatch):
     from device.deploy import deploy as D
 
-    monkeypatch.setattr("device.toolchain.export.export_bundle", lambda weights, out, dtype="fp32": None)
+    monkeypatch.setattr(D, "export_bundle", lambda weights, out, dtype="fp32": None)
     monkeypatch.setenv("WHISPERKV_CACHE", str(tmp_path / "cache" / "whisperkv"))
     with pytest.raises(DeployError, match="writes no TFLite graphs yet"):
         D.cached_tflite_bundle()
