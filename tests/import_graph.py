@@ -59,11 +59,12 @@ def _regex(pieces: list[str | None]) -> str:
 
 def _named(node: ast.AST, constants: dict[str, str], names: dict[str, Path]) -> list[str]:
     """The modules a string names: as a "module:function" factory, or as the argument of import_module."""
-    if isinstance(node, ast.Call) and node.args and getattr(node.func, "attr", getattr(node.func, "id", None)) \
-            == "import_module":
+    call = isinstance(node, ast.Call) and node.args and getattr(node.func, "attr", getattr(node.func, "id", None))
+    if call == "import_module":
         pieces = _pieces(node.args[0], constants)
-        return [m for m in names if re.fullmatch(_regex(pieces), m)] if pieces else []
-    if not isinstance(node, (ast.Constant, ast.JoinedStr)) or not (pieces := _pieces(node, constants)):
+        return [m for m in names if re.fullmatch(_regex(pieces), m)] if pieces and pieces[0] else []
+    if not isinstance(node, (ast.Constant, ast.JoinedStr)) or not (pieces := _pieces(node, constants)) \
+            or pieces[0] is None:     # a name whose start is unknown could be any module: none is drawn
         return []
     text = "".join("\0" if p is None else p for p in pieces)
     module, colon, function = text.partition(":")
@@ -171,7 +172,8 @@ def _comment_lines(text: str) -> set[int]:
 
 def local_imports(path: Path) -> list[tuple[int, bool]]:
     """Each import inside a function: (its line, whether a comment says why). The comment is on the import, or
-    on the line above it, or on the import just above that heads the same run of imports."""
+    on the line above it, or on the import just above that heads the same run of imports (blank lines between
+    them ignored)."""
     text = path.read_text()
     commented, lines = _comment_lines(text), text.splitlines()
     found, said = [], {}
@@ -180,6 +182,8 @@ def local_imports(path: Path) -> list[tuple[int, bool]]:
         for child in ast.iter_child_nodes(node):
             if in_function and isinstance(child, (ast.Import, ast.ImportFrom)):
                 above = child.lineno - 1
+                while above > 1 and not lines[above - 1].strip():    # isort's blank line between groups
+                    above -= 1
                 said[child.end_lineno] = (any(n in commented for n in range(child.lineno, child.end_lineno + 1))
                                           or lines[above - 1].lstrip().startswith("#") or said.get(above, False))
                 found.append((child.lineno, said[child.end_lineno]))

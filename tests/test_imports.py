@@ -63,7 +63,8 @@ def test_a_cycle_hidden_in_factory_strings_and_import_module_is_found(tmp_path):
     (package / "b.py").write_text('_C, _X = "pkg.c", "other"\nROWS = (f"{_C}:run", f"{_X}:run")\n')
     (package / "c.py").write_text("import importlib\n\n\ndef run(name):\n"
                                   "    return importlib.import_module(f'pkg.{name}')\n")
-    (package / "d.py").write_text('COMMAND = ["python3", "-m", "pkg.a"]   # another process: no arrow\n')
+    (package / "d.py").write_text('COMMAND = ["python3", "-m", "pkg.a"]   # another process: no arrow\n'
+                                  'def row(name):\n    return f"{name}.a:run"   # it could be any module: none\n')
     graph = import_arrows(tmp_path, ("pkg",))
     assert graph["pkg.a"] == {"pkg.b": 5}
     assert graph["pkg.b"] == {"pkg.c": 2}
