@@ -1,4 +1,5 @@
-"""The host ⇄ runner wire protocol (docs/protocol.md): framing, limits, error codes, mel payloads.
+"""The host ⇄ runner wire protocol (docs/protocol.md): framing and mel payloads, with the constants, codes and limits
+of device/spec/protocol_codes.py.
 
 NumPy is the only dependency, so the runner can import this on a bare board.
 """
@@ -10,36 +11,33 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-# 2: one 30 s window per `transcribe` request, [1, 80, 3000]; the host seeks (core/decode/window_feed.py).
-# 1 took a whole clip, [W, 80, 3000], and the runner sought; its `max_windows` is gone.
-PROTOCOL = 2
-RUNNER_VERSION = "0.1.0"
+# The constants, codes and limits live in the spec, which a native runner reads too; they stay reachable here
+# as `P.NAME` for every caller of the protocol.
+from device.spec.protocol_codes import (  # noqa: F401
+    BAD_FRAME,
+    BAD_MEL,
+    BAD_PROTOCOL,
+    BAD_REQUEST,
+    BUSY,
+    ERROR_CODES,
+    EVENT_TYPES,
+    FEATURES,
+    FRAME_TOO_LARGE,
+    INTERNAL,
+    LENGTH_FORMAT,
+    MAX_HEADER,
+    MAX_PAYLOAD,
+    MEL_DTYPES,
+    MODEL_MISSING,
+    N_FRAMES,
+    N_MELS,
+    PROTOCOL,
+    REQUEST_OPS,
+    RUNNER_VERSION,
+    UNKNOWN_OP,
+)
 
-MAX_HEADER = 1 << 20          # 1 MiB of JSON is far beyond any legitimate header
-MAX_PAYLOAD = 1 << 20         # 1 MiB: one window of float32 mel (960 000 bytes) and no more
-N_MELS, N_FRAMES = 80, 3000
-MEL_DTYPES = ("float16", "float32")
-# What this runner takes beyond its protocol as first written, listed in `hello.features`; a host sends such a
-# field only to a runner that lists it (an older runner would ignore it and answer something else).
-FEATURES = ("prompt", "seek_timestamps", "draft", "samples", "probe")
-
-# Error codes carried by `error` events.
-BAD_FRAME = "bad_frame"              # header is not UTF-8 JSON object with a string "op"
-FRAME_TOO_LARGE = "frame_too_large"  # header or payload over the limit; the bytes are skipped
-UNKNOWN_OP = "unknown_op"
-BAD_REQUEST = "bad_request"          # a field is missing or has the wrong type/value
-BAD_MEL = "bad_mel"                  # wrong shape/dtype/size, or NaN/Inf values
-BAD_PROTOCOL = "bad_protocol"        # hello asked for a protocol version we do not speak
-BUSY = "busy"                        # a transcribe reused the id of a request still queued or running
-MODEL_MISSING = "model_missing"      # the runner could not load its model
-INTERNAL = "internal"                # the backend raised; the request ends, the runner keeps serving
-ERROR_CODES = (BAD_FRAME, FRAME_TOO_LARGE, UNKNOWN_OP, BAD_REQUEST, BAD_MEL, BAD_PROTOCOL,
-               BUSY, MODEL_MISSING, INTERNAL)
-
-REQUEST_OPS = ("hello", "transcribe", "probe", "cancel", "bye")
-EVENT_TYPES = ("hello", "encoded", "token", "done", "sample", "npu_profile", "probe", "error")
-
-_LEN = struct.Struct(">I")
+_LEN = struct.Struct(LENGTH_FORMAT)
 
 
 class ProtocolError(Exception):
@@ -107,19 +105,19 @@ class FrameParser:
                 del self._buf[:need]
                 self._header = None
                 continue
-            if len(self._buf) < 4:
+            if len(self._buf) < _LEN.size:
                 return out
             (n,) = _LEN.unpack_from(self._buf)
             if n > self.max_header:
-                del self._buf[:4]
+                del self._buf[:_LEN.size]
                 self._skip = n
                 out.append(BadFrame(FRAME_TOO_LARGE, f"header of {n} bytes exceeds the limit of "
                                     f"{self.max_header}; skipped"))
                 continue
-            if len(self._buf) < 4 + n:
+            if len(self._buf) < _LEN.size + n:
                 return out
-            raw = bytes(self._buf[4:4 + n])
-            del self._buf[:4 + n]
+            raw = bytes(self._buf[_LEN.size:_LEN.size + n])
+            del self._buf[:_LEN.size + n]
             out.append(self._parse_header(raw))
             if isinstance(out[-1], Frame) and out[-1].header.get("payload_bytes"):
                 self._header = out.pop().header

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from core.errors import WhisperKVError
 from core.model.file_hash import sha256_files
-from device.runner.neuron.neuron_slots import CONTRACT
+from device.spec.slot_contract import CONTRACT
 from device.spec.soc import SOCS
 
 COMPILER = "ncc-tflite"

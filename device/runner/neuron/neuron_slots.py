@@ -1,9 +1,10 @@
 """A compiled graph's slots: the contract model.json records, the form the runtime takes each slot in, and the
 copies between a decoder's arrays and the runtime's buffers.
 
-The contract (`whisperkv compile` writes it: device/toolchain/compile.py): model.json's "dla" carries
-`contract: CONTRACT` and, per graph, the compile flags and each input and output slot in the compiler's order
-(the TFLite graph's): its name, shape and `.tflite` dtype, and an integer slot's one scale and zero point.
+The contract (its names: device/spec/slot_contract.py; `whisperkv compile` writes it: device/toolchain/compile.py):
+model.json's "dla" carries `contract: CONTRACT` and, per graph, the compile flags and each input and output slot in
+the compiler's order (the TFLite graph's): its name, shape and `.tflite` dtype, and an integer slot's one scale and
+zero point.
 
 The form, from what the runtime reports at load (never a hard-coded alignment):
 - the element size is get*Size over the slot's elements: 2 bytes is fp16, 4 bytes the `.tflite`'s fp32; an integer
@@ -24,12 +25,11 @@ import numpy as np
 
 from core.errors import ModelError
 from device.runner.tflite.int_slots import from_slot, to_slot
+from device.spec.slot_contract import CONTRACT, FLOAT_SLOT_DTYPES, INT_SLOT_DTYPES
 
-CONTRACT = 1
 COMPILE_FIX = ("recompile it with this whisperkv: `whisperkv compile DIR --soc SOC`, then `whisperkv deploy "
                "--backend dla --model DIR`")
-_INT = {"INT8": np.int8, "INT16": np.int16, "UINT8": np.uint8}
-_FLOAT = ("FLOAT32", "FLOAT16")
+_INT = {name: np.dtype(name.lower()) for name in INT_SLOT_DTYPES}
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,7 @@ def derive(file: str, kind: str, i: int, slot: dict, size: int, padded: int | No
             raise ModelError(f"model.json records no scale for the integer {kind} {slot['name']} of {file}",
                              COMPILE_FIX)
         native = np.dtype(_INT[slot["dtype"]])
-    elif slot["dtype"] in _FLOAT:
+    elif slot["dtype"] in FLOAT_SLOT_DTYPES:
         native = {2: np.dtype(np.float16), 4: np.dtype(np.float32)}.get(size // elements if size % elements == 0
                                                                         else 0)
     else:
