@@ -64,7 +64,8 @@ def interpreter(mod, dist):
     except Exception as e:
         return "import failed: %s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else "")
     return version(dist) or getattr(sys.modules[mod], "__version__", None) or getattr(m, "__version__", None) or "unknown"
-ver = re.search(r'RUNNER_VERSION = "([^"]+)"', read_text(os.path.join(root, "device", "protocol.py")))
+ver = re.search(r'RUNNER_VERSION = "([^"]+)"', read_text(os.path.join(root, "device", "spec", "protocol_codes.py"))
+                + read_text(os.path.join(root, "device", "protocol.py")))
 try:
     manifest = json.loads(read_text(os.path.join(root, "manifest.json")) or "{}")
 except ValueError:
