@@ -26,9 +26,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.errors import WhisperKVError
+from core.model.alignment import alignment_heads
+from core.model.dims import ModelDims
 from core.model.file_hash import sha256_files
+from device.graphs import tflite_read
+from device.graphs.tflite_graphs import build_decoder_step_tflite
 from device.spec.slot_contract import CONTRACT
 from device.spec.soc import SOCS
+from device.toolchain import int_quantize
 
 COMPILER = "ncc-tflite"
 # The SoC's target flags (--arch, --l1-size-kb, --num-mdla) come from device/spec/soc.py's table, which the
@@ -106,9 +111,7 @@ def bundle_precision(bundle: Path, graphs: list[Path]) -> tuple[str, int]:
     dtype = json.loads((bundle / "model.json").read_text()).get("dtype", "fp32")
     if dtype in FLOAT_DTYPES:
         return dtype, 0
-    from device.toolchain.int_quantize import float_ops
-
-    return dtype, sum(sum(float_ops(g.read_bytes()).values()) for g in graphs)
+    return dtype, sum(sum(int_quantize.float_ops(g.read_bytes()).values()) for g in graphs)
 
 
 def find_compiler(ncc: str | Path | None = None) -> Path:
@@ -189,10 +192,8 @@ def compile_graph(compiler: Path, tflite: Path, flags: list[str], dla: Path,
 def graph_slots(tflite: Path) -> dict:
     """The compiled graph's input and output slots with their byte sizes, from the TFLite graph it was compiled
     from (the compiler keeps their order): the dla backend checks the runtime's sizes against them at load."""
-    from device.graphs.tflite_read import slots
-
     try:
-        return slots(tflite.read_bytes())
+        return tflite_read.slots(tflite.read_bytes())
     except ValueError:        # not a TFLite flatbuffer: nothing to record, the backend then refuses to load it
         return {}
 
@@ -207,17 +208,12 @@ def contract_slots(tflite: Path) -> dict:
 def attention_variant(bundle: Path, folder: Path) -> Path | None:
     """The step graph's attention variant for a float bundle, written into `folder`, else None (an integer
     bundle's step is quantized as it is; the variant is built from float weights)."""
-    from core.model.alignment import alignment_heads
-    from core.model.dims import ModelDims
-    from device.graphs.tflite_graphs import build_decoder_step_tflite
-    from device.graphs.tflite_read import params_from_tflite
-
     doc = json.loads((bundle / "model.json").read_text())
     step = bundle / "decoder_step.tflite"
     if doc.get("dtype", "fp32") not in FLOAT_DTYPES or not step.is_file():
         return None
     try:
-        params = params_from_tflite(step.read_bytes())
+        params = tflite_read.params_from_tflite(step.read_bytes())
     except ValueError:        # not a TFLite flatbuffer: the compiler says so for the step itself
         return None
     dims = ModelDims(**doc["dims"])
@@ -230,9 +226,6 @@ def attention_variant(bundle: Path, folder: Path) -> Path | None:
 def record(bundle: Path, result: CompileResult, sources: dict[str, Path] | None = None) -> dict:
     """Add the compiled graphs to model.json: the "dla" section (the slot contract) and their sha256 in
     "files". `sources`: where a graph's .tflite is when not in the bundle (the attention variant)."""
-    from core.model.alignment import alignment_heads
-    from core.model.dims import ModelDims
-
     path = bundle / "model.json"
     doc = json.loads(path.read_text())
     sources = sources or {}
