@@ -31,6 +31,22 @@ class Setting:
     def names(self) -> tuple[str, ...]:
         return (self.name, *(name for name, _ in self.more))
 
+    def to_wire(self) -> dict:
+        """Its fields as the protocol's `error` event carries them (docs/protocol.md), the unset ones left out."""
+        fields = {"value": self.value, "verb": self.verb, "absolute": self.absolute,
+                  "more": [list(pair) for pair in self.more]}
+        return {"setting": self.name, **{key: value for key, value in fields.items() if value}}
+
+    @classmethod
+    def from_wire(cls, fields: dict) -> Setting:
+        more = tuple((name, value) for name, value in fields.get("more", ()))
+        setting = cls(fields["setting"], fields.get("value", ""), fields.get("verb", ""),
+                      fields.get("absolute") is True, more)
+        texts = [setting.name, setting.value, setting.verb, *(text for pair in more for text in pair)]
+        if not all(isinstance(text, str) for text in texts):
+            raise TypeError(f"a setting's fields are strings: {fields!r}")
+        return setting
+
     def __str__(self) -> str:
         query = "&".join(f"{name}={value}" for name, value in ((self.name, self.value), *self.more))
         words = [self.verb] if self.verb else []
@@ -59,6 +75,20 @@ class Fix(str):
             parts += [separator, fix] if i else [fix]
         return cls(*parts)
 
+    def to_wire(self) -> list[str | dict]:
+        """Its parts as the protocol's `error` event carries them: text, and each setting's fields."""
+        return [part.to_wire() if isinstance(part, Setting) else part for part in self.parts]
+
+    @classmethod
+    def from_wire(cls, parts: object) -> Fix:
+        """The Fix an `error` event's `fix` carries; ValueError when it is not one (a runner of another version)."""
+        try:
+            if not isinstance(parts, list):
+                raise TypeError(f"a list of parts, not {type(parts).__name__}")
+            return cls(*(part if isinstance(part, str) else Setting.from_wire(part) for part in parts))
+        except (TypeError, KeyError, ValueError, AttributeError) as exc:
+            raise ValueError(f"an error event's fix is not one: {exc}") from None
+
     @property
     def settings(self) -> tuple[Setting, ...]:
         return tuple(part for part in self.parts if isinstance(part, Setting))
@@ -66,6 +96,12 @@ class Fix(str):
     def worded(self, say: Callable[[Setting], str]) -> str:
         """The line with each setting said by `say` (the studio: its form's field)."""
         return "".join(say(part) if isinstance(part, Setting) else part for part in self.parts)
+
+
+def wire_fix(exc: BaseException) -> list[str | dict] | None:
+    """The parts of `exc`'s fix for an `error` event, when it is a Fix; None for a fix of plain text."""
+    fix = getattr(exc, "fix", None)
+    return fix.to_wire() if isinstance(fix, Fix) else None
 
 
 class WhisperKVError(Exception):

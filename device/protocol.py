@@ -41,13 +41,15 @@ _LEN = struct.Struct(LENGTH_FORMAT)
 
 
 class ProtocolError(Exception):
-    """A request the runner must answer with an `error` event instead of serving it."""
+    """A request the runner must answer with an `error` event instead of serving it. `fix`: the parts of the fix at
+    the message's end when it names device settings (core.errors.Fix.to_wire), for the event's `fix`."""
 
-    def __init__(self, code: str, message: str, id: str | None = None):
+    def __init__(self, code: str, message: str, id: str | None = None, fix: list | None = None):
         super().__init__(message)
         self.code = code
         self.message = message
         self.id = id
+        self.fix = fix
 
 
 def encode_frame(header: dict, payload: bytes | memoryview = b"") -> bytes:
@@ -193,8 +195,10 @@ def internal_error(exc: BaseException, id: str | None = None) -> dict:
                        id)
 
 
-def error_event(code: str, message: str, id: str | None = None) -> dict:
+def error_event(code: str, message: str, id: str | None = None, fix: list | None = None) -> dict:
     ev = {"type": "error", "code": code, "message": message}
     if id is not None:
         ev["id"] = id
+    if fix:
+        ev["fix"] = fix
     return ev

@@ -42,6 +42,20 @@ _FIXES = {
 }
 
 
+def refusal(h: dict) -> RunnerError:
+    """The runner's `error` event as a RunnerError. Its message may end with the runner's fix: when the event's
+    `fix` carries that fix's parts (docs/protocol.md), the problem stops before it and the fix is that Fix, then
+    the host's, so `str()` reads the same line and the studio words the settings it names."""
+    code, message, fix = h.get("code", "?"), h.get("message", ""), _FIXES.get(h.get("code"), "")
+    try:
+        theirs = Fix.from_wire(h["fix"]) if "fix" in h else None
+    except ValueError:
+        theirs = None
+    if not theirs or not isinstance(message, str) or not message.endswith(f" — {theirs}"):
+        return RunnerError(code, message, fix)
+    return RunnerError(code, message[:-len(f" — {theirs}")], Fix.join(" — ", [theirs, fix] if fix else [theirs]))
+
+
 REFERENCE_KERNELS_TIMEOUT = 900.0
 
 
@@ -92,7 +106,7 @@ class BoardClient:
                         self.read_timeout = max(self.read_timeout, REFERENCE_KERNELS_TIMEOUT)
                     break
                 if h.get("type") == "error":
-                    raise RunnerError(h.get("code", "?"), h.get("message", ""), _FIXES.get(h.get("code"), ""))
+                    raise refusal(h)
         return self.info
 
     def close(self) -> None:
@@ -155,7 +169,7 @@ class BoardClient:
                     continue      # late events of an earlier, abandoned request
                 if h.get("type") == "error":
                     finished = True
-                    raise RunnerError(h.get("code", "?"), h.get("message", ""), _FIXES.get(h.get("code"), ""))
+                    raise refusal(h)
                 if h.get("type") == "sample":
                     self.samples.append(h)
                     if self.on_sample is not None:
@@ -187,7 +201,7 @@ class BoardClient:
         while True:
             _, h = self._next(timeout or self.read_timeout, "waiting for the probe's answer")
             if h.get("id") == rid and h.get("type") == "error":
-                raise RunnerError(h.get("code", "?"), h.get("message", ""), _FIXES.get(h.get("code"), ""))
+                raise refusal(h)
             if h.get("id") == rid and h.get("type") == "probe":
                 return h
 

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from core.errors import Fix, Setting
 from device import ROOT
 from device.link.transport import (
     CommandResult,
@@ -37,7 +38,8 @@ class LocalTransport(Transport):
     def start_runner(self, args: list[str]) -> ProcessStream:
         if not os.path.isdir(self.runner_dir):
             raise TransportError(f"runner directory {self.runner_dir} does not exist",
-                                 f"deploy there with `whisperkv deploy --dir {self.runner_dir}`, or drop ?dir=")
+                                 Fix(f"deploy there with `whisperkv deploy --dir {self.runner_dir}`, or ",
+                                     Setting("dir", verb="drop")))
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [self.runner_dir, env.get("PYTHONPATH")]))
         return ProcessStream([self.python, "-m", "device.runner", *args], cwd=self.runner_dir, env=env)

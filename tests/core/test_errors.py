@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pickle
 
+import pytest
+
 from core.errors import Fix, Setting, WhisperKVError
 
 
@@ -34,3 +36,23 @@ def test_fixes_compose_and_survive_a_pickle():
     again = pickle.loads(pickle.dumps(fix))
     assert again == fix and again.settings == (key, drop)
     assert Fix("plain").settings == () and Fix("plain").worded(str) == "plain"
+
+
+def test_a_fix_crosses_the_wire_as_its_parts():
+    """The runner's `error` event carries a fix's parts (docs/protocol.md) and the host rebuilds the same Fix; parts
+    that are no fix (another runner's) are refused in one ValueError, which the host reads as no fix."""
+    import json
+
+    from core.errors import wire_fix
+
+    both = Setting("dir", "RUNNER_DIR", more=(("python", "/p"),))
+    fix = Fix("deploy, or ", both, ", or ", Setting("dir", verb="drop", absolute=True))
+    parts = json.loads(json.dumps(fix.to_wire()))
+    assert parts[1] == {"setting": "dir", "value": "RUNNER_DIR", "more": [["python", "/p"]]}
+    again = Fix.from_wire(parts)
+    assert again == fix and again.parts == fix.parts
+    assert wire_fix(WhisperKVError("x", fix)) == parts and wire_fix(WhisperKVError("x", "plain")) is None
+    for bad in (None, "text", [1], [{"value": "PATH"}], [{"setting": "key", "value": 3}],
+                [{"setting": "k", "more": [1]}]):
+        with pytest.raises(ValueError):
+            Fix.from_wire(bad)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.errors import ModelError
+from core.errors import Fix, ModelError, Setting
 from core.model.alignment import alignment_heads
 from core.model.backend import check_cross
 from core.model.kv_cache import uncached_by_steps
@@ -161,7 +161,8 @@ def build(source, *, config, **_) -> DlaBackend:
     """The registry's factory (device/runner/backends.py): a compiled bundle only, on `config.neuron_lib`."""
     if not isinstance(source, (str, Path)):
         raise ModelError("the dla backend runs a compiled bundle, not weights",
-                         "export and compile one (`whisperkv export --format tflite --out DIR`, `whisperkv compile "
-                         "DIR`), deploy it with `whisperkv deploy --backend tflite --model DIR`, and pass ?model=DIR")
+                         Fix("export and compile one (`whisperkv export --format tflite --out DIR`, `whisperkv "
+                             "compile DIR`), deploy it with `whisperkv deploy --backend tflite --model DIR`, and ",
+                             Setting("model", "DIR", "pass")))
     return DlaBackend.from_bundle(source, config.neuron_lib, config.npu_profile, config.neuron_api, config.neuron_qos,
                                   config.neuron_io, config.neuron_create)

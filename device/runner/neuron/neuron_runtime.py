@@ -25,6 +25,7 @@ import ctypes
 import os
 from pathlib import Path
 
+from core.errors import Fix, Setting
 from device.runner.neuron.neuron_graph import NeuronError
 from device.runner.neuron.neuron_v1 import V1Graph
 from device.runner.neuron.neuron_v2 import V2Graph
@@ -32,6 +33,12 @@ from device.spec.neuron_paths import APIS, LIB_FIX, SEARCH_ORDER, apis_of, by_so
 
 KNOWN_PATHS = SEARCH_ORDER
 API_CHOICES = ("v1", "v2")
+# LIB_FIX stays text in the spec (its module reaches a board's Python as text, without core); the runner's errors
+# keep its ?neuron_lib=PATH as a Setting.
+NEURON_LIB = Setting("neuron_lib", "PATH")
+_before, _named, _after = LIB_FIX.partition(str(NEURON_LIB))
+assert _named, f"LIB_FIX names {NEURON_LIB}"
+LIB = Fix(_before, NEURON_LIB, _after)
 IO_CHOICES = ("native", "converted")      # ?neuron_io=: conversion suppressed (the proven recipe) or on
 CREATE_CHOICES = ("plain", "options")     # ?neuron_create=: NeuronRuntime_create, or create_with_options
 V2_CONVERTS = ("Neuron Runtime V2 has no public way to suppress the runtime's conversion, so the slots are fed "
@@ -43,18 +50,18 @@ def open_library(path: str | None = None) -> tuple[str, ctypes.CDLL]:
     exists, else the first soname the loader finds. A miss names every place tried."""
     if path:
         if not os.path.isfile(path):
-            raise NeuronError(f"the Neuron runtime library {path} does not exist", LIB_FIX)
+            raise NeuronError(f"the Neuron runtime library {path} does not exist", LIB)
     else:
         path = first_present()
         if path is None:
             found = by_soname()
             if found is None:
-                raise NeuronError("no Neuron runtime library here (tried " + ", ".join(tried()) + ")", LIB_FIX)
+                raise NeuronError("no Neuron runtime library here (tried " + ", ".join(tried()) + ")", LIB)
             return found
     try:
         return path, ctypes.CDLL(path)
     except OSError as exc:
-        raise NeuronError(f"cannot load the Neuron runtime library {path} ({exc})", LIB_FIX) from None
+        raise NeuronError(f"cannot load the Neuron runtime library {path} ({exc})", LIB) from None
 
 
 def installed() -> bool:
@@ -66,7 +73,8 @@ def installed() -> bool:
 def _choice(value: str | None, choices: tuple[str, ...], setting: str) -> str:
     value = (value or choices[0]).lower()
     if value not in choices:
-        raise NeuronError(f"unknown ?{setting}={value}", f"use ?{setting}=" + " or ?{setting}=".join(choices))
+        raise NeuronError(f"unknown ?{setting}={value}",
+                          Fix("use ", Fix.join(" or ", (Setting(setting, choice) for choice in choices))))
     return value
 
 
@@ -83,15 +91,16 @@ class NeuronLibrary:
             lacks = [f"{name} lacks {', '.join(missing[:2])}" + (f" and {len(missing) - 2} more" if missing[2:] else "")
                      for name, needs in APIS.items() if (missing := [s for s in needs if not hasattr(self.lib, s)])]
             raise NeuronError(f"{self.path} is not a Neuron runtime library: it exports neither Runtime API ("
-                              + "; ".join(lacks) + ")", LIB_FIX)
+                              + "; ".join(lacks) + ")", LIB)
         if api is None:
             self.api = self.exported[0]
         elif api.lower() not in API_CHOICES:
-            raise NeuronError(f"unknown Neuron runtime API {api!r}", "use ?neuron_api=v1 or ?neuron_api=v2")
+            raise NeuronError(f"unknown Neuron runtime API {api!r}",
+                              Fix("use ", Setting("neuron_api", "v1"), " or ", Setting("neuron_api", "v2")))
         elif api.upper() not in self.exported:
             raise NeuronError(f"{self.path} does not export Neuron Runtime {api.upper()} (it has "
-                              f"{', '.join(self.exported)})", f"drop ?neuron_api={api} or use "
-                              f"?neuron_api={self.exported[0].lower()}")
+                              f"{', '.join(self.exported)})", Fix(Setting("neuron_api", api, "drop"), " or use ",
+                                                                   Setting("neuron_api", self.exported[0].lower())))
         else:
             self.api = api.upper()
         self.io, self.create = _choice(io, IO_CHOICES, "neuron_io"), _choice(create, CREATE_CHOICES, "neuron_create")

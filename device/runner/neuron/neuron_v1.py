@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 from pathlib import Path
 
+from core.errors import Fix, Setting
 from device.runner.neuron.neuron_graph import DLA_FIX, RUN_FIX, NeuronError, RuntimeGraph, check_rc, contiguous
 
 K_ENV_OPT_HARDWARE = 1 << 2          # deviceKind bit: run on the APU (Types.h)
@@ -53,7 +54,8 @@ class V1Graph(RuntimeGraph):
         env, handle = env_options(threads, lib.suppressed), vp()
         if lib.create == "options":
             if not lib.has(p + "create_with_options"):
-                raise NeuronError(f"{lib.path} does not export {p}create_with_options", "drop ?neuron_create=options")
+                raise NeuronError(f"{lib.path} does not export {p}create_with_options",
+                                  Fix(Setting("neuron_create", "options", "drop")))
             call = p + "create_with_options"
             rc = lib.fn(call, [ctypes.c_char_p, ctypes.POINTER(EnvOptions), ctypes.POINTER(vp)])(
                 OPTIONS, ctypes.byref(env), ctypes.byref(handle))

@@ -108,7 +108,7 @@ class Agent:
                 raise P.ProtocolError(P.UNKNOWN_OP, f"unknown op {op!r}; expected one of "
                                       f"{', '.join(P.REQUEST_OPS)}", rid)
         except P.ProtocolError as exc:
-            self.out.send(P.error_event(exc.code, exc.message, exc.id))
+            self.out.send(P.error_event(exc.code, exc.message, exc.id, exc.fix))
         except Exception as exc:        # a bug must cost one request, never the runner
             log.exception("request handling failed")
             rid = rid if isinstance(rid, str) else None
@@ -128,7 +128,7 @@ class Agent:
 
     def _need_model(self, rid):
         if self.served.error:
-            raise P.ProtocolError(P.MODEL_MISSING, self.served.error, rid)
+            raise P.ProtocolError(P.MODEL_MISSING, self.served.error, rid, self.served.error_fix)
 
     def submit(self, h: dict, payload: bytes) -> None:
         rid = h.get("id")

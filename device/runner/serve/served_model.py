@@ -11,6 +11,7 @@ from dataclasses import asdict
 import numpy as np
 
 from core.decode.options import DecodeOptions, OptionsError
+from core.errors import wire_fix
 from core.model.backend import AttentionBackend
 from core.model.encoder_cache import EncoderCache
 from device import protocol as P
@@ -29,6 +30,7 @@ class ServedModel:
     def __init__(self, path: str | None, backend: str, encoder_cache_mb: int = 128, delegate: str | None = None,
                  config=None):
         self.error: str | None = None
+        self.error_fix: list | None = None   # its fix's parts when that names device settings (core.errors.wire_fix)
         self.model = None           # device.runner.load.LoadedModel
         self.encoder_cache = None
         self.load_ms: float | None = None
@@ -48,7 +50,7 @@ class ServedModel:
             log.info("model %s (%s) on %s backend loaded in %.1f s", self.model.sha256[:12], self.model.source,
                      self.model.backend.name, time.perf_counter() - t0)
         except Exception as exc:
-            self.error = str(exc)
+            self.error, self.error_fix = str(exc), wire_fix(exc)
             log.error("model not loaded: %s", exc)
 
     def hello(self, limits: dict) -> dict:
@@ -80,7 +82,7 @@ class ServedModel:
             options = DecodeOptions.from_wire(header, self.model.tokenizer.languages,
                                               self.model.backend.dims.n_text_ctx, self.model.backend.dims.n_vocab)
         except OptionsError as exc:
-            raise P.ProtocolError(P.BAD_REQUEST, str(exc), rid) from None
+            raise P.ProtocolError(P.BAD_REQUEST, str(exc), rid, wire_fix(exc)) from None
         if options.wants_attention:
             self.check_attention(options, rid)
         return options

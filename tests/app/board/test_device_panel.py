@@ -62,10 +62,14 @@ def test_an_unreachable_ssh_board_is_named_as_a_network_problem_in_the_forms_wor
 
 def test_url_settings_in_a_fix_are_named_as_the_forms_fields():
     from app.board.form_terms import in_form_terms
-    from app.errors import Failure
+    from app.errors import failure_of
+    from core.errors import Fix
+    from device.link.ssh_login import KEY, AuthError
 
-    said = in_form_terms(Failure("x refused authentication", "check the user name, pass ?key=PATH, or use a password"))
-    assert said.fix == "check the user name, fill in Key file, or use a password"
+    err = AuthError("x refused authentication", Fix("check the user name, ", KEY, ", or use a password"))
+    assert err.fix == "check the user name, pass ?key=PATH, or use a password"
+    assert in_form_terms(failure_of(err)).fix == "check the user name, fill in Key file, or use a password"
+    assert in_form_terms(failure_of(AuthError("x", "pass ?key=PATH"))).fix == "pass ?key=PATH"   # text: no regex
 
 
 def test_check_board_shows_the_doctors_rungs_as_they_are_decided(qtbot, tmp_path, monkeypatch):

@@ -10,6 +10,7 @@ from app.board.form_terms import in_form_terms
 from app.board.panel import DevicePanel
 from app.board.setting_words import WORDS, Words
 from app.errors import Failure
+from core.errors import Fix, Setting
 from device.link.profile import DeviceProfile
 from device.runner.serve.agent import parser as runner_parser
 from device.spec.settings import SETTINGS
@@ -50,7 +51,9 @@ def test_a_new_row_is_a_field_whose_value_reaches_the_runner_and_the_saved_profi
     assert runner_parser().parse_args(profile.runner_target().runner_args()).toy_threads == "3"
     assert DeviceProfile.from_dict(profile.to_dict()).url() == "ssh://root@board?toy_threads=3"
     # a fix that names its URL setting names its field instead
-    said = in_form_terms(Failure("too many threads", "pass ?toy_threads=N, or drop ?neuron_api=v1"))
+    fix = Fix("", Setting("toy_threads", "N", "pass"), ", or ", Setting("neuron_api", "v1", "drop"))
+    assert fix == "pass ?toy_threads=N, or drop ?neuron_api=v1"          # the CLI's line
+    said = in_form_terms(Failure("too many threads", fix))
     assert said.fix == "fill in Toy threads, or clear Neuron API"
 
 
