@@ -4,7 +4,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import traceback
 from typing import TYPE_CHECKING
+
+from app.errors import failure_of
 
 if TYPE_CHECKING:   # `whisperkv --help` and every other subcommand build this parser: no Qt for them
     from app.automation import Script
@@ -18,7 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def script_of(args: argparse.Namespace) -> Script:
-    from app.automation import Script
+    from app.automation import Script  # imports Qt: `whisperkv --help` builds this module's parser
 
     return Script(open=args.open, transcribe=args.transcribe, screenshot=args.screenshot, quit=args.quit)
 
@@ -33,6 +36,7 @@ def run_gui(script: Script) -> int:
               "in a desktop session, or script it: --open AUDIO --transcribe --screenshot out.png --quit",
               file=sys.stderr)
         return 2
+    # Qt (~0.3 s) only when the window opens: every `whisperkv` subcommand imports this module for its parser
     from PySide6.QtWidgets import QApplication
 
     from app.automation import Automation
@@ -52,9 +56,6 @@ def run_gui(script: Script) -> int:
 def install_excepthook(window) -> None:
     """A bug in a slot becomes the same problem-and-fix dialog as any other error; the traceback goes to
     stderr for the bug report, never into the window."""
-    import traceback
-
-    from app.errors import failure_of
 
     def hook(kind, value, tb):
         traceback.print_exception(kind, value, tb, file=sys.stderr)

@@ -14,7 +14,7 @@ class PlaybackError(WhisperKVError):
 
 def play(samples: np.ndarray) -> None:
     try:
-        import sounddevice as sd
+        import sounddevice as sd  # at the first play: without PortAudio the import itself raises OSError
     except OSError as exc:
         raise PlaybackError("playback is not possible: the PortAudio library is missing",
                             "install PortAudio (Debian: apt-get install libportaudio2)") from exc
@@ -27,7 +27,7 @@ def play(samples: np.ndarray) -> None:
 
 def stop() -> None:
     try:
-        import sounddevice as sd
+        import sounddevice as sd  # lazy, as in play(): without PortAudio the import raises
         sd.stop()
     except Exception:  # nothing was playing, or there is no audio library: nothing to stop
         pass

@@ -26,7 +26,7 @@ class InputDevice:
 def input_devices() -> tuple[list[InputDevice], str]:
     """The input devices, and if there are none, a sentence saying why and what to do."""
     try:
-        import sounddevice as sd
+        import sounddevice as sd  # at the first look: without PortAudio the import itself raises OSError
     except OSError:
         return [], f"Recording is off: the PortAudio library is missing — {NO_PORTAUDIO_FIX}."
     try:
