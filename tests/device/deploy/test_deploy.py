@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from app.board.setting_words import WORDS
 from device import protocol as P
 from device.deploy.deploy import DeployError, deploy, runner_modules
 from device.info.info import device_info
@@ -37,7 +38,15 @@ def test_runner_modules_are_the_runner_folders_without_host_only_code():
             "device/runner/native/native_step.c", "device/runner/native/native_step.h",
             "device/runner/native/library.py"} <= set(mods)        # the C step is built where the runner runs
     # The host side (transports, client, deploy, build tools, QA, the app) never travels to the board.
-    assert not [m for m in mods if m.startswith(("device/link/", "device/toolchain/", "core/qa/", "app/", "cli/"))]
+    assert not [m for m in mods if m.startswith(("device/link/", "device/doctor/", "device/deploy/", "device/info/",
+                                                 "device/toolchain/", "core/qa/", "app/", "cli/"))]
+    # The spec travels with the runner (the settings table, the backend rows, the C header a native runner reads),
+    # and none of the studio's words with it: those are app/board/setting_words.py's.
+    assert {"device/spec/settings.py", "device/spec/backend_rows.py", "device/spec/protocol_codes.py",
+            "device/spec/whisperkv_spec.h"} <= set(mods)
+    spec_text = "".join((ROOT / m).read_text() for m in mods if m.startswith("device/spec/"))
+    words = [w.hint for w in WORDS.values() if len(w.hint) > 12] + [w.tip() for w in WORDS.values() if w.tip]
+    assert words and not [said for said in words if said in spec_text]
     # Whatever travels imports librosa, paramiko or Qt only inside functions the runner never calls
     # (test_deployed_runner_stands_alone proves it by running without them).
     for rel in mods:
