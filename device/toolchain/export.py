@@ -7,6 +7,8 @@
     DIR/token_embedding.npy      [n_vocab, d]   looked up on the runner CPU (no GATHER on MDLA)
     DIR/positional_embedding.npy [n_text_ctx, d]
     DIR/tokenizer.json
+    DIR/native_tables.json, native_token_bytes.bin, native_*_embedding.f16
+                                 the same tables for a runner in C (docs/native-tables.md; model.json "native_tables")
     DIR/model.json               dims, special tokens, dtype, opset, graphs, cross, sha256 of every file
 
 `cross` in model.json is the form of the cross state (core/model/backend.py): "kv" (the encoder
@@ -41,7 +43,9 @@ from device.runner.bundle import (
     VERSION,
     read_bundle,
 )
+from device.spec import native_tables
 from device.toolchain.int_quantize import MIXED, Recipe, _aeq, quantize_graph
+from device.toolchain.native_tables import write_native_tables
 
 INT_DTYPES = ("a16w8", "a8w8", "mixed")    # device/toolchain/int_quantize.py: TFLite only
 DTYPES = ("fp32", "fp16", "int8", *INT_DTYPES)
@@ -182,7 +186,10 @@ def export_bundle(weights: WhisperWeights, out: str | Path, dtype: str = "fp32",
     np.save(out / TABLES["token_embedding"], p["decoder.token_embedding.weight"].astype(np.float32))
     np.save(out / TABLES["positional_embedding"], p["decoder.positional_embedding"].astype(np.float32))
     shutil.copyfile(weights.tokenizer_path, out / "tokenizer.json")
-    extra = {"formats": list(formats), "cross": cross} | ({"quantized_from": "fp32"} if dtype != "fp32" else {})
+    write_native_tables(out, WhisperTokenizer.from_weights(weights), dims, p["decoder.token_embedding.weight"],
+                        p["decoder.positional_embedding"])
+    extra = {"formats": list(formats), "cross": cross, native_tables.MANIFEST_KEY: native_tables.JSON_FILE} | (
+        {"quantized_from": "fp32"} if dtype != "fp32" else {})
     return write_manifest(out, dims, dtype, special_tokens(weights), weights.sha256, weights.source, graphs, extra)
 
 
@@ -207,10 +214,12 @@ def quantize_bundle(src: str | Path, out: str | Path, dtype: str) -> dict:
         q = quantize_model(onnx.load(str(b.path / name)), dtype)
         onnx.save(q, str(out / name))
         graphs[key] = b.manifest["graphs"][key] | {"io_dtype": "float16" if dtype == "fp16" else "float32"}
+    native = native_tables.FILES if native_tables.MANIFEST_KEY in b.manifest else ()    # older bundles lack them
     if out.resolve() != b.path.resolve():
-        for name in (*TABLES.values(), "tokenizer.json"):
+        for name in (*TABLES.values(), "tokenizer.json", *native):
             shutil.copyfile(b.path / name, out / name)
     _remove_stale_graphs(out, graphs)
     return write_manifest(out, b.dims, dtype, b.manifest["special_tokens"], b.weights_sha256,
                           b.manifest["source"], graphs, {"formats": ["onnx"], "cross": b.cross,
-                                                         "quantized_from": "fp32"})
+                                                         "quantized_from": "fp32"} |
+                          ({native_tables.MANIFEST_KEY: native_tables.JSON_FILE} if native else {}))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from device import protocol as P
-from device.spec import native_form, protocol_codes, slot_contract
+from device.spec import native_form, native_tables, protocol_codes, slot_contract
 from device.spec.settings import SETTINGS
 from device.toolchain import compile as compile_mod
 from device.toolchain.compile import CompiledGraph, CompileResult, record
@@ -94,7 +94,7 @@ def test_the_contract_names_the_fields_compile_records(tmp_path, monkeypatch):
 
 
 def test_the_spec_modules_a_native_runner_mirrors_import_only_the_standard_library():
-    for module in (protocol_codes, slot_contract):
+    for module in (protocol_codes, slot_contract, native_tables):
         tree = ast.parse(Path(module.__file__).read_text())
         imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
         imported |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
