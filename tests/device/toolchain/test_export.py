@@ -9,6 +9,7 @@ from core.errors import ModelError
 from core.model.file_hash import sha256_files
 from device.graphs.tflite_read import io, operators, tensors
 from device.runner.bundle import read_bundle, weights_from_bundle
+from device.spec.native_tables import FILES as NATIVE_TABLES
 from device.toolchain.check_dla import check
 from device.toolchain.export import export_bundle, quantize_bundle
 from tests.device.bundle_helpers import exported_bundle
@@ -24,7 +25,8 @@ def bundle():
 def test_bundle_holds_every_file_with_its_sha256(bundle):
     doc = json.loads((bundle / "model.json").read_text())
     assert set(doc["files"]) == {"encoder.onnx", "decoder_step.onnx", "encoder.tflite", "decoder_step.tflite",
-                                 "token_embedding.npy", "positional_embedding.npy", "tokenizer.json"}
+                                 "token_embedding.npy", "positional_embedding.npy", "tokenizer.json",
+                                 *NATIVE_TABLES}     # what a native runner reads instead (docs/native-tables.md)
     assert {k: (g["file"], g["format"], g["role"]) for k, g in doc["graphs"].items()} == {
         "encoder": ("encoder.onnx", "onnx", "encoder"), "decoder_step": ("decoder_step.onnx", "onnx", "decoder_step"),
         "encoder_tflite": ("encoder.tflite", "tflite", "encoder"),
@@ -84,7 +86,7 @@ def test_fp16_tflite_bundle_stores_fp16_weights_behind_dequantize(bundle, model,
     assert doc["dtype"] == "fp16" and doc["formats"] == ["tflite"] and doc["opset"] is None
     assert set(doc["graphs"]) == {"encoder_tflite", "decoder_step_tflite"}
     assert set(doc["files"]) == {"encoder.tflite", "decoder_step.tflite", "token_embedding.npy",
-                                 "positional_embedding.npy", "tokenizer.json"}
+                                 "positional_embedding.npy", "tokenizer.json", *NATIVE_TABLES}
     step = (tmp_path / "b16" / "decoder_step.tflite").read_bytes()
     halves = [t for t in tensors(step) if t.dtype == "FLOAT16"]
     assert halves and all(t.const for t in halves)
