@@ -1,0 +1,117 @@
+"""The native runner's build (device/native_runner/, issue 53): its C sources compiled for x86_64 with the system's `cc`
+and for aarch64 (glibc) with Debian's cross compiler, into the user cache, again only when a source changes.
+
+The include path holds the spec's generated header (device/spec/whisperkv_spec.h) and a folder with only a copy of
+jsmn.h (Debian's libjsmn-dev): a cross compiler must never see the host's /usr/include.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.errors import WhisperKVError
+from device import ROOT
+from device.runner.cache_paths import cache_home, staged
+
+SOURCES = ROOT / "device" / "native_runner"
+SPEC_HEADER = ROOT / "device" / "spec" / "whisperkv_spec.h"
+JSMN = Path("/usr/include/jsmn.h")
+NAME = "whisperkv-runner"
+FLAGS = ("-O2", "-std=c99", "-Wall", "-Wextra", "-Werror")
+
+
+@dataclass(frozen=True)
+class Target:
+    arch: str            # uname -m of the machines it runs on
+    compiler: str        # the command
+    package: str         # the Debian package that installs it
+
+
+TARGETS = {
+    "x86_64": Target("x86_64", "cc", "gcc"),
+    "aarch64": Target("aarch64", "aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu"),
+}
+
+
+class BuildError(WhisperKVError):
+    code = "native_runner_build"
+
+
+def target(arch: str) -> Target:
+    if arch not in TARGETS:
+        raise BuildError(f"the native runner is built for {', '.join(TARGETS)}, not {arch!r}",
+                         "build it for one of those")
+    return TARGETS[arch]
+
+
+def sources(folder: Path = SOURCES) -> list[Path]:
+    """The runner's C sources and headers, in a fixed order."""
+    return sorted(p for p in folder.iterdir() if p.suffix in (".c", ".h"))
+
+
+def compiler_path(t: Target) -> str:
+    """The compiler's path; BuildError naming the Debian package when it is missing."""
+    found = shutil.which(t.compiler)
+    if found is None:
+        raise BuildError(f"no C compiler for {t.arch} ({t.compiler} is not on PATH)",
+                         f"install it: apt-get install {t.package}")
+    return found
+
+
+def jsmn_header(path: Path = JSMN) -> Path:
+    if not path.is_file():
+        raise BuildError(f"the JSON tokenizer's header {path} is missing", "install it: apt-get install libjsmn-dev")
+    return path
+
+
+def build_key(t: Target, files: list[Path], jsmn: Path) -> str:
+    """A hash of everything the binary is made of: each source, the spec header, jsmn.h, the flags, the compiler."""
+    h = hashlib.sha256()
+    for f in [*files, SPEC_HEADER, jsmn]:
+        h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+    h.update(" ".join([t.compiler, *FLAGS]).encode())
+    return h.hexdigest()[:16]
+
+
+def output_path(arch: str, key: str, root: Path | None = None) -> Path:
+    return (root or cache_home()) / "native_runner" / arch / key / NAME
+
+
+def command(cc: str, files: list[Path], include: Path, out: Path) -> list[str]:
+    """The compile line: the spec header's folder and a folder with only jsmn.h on the include path."""
+    c_files = [str(f) for f in files if f.suffix == ".c"]
+    return [cc, *FLAGS, "-I", str(SPEC_HEADER.parent), "-I", str(include), *c_files, "-o", str(out)]
+
+
+def _compile(t: Target, cc: str, files: list[Path], jsmn: Path, out: Path) -> Path:
+    with staged(out.parent) as tmp:
+        include = tmp / "include"
+        include.mkdir()
+        shutil.copyfile(jsmn, include / "jsmn.h")
+        cmd = command(cc, files, include, tmp / NAME)
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True)
+        except OSError as exc:
+            done = subprocess.CompletedProcess(cmd, 127, "", str(exc))
+        if done.returncode != 0:
+            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            raise BuildError(f"compiling the native runner for {t.arch} failed: {last}",
+                             f"see `{' '.join(cmd)}`; a source under {SOURCES} does not build")
+        shutil.rmtree(include)
+    return out
+
+
+def build(arch: str) -> Path:
+    """The native runner for `arch` (x86_64 or aarch64), compiled unless this source already has one; its path."""
+    t = target(arch)
+    cc = compiler_path(t)
+    jsmn = jsmn_header()
+    files = sources()
+    out = output_path(arch, build_key(t, files, jsmn))
+    if out.is_file() and os.access(out, os.X_OK):
+        return out
+    return _compile(t, cc, files, jsmn, out)
