@@ -79,13 +79,11 @@ static enum wkv_next dispatch(wkv_server *s, const wkv_json *j, const char *op, 
     if (!is_request_op(op)) return unknown_op(s, j, op_tok, rid);
     if (!strcmp(op, "hello")) {
         if (protocol_problem(j, msg, sizeof msg)) return wkv_send_error(s, WKV_BAD_PROTOCOL, msg, rid);
-        if (s->model_error) return wkv_send_error(s, WKV_MODEL_MISSING, s->model_error, rid);
-        return wkv_send_error(s, WKV_INTERNAL, "this runner has no hello event to send yet — use the Python "
-                              "runner, `python -m device.runner`", rid);
+        return wkv_send_error(s, WKV_MODEL_MISSING, s->model_error, rid);
     }
     if (!strcmp(op, "transcribe") || !strcmp(op, "probe")) {
         if (!rid) return wkv_send_error(s, WKV_BAD_REQUEST, "transcribe needs an id", NULL);
-        return wkv_send_error(s, WKV_MODEL_MISSING, s->model_error ? s->model_error : "no model loaded", rid);
+        return wkv_send_error(s, WKV_MODEL_MISSING, s->model_error, rid);
     }
     if (!strcmp(op, "cancel")) {
         /* nothing is ever queued yet; an unknown or finished id is ignored, as the race with a natural end is normal */

@@ -8,7 +8,7 @@
 typedef struct {
     int out_fd;              /* the private duplicate of stdout: frames only */
     wkv_out ev;
-    const char *model_error; /* why no model is served (model_missing), or NULL */
+    const char *model_error; /* why no model is served: every request that needs one gets it (model_missing) */
 } wkv_server;
 
 enum wkv_next { WKV_SERVE_ON, WKV_SERVE_BYE, WKV_SERVE_GONE };

@@ -2,6 +2,8 @@
 qemu, it answers each bad input with the error codes the Python runner gives the same bytes, keeps serving after each,
 and writes nothing but frames to stdout."""
 import functools
+import json
+import random
 import re
 import shutil
 import struct
@@ -100,6 +102,32 @@ def test_the_native_runner_answers_as_the_python_runner(native, empty, case):
     got = converse([*native, "--model", empty], data)
     assert got == expected
     assert python_answers(case, empty) == expected
+
+
+def random_headers(n: int = 200) -> bytes:
+    """Frames of valid JSON objects with an unknown op, nested values, escapes, raw UTF-8 and whitespace, some
+    with a lone surrogate written raw (not UTF-8): unknown_op for each, or bad_frame for those."""
+    rng = random.Random(53)
+
+    def value(depth=0):
+        r = rng.random()
+        if depth > 4 or r < 0.3:
+            return rng.choice([0, -1, 1.5e-7, 2**70, True, False, None, "", 'a\u00e9\n"\\\ud83d', "\U0001f600",
+                               3e300])
+        if r < 0.65:
+            return [value(depth + 1) for _ in range(rng.randint(0, 4))]
+        return {rng.choice(["k", "é", '"q', ""]) + str(i): value(depth + 1) for i in range(rng.randint(0, 4))}
+
+    texts = (json.dumps({"op": "nope", "id": f"i{i}", "x": value()}, ensure_ascii=rng.random() < 0.5,
+                        indent=rng.choice([None, 1, "\t"])) for i in range(n))
+    return b"".join(raw(t.encode("utf-8", "surrogatepass")) for t in texts)
+
+
+def test_random_headers_get_the_python_runners_codes(native, empty):
+    data = random_headers()
+    python = converse([sys.executable, "-m", "device.runner", "--model", empty], data)
+    assert converse([*native, "--model", empty], data) == python
+    assert {code for code, _ in python} == {P.UNKNOWN_OP, P.BAD_FRAME} and len(python) == 200
 
 
 def test_the_stdout_check_sees_bytes_that_are_not_frames():
