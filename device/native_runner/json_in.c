@@ -1,6 +1,4 @@
-/* Request headers. jsmn tokenizes but accepts more than JSON (a trailing comma, a raw control character in a
-   string, a malformed number), and the protocol answers anything that is not JSON with bad_frame, as the Python
-   runner's json.loads does: so a strict check of the grammar runs first, and jsmn only sees valid text. */
+/* JSON text (a request header, a bundle's model.json): checked by json_grammar.c, then tokenized by jsmn. */
 #define JSMN_STATIC
 #define JSMN_STRICT
 #define JSMN_PARENT_LINKS
@@ -13,149 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Deeper nesting than any request needs; Python's parser gives up too (RecursionError), at about twice this. */
-#define MAX_DEPTH 500
-
-typedef struct {
-    const unsigned char *s;
-    size_t n, i;
-    const char *err;
-} scan;
-
-static int fail(scan *c, const char *err) {
-    c->err = c->err ? c->err : err;
-    return -1;
-}
-
-static void skip_ws(scan *c) {
-    while (c->i < c->n && c->s[c->i] && strchr(" \t\n\r", c->s[c->i])) c->i++;
-}
-
-static int is_digit(scan *c) { return c->i < c->n && c->s[c->i] >= '0' && c->s[c->i] <= '9'; }
-
-static int is_hex(unsigned char ch) {
-    return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F');
-}
-
-static int scan_string(scan *c) {
-    c->i++;
-    while (c->i < c->n) {
-        unsigned char ch = c->s[c->i];
-        if (ch == '"') {
-            c->i++;
-            return 0;
-        }
-        if (ch < 0x20) return fail(c, "a control character inside a string");
-        if (ch == '\\') {
-            if (++c->i >= c->n) break;
-            ch = c->s[c->i];
-            if (ch == 'u') {
-                if (c->i + 4 >= c->n) break;
-                for (int k = 1; k <= 4; k++)
-                    if (!is_hex(c->s[c->i + k])) return fail(c, "a bad \\u escape");
-                c->i += 4;
-            } else if (!strchr("\"\\/bfnrt", ch) || ch == 0) {
-                return fail(c, "a bad escape");
-            }
-        }
-        c->i++;
-    }
-    return fail(c, "an unterminated string");
-}
-
-static int scan_number(scan *c) {
-    if (c->s[c->i] == '-') c->i++;
-    if (!is_digit(c)) return fail(c, "a bad number");
-    if (c->s[c->i] == '0') c->i++;
-    else while (is_digit(c)) c->i++;
-    if (c->i < c->n && c->s[c->i] == '.') {
-        c->i++;
-        if (!is_digit(c)) return fail(c, "a bad number");
-        while (is_digit(c)) c->i++;
-    }
-    if (c->i < c->n && (c->s[c->i] == 'e' || c->s[c->i] == 'E')) {
-        c->i++;
-        if (c->i < c->n && (c->s[c->i] == '+' || c->s[c->i] == '-')) c->i++;
-        if (!is_digit(c)) return fail(c, "a bad number");
-        while (is_digit(c)) c->i++;
-    }
-    return 0;
-}
-
-static int scan_word(scan *c, const char *word) {
-    size_t k = strlen(word);
-    if (c->n - c->i < k || memcmp(c->s + c->i, word, k) != 0) return fail(c, "an unexpected character");
-    c->i += k;
-    return 0;
-}
-
-static int scan_value(scan *c, int depth);
-
-static int scan_items(scan *c, int depth, unsigned char close, int keyed) {
-    c->i++;
-    skip_ws(c);
-    if (c->i < c->n && c->s[c->i] == close) {
-        c->i++;
-        return 0;
-    }
-    for (;;) {
-        if (keyed) {
-            skip_ws(c);
-            if (c->i >= c->n || c->s[c->i] != '"') return fail(c, "expected a string key");
-            if (scan_string(c)) return -1;
-            skip_ws(c);
-            if (c->i >= c->n || c->s[c->i] != ':') return fail(c, "expected ':'");
-            c->i++;
-        }
-        if (scan_value(c, depth + 1)) return -1;
-        skip_ws(c);
-        if (c->i >= c->n) return fail(c, "an unterminated object or array");
-        if (c->s[c->i] == close) {
-            c->i++;
-            return 0;
-        }
-        if (c->s[c->i] != ',') return fail(c, "expected ',' or a closing bracket");
-        c->i++;
-    }
-}
-
-static int scan_value(scan *c, int depth) {
-    if (depth > MAX_DEPTH) return fail(c, "nested too deeply");
-    skip_ws(c);
-    if (c->i >= c->n) return fail(c, "expected a value");
-    switch (c->s[c->i]) {
-    case '{': return scan_items(c, depth, '}', 1);
-    case '[': return scan_items(c, depth, ']', 0);
-    case '"': return scan_string(c);
-    case 't': return scan_word(c, "true");
-    case 'f': return scan_word(c, "false");
-    case 'n': return scan_word(c, "null");
-    default: return scan_number(c);
-    }
-}
-
 int wkv_json_parse(wkv_json *j, const char *text, size_t len, char *why, size_t why_len) {
     memset(j, 0, sizeof *j);
     j->text = text;
     j->len = len;
-    for (size_t i = 0; i < len;) {
-        uint32_t cp;
-        size_t k = wkv_utf8_next((const unsigned char *)text + i, len - i, &cp);
-        if (!k) {
-            snprintf(why, why_len, "header is not UTF-8 JSON: invalid UTF-8 at byte %zu", i);
-            return -1;
-        }
-        i += k;
-    }
-    scan c = {(const unsigned char *)text, len, 0, NULL};
-    if (scan_value(&c, 0) == 0) {
-        skip_ws(&c);
-        if (c.i < c.n) fail(&c, "extra data after the value");
-    }
-    if (c.err) {
-        snprintf(why, why_len, "header is not UTF-8 JSON: %s at byte %zu", c.err, c.i);
-        return -1;
-    }
+    if (wkv_json_check(text, len, why, why_len)) return -1;
     jsmn_parser p;
     jsmn_init(&p);
     int n = jsmn_parse(&p, text, len, NULL, 0);
@@ -253,15 +113,24 @@ char *wkv_json_string(const wkv_json *j, int t, size_t *chars) {
     return out;
 }
 
-int wkv_json_field(const wkv_json *j, const char *key) {
+/* The token after `t` and everything inside it. */
+static int next_sibling(const wkv_json *j, int t) {
     const jsmntok_t *tk = j->tokens;
+    int end = tk[t].end, u = t + 1;
+    while (u < j->n && tk[u].start < end) u++;
+    return u;
+}
+
+int wkv_json_member(const wkv_json *j, int obj, const char *key) {
+    const jsmntok_t *tk = tok_at(j, obj);
     int found = -1;
-    if (!tk || tk[0].type != JSMN_OBJECT) return -1;
+    if (!tk || tk->type != JSMN_OBJECT) return -1;
     size_t klen = strlen(key);
-    for (int t = 1; t + 1 < j->n; t++) {
-        if (tk[t].parent != 0 || tk[t].type != JSMN_STRING) continue;
-        const char *raw = j->text + tk[t].start;
-        size_t n = (size_t)(tk[t].end - tk[t].start);
+    for (int t = obj + 1; t + 1 < j->n && ((const jsmntok_t *)j->tokens)[t].parent == obj;
+         t = next_sibling(j, t + 1)) {
+        const jsmntok_t *k = (const jsmntok_t *)j->tokens + t;
+        const char *raw = j->text + k->start;
+        size_t n = (size_t)(k->end - k->start);
         if (memchr(raw, '\\', n)) {
             char *name = wkv_json_string(j, t, NULL);
             if (name && strcmp(name, key) == 0) found = t + 1;
@@ -271,6 +140,21 @@ int wkv_json_field(const wkv_json *j, const char *key) {
         }
     }
     return found;
+}
+
+int wkv_json_field(const wkv_json *j, const char *key) { return wkv_json_member(j, 0, key); }
+
+int wkv_json_count(const wkv_json *j, int t) {
+    const jsmntok_t *tk = tok_at(j, t);
+    return tk && (tk->type == JSMN_ARRAY || tk->type == JSMN_OBJECT) ? tk->size : -1;
+}
+
+int wkv_json_item(const wkv_json *j, int arr, int index) {
+    const jsmntok_t *tk = tok_at(j, arr);
+    if (!tk || tk->type != JSMN_ARRAY || index < 0 || index >= tk->size) return -1;
+    int t = arr + 1;
+    for (int i = 0; i < index; i++) t = next_sibling(j, t);
+    return t;
 }
 
 int wkv_json_uint(const wkv_json *j, int t, uint64_t *out) {

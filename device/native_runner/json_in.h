@@ -18,8 +18,16 @@ typedef struct {
 int wkv_json_parse(wkv_json *j, const char *text, size_t len, char *why, size_t why_len);
 void wkv_json_free(wkv_json *j);
 
+/* 0 when `text` is UTF-8 and JSON's grammar (json_grammar.c); else -1 and why. */
+int wkv_json_check(const char *text, size_t len, char *why, size_t why_len);
+
 /* The token of the top-level object's field `key` (the last one when repeated, as Python's json keeps), or -1. */
 int wkv_json_field(const wkv_json *j, const char *key);
+/* The same in the object at token `obj`; -1 when `obj` is no object or has no such key. */
+int wkv_json_member(const wkv_json *j, int obj, const char *key);
+/* An array's or object's number of items (keys), -1 for another token; the array's item `index`, or -1. */
+int wkv_json_count(const wkv_json *j, int tok);
+int wkv_json_item(const wkv_json *j, int arr, int index);
 enum wkv_jkind wkv_json_kind(const wkv_json *j, int tok);
 
 /* A string token's value as NUL-terminated UTF-8 (malloc'd; \u escapes decoded, a lone surrogate becomes U+FFFD),
