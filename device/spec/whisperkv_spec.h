@@ -134,6 +134,7 @@
 #define WKV_NEURON_V2_NEEDS {"NeuronRuntimeV2_create", "NeuronRuntimeV2_run", "NeuronRuntimeV2_getInputNumber", "NeuronRuntimeV2_getOutputNumber", "NeuronRuntimeV2_getInputSize", "NeuronRuntimeV2_getOutputSize", "NeuronRuntimeV2_release"}
 #define WKV_NEURON_PREFERRED_COUNT 2
 #define WKV_NEURON_PREFERRED {"V1", "V2"}
+#define WKV_NEURON_EXPORT_FIX "re-create it with `whisperkv export --out DIR`"
 #define WKV_NEURON_BUNDLE_FIX "compile the bundle with `whisperkv compile DIR` and deploy it with `whisperkv deploy --backend dla`"
 #define WKV_NEURON_SLOT_FIX "recompile it with this whisperkv: `whisperkv compile DIR --soc SOC`, then `whisperkv deploy --backend dla --model DIR`"
 #define WKV_NEURON_CREATE_FIX "check that the APU driver is loaded (/dev/apusys*) and that this is MediaTek's runtime for this SoC"

@@ -1,6 +1,9 @@
 """The native runner's build (device/native_runner/, issue 53): its C sources compiled for x86_64 with the system's `cc`
 and for aarch64 (glibc) with Debian's cross compiler, into the user cache, again only when a source changes.
 
+One folder, two programs (PROGRAMS): the runner, and `neuron-check`, which runs a bundle's encoder and one decoder
+step on the Neuron runtime for the tests; each is every source but the other's `main` file.
+
 The include path holds the spec's generated header (device/spec/whisperkv_spec.h) and a folder with only a copy of
 jsmn.h (Debian's libjsmn-dev): a cross compiler must never see the host's /usr/include.
 """
@@ -21,7 +24,9 @@ SOURCES = ROOT / "device" / "native_runner"
 SPEC_HEADER = ROOT / "device" / "spec" / "whisperkv_spec.h"
 JSMN = Path("/usr/include/jsmn.h")
 NAME = "whisperkv-runner"
+PROGRAMS = {NAME: "main.c", "neuron-check": "neuron_check.c"}     # each program and its main's file
 FLAGS = ("-O2", "-std=c99", "-Wall", "-Wextra", "-Werror")
+LIBS = ("-ldl",)        # the Neuron runtime is opened with dlopen (glibc before 2.34 keeps it in libdl)
 
 
 @dataclass(frozen=True)
@@ -48,9 +53,13 @@ def target(arch: str) -> Target:
     return TARGETS[arch]
 
 
-def sources(folder: Path = SOURCES) -> list[Path]:
-    """The runner's C sources and headers, in a fixed order."""
-    return sorted(p for p in folder.iterdir() if p.suffix in (".c", ".h"))
+def sources(folder: Path = SOURCES, program: str = NAME) -> list[Path]:
+    """The C sources and headers of `program`, in a fixed order: all but the other programs' main files."""
+    if program not in PROGRAMS:
+        raise BuildError(f"the native runner's folder builds {', '.join(PROGRAMS)}, not {program!r}",
+                         "build one of those")
+    others = {main for name, main in PROGRAMS.items() if name != program}
+    return sorted(p for p in folder.iterdir() if p.suffix in (".c", ".h") and p.name not in others)
 
 
 def compiler_path(t: Target) -> str:
@@ -73,18 +82,18 @@ def build_key(t: Target, files: list[Path], jsmn: Path) -> str:
     h = hashlib.sha256()
     for f in [*files, SPEC_HEADER, jsmn]:
         h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
-    h.update(" ".join([t.compiler, *FLAGS]).encode())
+    h.update(" ".join([t.compiler, *FLAGS, *LIBS]).encode())
     return h.hexdigest()[:16]
 
 
-def output_path(arch: str, key: str, root: Path | None = None) -> Path:
-    return (root or cache_home()) / "native_runner" / arch / key / NAME
+def output_path(arch: str, key: str, root: Path | None = None, program: str = NAME) -> Path:
+    return (root or cache_home()) / "native_runner" / arch / key / program
 
 
 def command(cc: str, files: list[Path], include: Path, out: Path) -> list[str]:
     """The compile line: the spec header's folder and a folder with only jsmn.h on the include path."""
     c_files = [str(f) for f in files if f.suffix == ".c"]
-    return [cc, *FLAGS, "-I", str(SPEC_HEADER.parent), "-I", str(include), *c_files, "-o", str(out)]
+    return [cc, *FLAGS, "-I", str(SPEC_HEADER.parent), "-I", str(include), *c_files, "-o", str(out), *LIBS]
 
 
 def _compile(t: Target, cc: str, files: list[Path], jsmn: Path, out: Path) -> Path:
@@ -92,7 +101,7 @@ def _compile(t: Target, cc: str, files: list[Path], jsmn: Path, out: Path) -> Pa
         include = tmp / "include"
         include.mkdir()
         shutil.copyfile(jsmn, include / "jsmn.h")
-        cmd = command(cc, files, include, tmp / NAME)
+        cmd = command(cc, files, include, tmp / out.name)
         try:
             done = subprocess.run(cmd, capture_output=True, text=True)
         except OSError as exc:
@@ -105,13 +114,14 @@ def _compile(t: Target, cc: str, files: list[Path], jsmn: Path, out: Path) -> Pa
     return out
 
 
-def build(arch: str) -> Path:
-    """The native runner for `arch` (x86_64 or aarch64), compiled unless this source already has one; its path."""
+def build(arch: str, program: str = NAME) -> Path:
+    """The native runner (or another of PROGRAMS) for `arch` (x86_64 or aarch64), compiled unless this source
+    already has one; its path."""
     t = target(arch)
+    files = sources(program=program)
     cc = compiler_path(t)
     jsmn = jsmn_header()
-    files = sources()
-    out = output_path(arch, build_key(t, files, jsmn))
+    out = output_path(arch, build_key(t, files, jsmn), program=program)
     if out.is_file() and os.access(out, os.X_OK):
         return out
     return _compile(t, cc, files, jsmn, out)
