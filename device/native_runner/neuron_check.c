@@ -3,9 +3,10 @@
 
      neuron-check [--lib PATH] [--api v1|v2] BUNDLE OUTDIR mel=FILE [x=FILE self_k=FILE self_v=FILE mask=FILE]
 
-   An input file holds the slot's elements in its element type, or fp32 for an fp16 slot (then rounded to nearest
-   even, as NumPy's astype does). A step input that the encoder outputs under the same name (cross_k, cross_v)
-   comes from the encoder's buffer. It writes OUTDIR/GRAPH.SLOT.{f16,f32,i8,i16,u8} and prints each slot's form. */
+   An input file holds the slot's elements in its element type, or in fp32 or fp16 for a float slot of the other
+   (fp32 to fp16 rounded to nearest even, as NumPy's astype does). A step input that the encoder outputs under the
+   same name (cross_k, cross_v) comes from the encoder's buffer. It writes OUTDIR/GRAPH.SLOT.{f16,f32,i8,i16,u8}
+   and prints each slot's form. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <stdint.h>
@@ -94,12 +95,12 @@ static int fill_from_file(const wkv_slot *s, void *buf, const char *path, char *
         len = 0;
     if (f) fclose(f);
     enum wkv_elem from = len == elements * s->elem_bytes ? s->native
-                         : len == elements * 4 ? WKV_ELEM_F32 : WKV_ELEM_NONE;
+                         : len == elements * 4 ? WKV_ELEM_F32 : len == elements * 2 ? WKV_ELEM_F16 : WKV_ELEM_NONE;
     int rc = from == WKV_ELEM_NONE ||
              copy_rows(buf, s->native, s->pitch, data, from, s->row, s->rows, s->row, s->elem_bytes);
     if (rc)
-        snprintf(err, LINE, "%s: %zu bytes, not %zu elements of %s (or fp32) for the slot %s", path, len, elements,
-                 EXT[s->native], s->name);
+        snprintf(err, LINE, "%s: %zu bytes, not %zu elements of %s (or fp32, fp16) for the slot %s", path, len,
+                 elements, EXT[s->native], s->name);
     free(data);
     return rc ? -1 : 0;
 }
