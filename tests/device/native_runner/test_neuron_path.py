@@ -29,7 +29,7 @@ from device.runner.neuron.neuron_runtime import NeuronError, open_library
 from device.spec.neuron_paths import SEARCH_ORDER, SONAMES
 from device.toolchain.native_runner_build import build
 from tests.device.bundle_helpers import compiled_dla_bundle, standin_library
-from tests.device.runner.standin.build import build_empty
+from tests.device.runner.standin.build import build_empty, build_standin
 
 HOST_C = """#include <Python.h>
 __attribute__((constructor)) static void start(void) {
@@ -128,16 +128,24 @@ def forms(stdout: str) -> dict:
     return out
 
 
-@pytest.mark.parametrize("build_name, api, io, element", [("v1+v2", "V1", "native", np.float16),
-                                                          ("v2", "V2", "converted", np.float32)])
+# (the stand-in's build, ?neuron_api= forced or not, the API used, how the slots are fed, their element type)
+PATHS = {"v1+v2": ("v1+v2", None, "V1", "native", np.float16),
+         "v2 only": ("v2", None, "V2", "converted", np.float32),
+         "v2 forced": ("v1+v2", "v2", "V2", "converted", np.float32),
+         "padded outputs, no get*Number": ("padded", None, "V1", "native", np.float16)}
+
+
+@pytest.mark.parametrize("build_name, forced, api, io, element", PATHS.values(), ids=PATHS.keys())
 def test_the_c_path_gives_the_python_backends_encoder_output_and_logits(check, dla_bundle, host_env, inputs,
-                                                                          tmp_path, build_name, api, io, element):
+                                                                          tmp_path, build_name, forced, api, io,
+                                                                          element):
     """V1 where the library exports it (fp16 slots, the mask's rows padded to 464), V2 for a library without the V1
-    symbols (converted: the .tflite's fp32), as the Python backend chooses."""
+    symbols or when forced (converted: the .tflite's fp32), as the Python backend chooses; with every row padded
+    (the logits' 51865 to 51872) and the slots counted by probing, as older V1 headers need."""
     lib = str(standin_library(build_name))
-    want = python_path(dla_bundle, lib, inputs["arrays"])
+    want = python_path(dla_bundle, lib, inputs["arrays"], forced)
     calls(dla_bundle, "encoder"), calls(dla_bundle, "decoder_step")
-    r = run_check(check, dla_bundle, tmp_path / "out", inputs["args"], lib, host_env)
+    r = run_check(check, dla_bundle, tmp_path / "out", inputs["args"], lib, host_env, forced)
     assert r.returncode == 0, r.stderr
     assert f"library {lib} version 0.0.1 api {api} io {io}" in r.stdout
     assert (want["detail"]["api"], want["detail"]["io"]) == (api, io)
@@ -154,6 +162,17 @@ def test_the_c_path_gives_the_python_backends_encoder_output_and_logits(check, d
                                        s["row"], s["pitch"])
              for g in want["detail"]["graphs"] for s in g["slots"]}
     assert forms(r.stdout) == slots
+
+
+def test_a_failing_create_and_a_failing_run_are_the_python_backends_lines(check, dla_bundle, host_env, inputs,
+                                                                          tmp_path):
+    for defines in (("FAIL_CREATE",), ("PADDED", "FAIL_RUN_AT=2")):
+        lib = str(build_standin(tmp_path, *defines))
+        with pytest.raises(NeuronError) as err:
+            python_path(dla_bundle, lib, inputs["arrays"])
+        line = error_line(run_check(check, dla_bundle, tmp_path / "out", inputs["args"], lib, host_env))
+        assert line == str(err.value)
+    assert line.startswith("NeuronRuntime_inference failed for decoder_step.dla with error code 5")
 
 
 def test_a_library_with_neither_api_is_refused_as_the_python_backend_refuses_it(check, dla_bundle, tmp_path):
