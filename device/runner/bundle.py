@@ -23,12 +23,12 @@ from core.model.dims import ModelDims
 from core.model.file_hash import sha256_files
 from core.model.weights import WhisperWeights
 from device.graphs.tflite_read import params_from_tflite
+from device.spec.neuron_fixes import EXPORT_FIX
 
 FORMAT = "whisperkv-mtk-bundle"
 VERSION = 1
 GRAPHS = {"encoder": "encoder.onnx", "decoder_step": "decoder_step.onnx"}
 TABLES = {"token_embedding": "token_embedding.npy", "positional_embedding": "positional_embedding.npy"}
-EXPORT_FIX = "re-create it with `whisperkv export --out DIR`"
 
 
 @dataclass

@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-from device.spec import native_tables, neuron_paths, protocol_codes, slot_contract
+from device.spec import native_tables, neuron_fixes, neuron_paths, protocol_codes, slot_contract
 from device.spec.backend_rows import ROWS
 from device.spec.settings import SETTINGS
 
@@ -50,13 +50,10 @@ def backends() -> dict:
 def neuron() -> dict:
     """The Neuron runtime's search order, sonames and API symbols (neuron_paths.py), and the dla backend's fix
     lines, so that a native runner words each refusal as the Python one does."""
-    from device.runner import bundle
-    from device.runner.neuron import dla_backend, neuron_graph, neuron_runtime, neuron_slots, neuron_v1
-
     paths = {name: value for name, value in constants(neuron_paths).items() if name != "APIS"}   # = V1/V2_NEEDS
-    return {**paths, "EXPORT_FIX": bundle.EXPORT_FIX, "BUNDLE_FIX": dla_backend.COMPILE_FIX, "SLOT_FIX": neuron_slots.COMPILE_FIX,
-            "CREATE_FIX": neuron_v1.CREATE_FIX, "DLA_FIX": neuron_graph.DLA_FIX, "RUN_FIX": neuron_graph.RUN_FIX,
-            "V2_CONVERTS": neuron_runtime.V2_CONVERTS}
+    fixes = constants(neuron_fixes)
+    return {**paths, "EXPORT_FIX": fixes["EXPORT_FIX"], "BUNDLE_FIX": fixes["NO_DLA_FIX"],
+            **{name: fixes[name] for name in ("SLOT_FIX", "CREATE_FIX", "DLA_FIX", "RUN_FIX", "V2_CONVERTS")}}
 
 
 # (the JSON's section, the header's macro prefix, its values)

@@ -30,9 +30,9 @@ from device.runner.neuron.dla_graph import DlaGraph
 from device.runner.neuron.neuron_runtime import NeuronError, NeuronLibrary
 from device.runner.neuron.neuron_slots import check_contract
 from device.runner.neuron.npu_profile import point_at
+from device.spec.neuron_fixes import NO_DLA_FIX
 from device.spec.neuron_paths import version_warning
 
-COMPILE_FIX = "compile the bundle with `whisperkv compile DIR` and deploy it with `whisperkv deploy --backend dla`"
 MASK_FP16 = -10000.0    # the Genio 720 runner's hidden-position value in its fp16 masks
 ATTENTION = "decoder_step_attention"
 log = logging.getLogger(__name__)
@@ -48,7 +48,7 @@ class DlaBackend:
                  neuron_create: str | None = None):
         dla = bundle.manifest.get("dla")
         if not dla or not {"encoder", "decoder_step"} <= set(dla.get("graphs", {})):
-            raise ModelError(f"the bundle at {bundle.path} has no compiled .dla graphs", COMPILE_FIX)
+            raise ModelError(f"the bundle at {bundle.path} has no compiled .dla graphs", NO_DLA_FIX)
         check_contract(dla, str(bundle.path))
         self.dims: ModelDims = bundle.dims
         self.sha256, self.cross = bundle.weights_sha256, check_cross(bundle.cross)

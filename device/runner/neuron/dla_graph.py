@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from core.errors import ModelError
-from device.runner.neuron.neuron_slots import COMPILE_FIX, SlotForm, derive
+from device.runner.neuron.neuron_slots import SlotForm, derive
+from device.spec.neuron_fixes import SLOT_FIX
 
 
 class DlaGraph:
@@ -24,7 +25,7 @@ class DlaGraph:
         self.sha256, self.flags = entry.get("sha256", ""), list(entry.get("flags") or [])
         self.recorded = {"input": entry.get("inputs"), "output": entry.get("outputs")}
         if not all(self.recorded.values()):
-            raise ModelError(f"model.json records no input/output slots for {entry['file']}", COMPILE_FIX)
+            raise ModelError(f"model.json records no input/output slots for {entry['file']}", SLOT_FIX)
         self.graph = lib.open_graph(self.file, threads)
         self.forms = self._forms()
         # one table of buffers with the graph beside: a slot of the same name and form is one buffer
@@ -38,7 +39,7 @@ class DlaGraph:
             recorded = self.recorded[kind]
             if len(sizes) != len(recorded):
                 raise ModelError(f"{self.file.name} has {len(sizes)} {kind} slots in the runtime but model.json "
-                                 f"records {len(recorded)}", COMPILE_FIX)
+                                 f"records {len(recorded)}", SLOT_FIX)
             forms[kind] = [derive(self.file.name, kind, i, slot, size, padded[i] if padded else None,
                                   self.lib.suppressed) for i, (slot, size) in enumerate(zip(recorded, sizes))]
             self.graph.names[kind] = [s["name"] for s in recorded]

@@ -10,10 +10,7 @@ from pathlib import Path
 
 from core.errors import WhisperKVError
 
-DLA_FIX = ("check that the .dla was compiled for this SoC (`whisperkv compile --soc auto --device URL`) by an "
-           "ncc-tflite of the runtime's major version, and that the APU driver is loaded")
 MAX_SLOTS = 256                      # probing stops here whatever the library answers
-RUN_FIX = "the decode stopped here; retry, and if it persists check the APU driver's log (dmesg) on the board"
 _SIZE_ARGS = [ctypes.c_void_p, ctypes.c_uint64, ctypes.POINTER(ctypes.c_size_t)]
 
 

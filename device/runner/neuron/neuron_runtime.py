@@ -29,6 +29,7 @@ from core.errors import Fix, Setting
 from device.runner.neuron.neuron_graph import NeuronError
 from device.runner.neuron.neuron_v1 import V1Graph
 from device.runner.neuron.neuron_v2 import V2Graph
+from device.spec.neuron_fixes import V2_CONVERTS
 from device.spec.neuron_paths import APIS, LIB_FIX, SEARCH_ORDER, apis_of, by_soname, first_present, tried, version_of
 
 KNOWN_PATHS = SEARCH_ORDER
@@ -41,9 +42,6 @@ assert _named, f"LIB_FIX names {NEURON_LIB}"
 LIB = Fix(_before, NEURON_LIB, _after)
 IO_CHOICES = ("native", "converted")      # ?neuron_io=: conversion suppressed (the proven recipe) or on
 CREATE_CHOICES = ("plain", "options")     # ?neuron_create=: NeuronRuntime_create, or create_with_options
-V2_CONVERTS = ("Neuron Runtime V2 has no public way to suppress the runtime's conversion, so the slots are fed "
-               "converted (the .tflite's own types and sizes)")
-
 
 def open_library(path: str | None = None) -> tuple[str, ctypes.CDLL]:
     """(where it was found, the loaded library): `path` when given, else the first of the search order that

@@ -25,10 +25,9 @@ import numpy as np
 
 from core.errors import ModelError
 from device.runner.tflite.int_slots import from_slot, to_slot
+from device.spec.neuron_fixes import SLOT_FIX
 from device.spec.slot_contract import CONTRACT, FLOAT_SLOT_DTYPES, INT_SLOT_DTYPES
 
-COMPILE_FIX = ("recompile it with this whisperkv: `whisperkv compile DIR --soc SOC`, then `whisperkv deploy "
-               "--backend dla --model DIR`")
 _INT = {name: np.dtype(name.lower()) for name in INT_SLOT_DTYPES}
 
 
@@ -99,12 +98,12 @@ def check_contract(dla: dict, where: str) -> None:
     if version != CONTRACT:
         found = "before the slot contract" if version is None else f"with slot contract {version}"
         raise ModelError(f"the bundle at {where} was compiled {found}; this runner reads contract {CONTRACT}",
-                         COMPILE_FIX)
+                         SLOT_FIX)
 
 
 def _refuse(file: str, kind: str, i: int, slot: dict, size: int, padded: int | None, why: str) -> ModelError:
     return ModelError(f"{file} {kind} slot {i} ({slot['name']} {slot['dtype']} {slot['shape']}) is {size} bytes in "
-                      f"the runtime (padded {padded if padded is not None else 'not reported'}): {why}", COMPILE_FIX
+                      f"the runtime (padded {padded if padded is not None else 'not reported'}): {why}", SLOT_FIX
                       + "; if it persists, send `whisperkv doctor --out DIR`'s report with a bug")
 
 
@@ -116,7 +115,7 @@ def derive(file: str, kind: str, i: int, slot: dict, size: int, padded: int | No
     if slot["dtype"] in _INT:
         if "scale" not in slot:
             raise ModelError(f"model.json records no scale for the integer {kind} {slot['name']} of {file}",
-                             COMPILE_FIX)
+                             SLOT_FIX)
         native = np.dtype(_INT[slot["dtype"]])
     elif slot["dtype"] in FLOAT_SLOT_DTYPES:
         native = {2: np.dtype(np.float16), 4: np.dtype(np.float32)}.get(size // elements if size % elements == 0

@@ -13,12 +13,12 @@ import ctypes
 from pathlib import Path
 
 from core.errors import Fix, Setting
-from device.runner.neuron.neuron_graph import DLA_FIX, RUN_FIX, NeuronError, RuntimeGraph, check_rc, contiguous
+from device.runner.neuron.neuron_graph import NeuronError, RuntimeGraph, check_rc, contiguous
+from device.spec.neuron_fixes import CREATE_FIX, DLA_FIX, RUN_FIX
 
 K_ENV_OPT_HARDWARE = 1 << 2          # deviceKind bit: run on the APU (Types.h)
 MDLA_CORE_AUTO = 0
 OPTIONS = b'--apusys-config "{ \\"high_addr\\": true }"'    # the Android ports' create_with_options string
-CREATE_FIX = "check that the APU driver is loaded (/dev/apusys*) and that this is MediaTek's runtime for this SoC"
 
 
 class EnvOptions(ctypes.Structure):

@@ -14,7 +14,8 @@ from __future__ import annotations
 import ctypes
 from pathlib import Path
 
-from device.runner.neuron.neuron_graph import DLA_FIX, RUN_FIX, NeuronError, RuntimeGraph, check_rc, contiguous
+from device.runner.neuron.neuron_graph import NeuronError, RuntimeGraph, check_rc, contiguous
+from device.spec.neuron_fixes import DLA_FIX, RUN_FIX
 
 
 class IOBuffer(ctypes.Structure):

@@ -22,7 +22,8 @@ from core.decode.transcript import Transcript
 from device import protocol as P
 from device.runner.bundle import read_bundle
 from device.runner.neuron.dla_backend import DlaBackend
-from device.runner.neuron.neuron_runtime import V2_CONVERTS, NeuronError, NeuronLibrary, open_library
+from device.runner.neuron.neuron_runtime import NeuronError, NeuronLibrary, open_library
+from device.spec.neuron_fixes import V2_CONVERTS
 from device.spec.neuron_paths import SEARCH_ORDER, SONAMES, first_present, major, runtime_probe, tried, version_warning
 from tests.conftest import AUDIO, ROOT
 from tests.device.bundle_helpers import STANDIN_BUILDS, compiled_dla_bundle, standin_library
