@@ -5,13 +5,13 @@
 #include "neuron.h"
 
 #include <dlfcn.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "say.h"
 #include "whisperkv_spec.h"
 
 typedef struct {
@@ -45,15 +45,6 @@ typedef struct { uint8_t major, minor, patch; } NeuronVersion;
    sustainable power policy (Types.h RuntimeAPIQoS*; superLin006/MTK_model_zoo). */
 static const QoSOptions QOS = {0, 2, 100, 0, 0, 0, 0, -1, 1, 0, NULL};
 static const char DAMAGED[] = "the runtime library or the .dla is damaged: recompile and redeploy";
-
-static int say(char *err, size_t n, const char *fix, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(err, n, fmt, ap);
-    va_end(ap);
-    if (fix && k >= 0 && (size_t)k < n) snprintf(err + k, n - (size_t)k, " — %s", fix);
-    return -1;
-}
 
 static int is_file(const char *path) {
     struct stat st;

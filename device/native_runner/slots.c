@@ -4,25 +4,16 @@
 
 #include "slots.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "say.h"
 #include "json_in.h"
 #include "whisperkv_spec.h"
 
 static const char *const ROLES[] = {"encoder", "decoder_step", "decoder_step_attention"};
 static const char PERSISTS[] = "; if it persists, send `whisperkv doctor --out DIR`'s report with a bug";
-
-static int say(char *err, size_t n, const char *fix, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(err, n, fmt, ap);
-    va_end(ap);
-    if (fix && k >= 0 && (size_t)k < n) snprintf(err + k, n - (size_t)k, " — %s", fix);
-    return -1;
-}
 
 static char *read_all(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");

@@ -12,7 +12,6 @@ output and the step's logits are compared exactly, not within fp16 rounding.
 """
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -29,6 +28,7 @@ from device.runner.neuron.neuron_runtime import NeuronError, open_library
 from device.spec.neuron_paths import SEARCH_ORDER, SONAMES
 from device.toolchain.native_runner_build import build
 from tests.device.bundle_helpers import compiled_dla_bundle, standin_library
+from tests.device.runner.neuron.test_dla_backend import with_model_json_edited
 from tests.device.runner.standin.build import build_empty, build_standin
 
 HOST_C = """#include <Python.h>
@@ -198,21 +198,8 @@ def test_a_missing_library_is_one_line_naming_every_place_tried(check, dla_bundl
     assert line == str(err.value)
 
 
-def _edited(dla_bundle, tmp_path, edit) -> Path:
-    """The compiled bundle with its model.json edited (its files linked, not copied)."""
-    bad = tmp_path / "bad"
-    bad.mkdir()
-    for f in dla_bundle.iterdir():
-        if f.suffix != ".calls" and f.name != "model.json":
-            (bad / f.name).symlink_to(f)
-    doc = json.loads((dla_bundle / "model.json").read_text())
-    edit(doc)
-    (bad / "model.json").write_text(json.dumps(doc))
-    return bad
-
-
 def test_a_bundle_without_the_slot_contract_is_refused_with_the_python_fix_line(check, dla_bundle, tmp_path):
-    bad = _edited(dla_bundle, tmp_path, lambda doc: doc["dla"].pop("contract"))
+    bad = with_model_json_edited(dla_bundle, tmp_path, lambda doc: doc["dla"].pop("contract"))
     lib = str(standin_library("v1+v2"))
     with pytest.raises(ModelError) as err:
         DlaBackend.from_bundle(bad, lib)
@@ -222,7 +209,7 @@ def test_a_bundle_without_the_slot_contract_is_refused_with_the_python_fix_line(
 
 def test_a_slot_the_runtime_sizes_otherwise_is_refused_naming_the_slot_and_both_sizes(check, dla_bundle, host_env,
                                                                                        tmp_path):
-    bad = _edited(dla_bundle, tmp_path, lambda doc: doc["dla"]["graphs"]["encoder"]["inputs"][0]["shape"]
+    bad = with_model_json_edited(dla_bundle, tmp_path, lambda doc: doc["dla"]["graphs"]["encoder"]["inputs"][0]["shape"]
                   .__setitem__(-1, 2999))
     lib = str(standin_library("v1+v2"))
     with pytest.raises(ModelError) as err:

@@ -119,7 +119,7 @@ def test_hello_names_the_runtime_library_and_its_version_where_it_reports_one(dl
     assert "library_version" not in DlaBackend.from_bundle(dla_bundle, str(quiet)).describe()
 
 
-def _edited(dla_bundle, tmp_path, edit) -> object:
+def with_model_json_edited(dla_bundle, tmp_path, edit) -> object:
     """The compiled bundle with its model.json edited (its files linked, not copied)."""
     bad = tmp_path / "bad"
     bad.mkdir()
@@ -134,7 +134,7 @@ def _edited(dla_bundle, tmp_path, edit) -> object:
 
 def test_a_slot_the_runtime_sizes_otherwise_is_refused_naming_the_file_the_slot_and_both_sizes(
         dla_bundle, standin, tmp_path):
-    bad = _edited(dla_bundle, tmp_path, lambda doc: doc["dla"]["graphs"]["decoder_step"]["inputs"][1]["shape"]
+    bad = with_model_json_edited(dla_bundle, tmp_path, lambda doc: doc["dla"]["graphs"]["decoder_step"]["inputs"][1]["shape"]
                   .__setitem__(-1, 500))
     with pytest.raises(ModelError, match=r"^decoder_step.dla input slot 1 \(\w+ FLOAT32 \[.*, 500\]\) is \d+ bytes in "
                                          r"the runtime \(padded \d+\): not \d+ elements .* — recompile it"):
@@ -142,7 +142,7 @@ def test_a_slot_the_runtime_sizes_otherwise_is_refused_naming_the_file_the_slot_
 
 
 def test_a_bundle_compiled_before_the_slot_contract_is_refused_with_the_recompile_line(dla_bundle, standin, tmp_path):
-    bad = _edited(dla_bundle, tmp_path, lambda doc: doc["dla"].pop("contract"))
+    bad = with_model_json_edited(dla_bundle, tmp_path, lambda doc: doc["dla"].pop("contract"))
     with pytest.raises(ModelError) as err:
         DlaBackend.from_bundle(bad, str(standin))
     assert "compiled before the slot contract" in str(err.value) and "\n" not in str(err.value)
