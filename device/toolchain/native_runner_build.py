@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.errors import WhisperKVError
+from core.model.file_hash import sha256_files
 from device import ROOT
 from device.runner.cache_paths import cache_home, staged
 
@@ -79,11 +80,8 @@ def jsmn_header(path: Path = JSMN) -> Path:
 
 def build_key(t: Target, files: list[Path], jsmn: Path) -> str:
     """A hash of everything the binary is made of: each source, the spec header, jsmn.h, the flags, the compiler."""
-    h = hashlib.sha256()
-    for f in [*files, SPEC_HEADER, jsmn]:
-        h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
-    h.update(" ".join([t.compiler, *FLAGS, *LIBS]).encode())
-    return h.hexdigest()[:16]
+    parts = [f"{f.name}:{sha256_files([f])}" for f in [*files, SPEC_HEADER, jsmn]]
+    return hashlib.sha256("\n".join([*parts, " ".join([t.compiler, *FLAGS, *LIBS])]).encode()).hexdigest()[:16]
 
 
 def output_path(arch: str, key: str, root: Path | None = None, program: str = NAME) -> Path:
