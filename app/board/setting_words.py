@@ -37,6 +37,7 @@ def npu_profile_tip() -> str:
 
 
 WORDS: dict[str, Words] = {
+    "runner": Words("Runner"),
     "python": Words("Python", "default interpreter"),
     "dir": Words("Runner dir", "~/whisperkv"),
     "key": Words("Key file", "~/.ssh/id_ed25519 (empty: agent and defaults)"),

@@ -27,6 +27,7 @@ class Target:
     url: DeviceURL | None
     _: KW_ONLY
     # the transport's (device/link/connect.py)
+    runner: Literal["python", "native"] | None = None
     python: str | None = None
     dir: str | None = None
     key: str | None = None

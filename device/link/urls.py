@@ -76,7 +76,7 @@ def url_settings() -> list[Setting]:
 class DeviceURL:
     """Where a runner is (`scheme`, `host`: an ssh host or ~/.ssh/config alias, or an adb serial; `user`, `port`)
     and the URL's query settings as written, by name (`settings`). The transport's own settings (the rows the
-    runner does not take) are attributes: `python`, `dir`, `key`, `trust_host_key`."""
+    runner does not take) are attributes: `runner`, `python`, `dir`, `key`, `trust_host_key`."""
 
     def __init__(self, scheme: str, host: str = "", user: str | None = None, port: int | None = None, **settings):
         known = {s.name for s in url_settings()}
@@ -85,6 +85,11 @@ class DeviceURL:
             raise DeviceURLError(f"unknown device setting {unknown[0]!r}", f"use only {', '.join(sorted(known))}")
         self.scheme, self.host, self.user, self.port = scheme, host, user, port   # a key of SCHEMES
         self.settings: dict[str, str] = {k: v for k, v in settings.items() if v is not None}
+
+    @property
+    def runner(self) -> str | None:
+        """`python` or `native` (?runner=), as written; None: the device's own (device/link/runner_choice.py)."""
+        return self.settings.get("runner")
 
     @property
     def python(self) -> str | None:

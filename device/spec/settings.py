@@ -18,6 +18,7 @@ from device.spec.backend_rows import ROWS, backend_help
 from device.spec.neuron_paths import SEARCH_ORDER as NEURON_PATHS
 from device.spec.runtime_config import WORKLOADS, RuntimeConfig, for_process
 
+RUNNERS = ("python", "native")    # the runners a device can start (device/link/runner_choice.py)
 KINDS = ("local", "ssh", "adb")       # the device kinds the studio offers: schemes of device/link/urls.py
 ON, OFF = ("on", "true", "yes", "1"), ("off", "false", "no", "0", "")   # a flag in a URL: ?npu_profile=on
 
@@ -51,6 +52,10 @@ class Setting:
 SSH = ("ssh",)
 SETTINGS: list[Setting] = [
     # the transport's: where and how the runner starts (device/link/connect.py)
+    Setting("runner", "which runner the device starts: python (python -m device.runner) or native (the runner in "
+            "C, for a board without a Python the runner can use); default: the one deploy left there, else python "
+            "where the device has a Python the runner can use, else native", kind="choice",
+            choices=RUNNERS, runner=False, studio=KINDS),
     Setting("python", "the interpreter that runs the runner on the device", cli=False, runner=False, studio=KINDS),
     Setting("dir", "the runner's directory on the device", cli=False, runner=False, studio=KINDS),
     Setting("key", "the SSH identity file", cli=False, runner=False, studio=SSH),

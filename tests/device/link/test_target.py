@@ -96,3 +96,19 @@ def test_a_backend_for_this_pc_is_checked_against_the_spec_rows_without_the_runn
             "print(sorted(m for m in sys.modules if m.startswith('device.runner')))")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                           cwd=ROOT).stdout.strip() == "[]"
+
+
+def test_the_runner_is_a_setting_of_the_url_and_the_cli_and_never_a_flag_of_the_runner():
+    """?runner=native / --runner native chooses which runner the transport starts; neither runner takes it."""
+    from cli.device_cmds import target_from_args
+    from cli.main import build_parser
+
+    t = parse_target("ssh://b?runner=Native&backend=dla")
+    assert t.runner == "native" and t.url.runner == "native" and t.runner_args() == ["--backend", "dla"]
+    assert parse_target("ssh://b").runner is None and parse_target("ssh://b").url.runner is None
+    args = build_parser().parse_args(["transcribe", "clip.wav", "--runner", "native", "--device", "local"])
+    assert target_from_args(args).text() == "local://?runner=native"
+    deploy = build_parser().parse_args(["deploy", "--runner", "native", "--device", "ssh://b"])
+    assert target_from_args(deploy, runner=False).runner == "native"
+    with pytest.raises(TargetError, match="unknown runner 'c' — use \\?runner=python or \\?runner=native"):
+        parse_target("ssh://b?runner=c")
