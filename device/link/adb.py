@@ -11,6 +11,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from device.link.runner_choice import runner_argv
 from device.link.transport import (
     CommandResult,
     ProcessStream,
@@ -59,18 +60,19 @@ def list_devices(timeout: float = 30.0) -> list[AdbDevice]:
 class AdbTransport(Transport):
     upload_method = "with adb push"
 
-    def __init__(self, serial: str, python: str | None = None, dir: str | None = None):
+    def __init__(self, serial: str, python: str | None = None, dir: str | None = None, runner: str | None = None):
         self.serial = serial
         self.label = f"adb://{serial}"
         self.python = python or "python3"
         self.runner_dir = dir or "~/whisperkv"
+        self.runner = runner
         self._checked = False
 
     @classmethod
     def from_url(cls, url: DeviceURL, password: str | None = None, trust_host_key: str | None = None,
                  **options) -> AdbTransport:
         """`adb://SERIAL` (device/link/urls.py::SCHEMES): adb logs in by itself, so no password or host key."""
-        return cls(url.host, python=url.python, dir=url.dir)
+        return cls(url.host, python=url.python, dir=url.dir, runner=url.runner)
 
     def _check(self) -> None:
         if self._checked:
@@ -92,7 +94,7 @@ class AdbTransport(Transport):
 
     def start_runner(self, args: list[str]) -> ProcessStream:
         self._check()
-        line = shell_line([self.python, "-m", "device.runner", *args], self.runner_dir)
+        line = shell_line(runner_argv(self, args, self.runner), self.runner_dir)
         return ProcessStream(self._argv("shell", "-T", line))
 
     def run(self, argv: list[str], timeout: float = 60.0, cwd: str | None = None) -> CommandResult:

@@ -1,7 +1,10 @@
-"""LocalTransport: the runner as a subprocess on this PC (the default device)."""
+"""LocalTransport: the runner as a subprocess on this PC (the default device): this checkout's Python runner, or with
+?runner=native the native runner built for this PC on demand (device/toolchain/native_runner_build.py); with ?dir=
+the runner deployed there, as on a board (device/link/runner_choice.py)."""
 from __future__ import annotations
 
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -9,6 +12,7 @@ from pathlib import Path
 
 from core.errors import Fix, Setting
 from device import ROOT
+from device.link.runner_choice import NATIVE, NATIVE_EXE, chosen_runner, native_args
 from device.link.transport import (
     CommandResult,
     ProcessStream,
@@ -18,28 +22,36 @@ from device.link.transport import (
     copy_concatenated,
 )
 from device.link.urls import DeviceURL
+from device.toolchain import native_runner_build
 
 
 class LocalTransport(Transport):
     label = "local"
     upload_method = "by a local file copy"
 
-    def __init__(self, python: str | None = None, dir: str | None = None):
+    def __init__(self, python: str | None = None, dir: str | None = None, runner: str | None = None):
         self.python = python or sys.executable
         # Without ?dir= the runner is this checkout (or installed package) itself.
         self.runner_dir = os.path.expanduser(dir) if dir else str(ROOT)
+        self.deployed = bool(dir)
+        self.runner = runner
 
     @classmethod
     def from_url(cls, url: DeviceURL, password: str | None = None, trust_host_key: str | None = None,
                  **options) -> LocalTransport:
         """`local` (device/link/urls.py::SCHEMES): no login, so no password or host key."""
-        return cls(python=url.python, dir=url.dir)
+        return cls(python=url.python, dir=url.dir, runner=url.runner)
 
     def start_runner(self, args: list[str]) -> ProcessStream:
         if not os.path.isdir(self.runner_dir):
             raise TransportError(f"runner directory {self.runner_dir} does not exist",
                                  Fix(f"deploy there with `whisperkv deploy --dir {self.runner_dir}`, or ",
                                      Setting("dir", verb="drop")))
+        if chosen_runner(self, self.runner, self.deployed) == NATIVE:
+            # deployed (?dir=): the runner there, as on a board; else this checkout's, built for this PC unless it is
+            exe = (os.path.join(self.runner_dir, NATIVE_EXE) if self.deployed
+                   else str(native_runner_build.build(platform.machine())))
+            return ProcessStream([exe, *native_args(args)], cwd=self.runner_dir)
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [self.runner_dir, env.get("PYTHONPATH")]))
         return ProcessStream([self.python, "-m", "device.runner", *args], cwd=self.runner_dir, env=env)

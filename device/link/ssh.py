@@ -22,6 +22,7 @@ import paramiko
 
 from device.link.host_keys import HostKeyError, TrustPolicy, changed_key_error
 from device.link.host_keys import add_known_host as add_known_host  # re-exported for cli/device_cmds
+from device.link.runner_choice import runner_argv
 from device.link.ssh_login import AuthError as AuthError  # re-exported for cli/device_cmds
 from device.link.ssh_login import OpenSshOrder, unreached
 from device.link.ssh_upload import OVER_EXEC, command_result, upload
@@ -129,7 +130,7 @@ class SshStream(Stream):
 class SshTransport(Transport):
     def __init__(self, host: str, user: str | None = None, port: int | None = None, *, key: str | None = None,
                  password: str | None = None, trust_host_key: str | None = None, python: str | None = None,
-                 dir: str | None = None, config_path: str = "~/.ssh/config", known_hosts: list[str] | None = None,
+                 dir: str | None = None, runner: str | None = None, config_path: str = "~/.ssh/config", known_hosts: list[str] | None = None,
                  connect_timeout: float = 15.0, keepalive: float = 15.0, allow_agent: bool = True):
         self.target = resolve_target(host, user, port, key, config_path)
         if known_hosts is not None:
@@ -138,6 +139,7 @@ class SshTransport(Transport):
         self.label = f"ssh://{t.user}@{t.hostname}" + (f":{t.port}" if t.port != 22 else "")
         self.python = python or "python3"
         self.runner_dir = dir or "~/whisperkv"
+        self.runner = runner
         self.password = password
         self.trust_host_key = trust_host_key
         self.connect_timeout = connect_timeout
@@ -152,7 +154,7 @@ class SshTransport(Transport):
         """`ssh://[user@]host[:port]` (device/link/urls.py::SCHEMES); `options`: the constructor's (known_hosts,
         allow_agent, config_path, ...). A host key trusted by the caller wins over the URL's ?trust_host_key=."""
         return cls(url.host, url.user, url.port, key=url.key, password=password,
-                   trust_host_key=trust_host_key or url.trust_host_key, python=url.python, dir=url.dir, **options)
+                   trust_host_key=trust_host_key or url.trust_host_key, python=url.python, dir=url.dir, runner=url.runner, **options)
 
     # --- connection ---------------------------------------------------------------------------------
     def client(self) -> paramiko.SSHClient:
@@ -201,7 +203,7 @@ class SshTransport(Transport):
 
     # --- operations ---------------------------------------------------------------------------------
     def start_runner(self, args: list[str]) -> SshStream:
-        cmd = shell_line([self.python, "-m", "device.runner", *args], self.runner_dir)
+        cmd = shell_line(runner_argv(self, args, self.runner), self.runner_dir)
         chan = self._exec(cmd)
         return SshStream(chan)
 

@@ -67,6 +67,7 @@ class Transport(ABC):
     label = "device"
     runner_dir: str = ""        # where device/ and core/ live on the device
     python: str = "python3"
+    runner: str | None = None   # ?runner=: python or native; None: the device's own (device/link/runner_choice.py)
     upload_method: str = ""     # how put() sends files ("over sftp", ...), once it has sent one
 
     @abstractmethod

@@ -1,0 +1,65 @@
+"""Which runner a device starts, and its command line: the Python runner (`python -m device.runner`) or the native
+one (the runner in C, device/native_runner/). The URL's ?runner= says; else the deploy record in the runner's folder
+names the runner deploy left there (it ships the native one where the board has no Python the runner can use); else
+the Python runner.
+
+Deployed, the native runner is DIR/bin/whisperkv-runner beside the bundle, DIR/model/: it looks for `model/` in the
+parent of its executable's folder. It takes the settings rows' runner flags (the spec's C header) and --model, and
+stops with exit status 2 at any other, so the Python runner's own flags (--encoder-cache-mb, --log-level, ...) are
+left out of its command line."""
+from __future__ import annotations
+
+import json
+
+from device.link.transport import Transport
+from device.spec.settings import RUNNERS, SETTINGS
+
+PYTHON, NATIVE = RUNNERS
+RECORD = "manifest.json"              # deploy's record in the runner's folder (device/deploy/deploy_record.py)
+NATIVE_EXE = "bin/whisperkv-runner"   # the native runner under the runner's folder, as deploy lays it out
+
+
+def native_args(args: list[str]) -> list[str]:
+    """The runner flags the native runner takes, with their values; any other flag is left out with its value
+    (the next word, unless it is a flag or the flag is written --name=value)."""
+    known = {s.flag: s for s in SETTINGS if s.runner}
+    out, i = [], 0
+    while i < len(args):
+        flag, inline = args[i].partition("=")[0], "=" in args[i]
+        s = known.get(flag)
+        if inline or (s is not None and s.kind == "flag"):
+            takes = 0
+        elif s is not None:
+            takes = 1
+        else:
+            takes = 1 if i + 1 < len(args) and not args[i + 1].startswith("--") else 0
+        if s is not None:
+            out += args[i:i + 1 + takes]
+        i += 1 + takes
+    return out
+
+
+def recorded_runner(transport: Transport, dir: str) -> str | None:
+    """The runner deploy's record in `dir` names (None: no record, or one older than the field)."""
+    res = transport.run(["cat", RECORD], cwd=dir, timeout=60)
+    try:
+        doc = json.loads(res.text) if res.rc == 0 else None
+    except ValueError:
+        return None
+    runner = doc.get("runner") if isinstance(doc, dict) else None
+    return runner if runner in RUNNERS else None
+
+
+def chosen_runner(transport: Transport, asked: str | None, deployed: bool = True) -> str:
+    """The runner to start: the one asked for (?runner=), else a deployed folder's record's, else python."""
+    if asked:
+        return asked.lower()
+    return (recorded_runner(transport, transport.runner_dir) if deployed else None) or PYTHON
+
+
+def runner_argv(transport: Transport, args: list[str], asked: str | None, deployed: bool = True,
+                native_exe: str = NATIVE_EXE) -> list[str]:
+    """The command that starts the chosen runner in the runner's folder, with the flags it takes."""
+    if chosen_runner(transport, asked, deployed) == NATIVE:
+        return [native_exe, *native_args(args)]
+    return [transport.python, "-m", "device.runner", *args]
