@@ -39,6 +39,12 @@ class RunnerInfo:
                    cache.get("bytes_per_token", 0), h, tuple(f for f in features if isinstance(f, str)))
 
     @property
+    def runner(self) -> str:
+        """hello.runner: `python` or `native`, the runner that served; a runner that predates the field is the
+        Python one (the native one always sends it)."""
+        return str(self.raw.get("runner") or "python")
+
+    @property
     def soc(self) -> dict:
         """hello.soc: the SoC the runner read on its board and its NPU ({} from a runner that predates it)."""
         soc = self.raw.get("soc")
@@ -63,7 +69,7 @@ class RunnerInfo:
 
     def summary(self) -> dict:
         """The hello fields a run record keeps (the studio's status bar, its session JSON)."""
-        return {"runner_version": self.runner_version, "backend": self.backend, "model_sha256": self.model_sha256,
+        return {"runner": self.runner, "runner_version": self.runner_version, "backend": self.backend, "model_sha256": self.model_sha256,
                 "cache_max_len": self.cache_max_len, "bytes_per_token": self.bytes_per_token,
                 "protocol": self.protocol, "soc": self.soc, "dtype": self.dtype, "cross": self.cross,
                 "ran_on": self.ran_on.to_dict(),

@@ -102,7 +102,7 @@ class ServedModel:
 def hello_of(model, soc: dict, limits: dict) -> dict:
     """The `hello` event for a loaded model (device.runner.load.LoadedModel) on a board with this SoC."""
     dims = model.backend.dims
-    return {"type": "hello", "protocol": P.PROTOCOL, "runner_version": P.RUNNER_VERSION,
+    return {"type": "hello", "protocol": P.PROTOCOL, "runner_version": P.RUNNER_VERSION, "runner": "python",
             "backend": model.backend.name,
             # tflite: the interpreter, the delegate, and how many ops each graph runs in it vs on the CPU
             **({"backend_detail": model.backend.describe()} if hasattr(model.backend, "describe") else {}),

@@ -10,3 +10,9 @@ def test_runner_info_reads_the_hello_and_the_record_round_trips():
     assert RanOn.from_dict(info.ran_on.to_dict()) == info.ran_on and info.ran_on.to_dict()["short"] == "NPU"
     assert RunnerInfo.from_hello({"protocol": 1, "backend": "numpy"}).ran_on.where == "cpu"
     assert RanOn.from_dict(None) is None and RanOn.from_dict({"where": "gpu"}) is None
+
+
+def test_the_runner_that_served_is_named_and_one_that_predates_the_field_is_the_python_one():
+    native = RunnerInfo.from_hello({"protocol": 2, "runner": "native", "backend": "dla", "backend_detail": DLA_DETAIL})
+    assert native.runner == "native" and native.summary()["runner"] == "native"
+    assert RunnerInfo.from_hello({"protocol": 2, "backend": "onnx"}).summary()["runner"] == "python"

@@ -40,6 +40,7 @@ def transcribe(runner, mel, rid="r1", **fields):
 def test_hello_reports_backend_model_and_cache_geometry(runner):
     ev = hello(runner)
     assert ev["protocol"] == P.PROTOCOL and ev["runner_version"] == P.RUNNER_VERSION
+    assert ev["runner"] == "python"           # the native runner says "native" (docs/protocol.md)
     assert ev["backend"] in REGISTRY
     assert len(ev["model"]["sha256"]) == 64 and ev["model"]["dims"]["n_text_layer"] == 6
     assert ev["cache"] == {"max_len": 448, "bytes_per_token": 2 * 6 * 512 * 4, "dtype": "float32"}
