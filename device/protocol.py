@@ -24,6 +24,7 @@ from device.spec.protocol_codes import (  # noqa: F401
     FEATURES,
     FRAME_TOO_LARGE,
     INTERNAL,
+    INTERNAL_FIX,
     LENGTH_FORMAT,
     MAX_HEADER,
     MAX_PAYLOAD,
@@ -182,10 +183,6 @@ def mel_from_payload(desc: object, payload: bytes, rid: str | None = None) -> np
     if not np.isfinite(mel).all():
         raise ProtocolError(BAD_MEL, "mel contains NaN or Inf values", rid)
     return mel
-
-
-INTERNAL_FIX = ("a bug in the runner: run `whisperkv doctor --device URL --out DIR` and send its report with the "
-                "runner's log (its stderr); the runner keeps serving")
 
 
 def internal_error(exc: BaseException, id: str | None = None) -> dict:

@@ -2,6 +2,7 @@
 
 #include "json_out.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +121,28 @@ void wkv_field_raw(wkv_out *o, const char *name, const char *json) {
     wkv_out_raw(o, json, strlen(json));
 }
 
+void wkv_field_int(wkv_out *o, const char *name, long long value) {
+    char num[32];
+    snprintf(num, sizeof num, "%lld", value);
+    wkv_field_raw(o, name, num);
+}
+
+void wkv_field_bool(wkv_out *o, const char *name, int value) { wkv_field_raw(o, name, value ? "true" : "false"); }
+
+void wkv_out_num(wkv_out *o, double value) {
+    char num[40];
+    if (isfinite(value)) snprintf(num, sizeof num, "%.9g", value);
+    else snprintf(num, sizeof num, "null");
+    wkv_out_raw(o, num, strlen(num));
+}
+
+void wkv_field_num(wkv_out *o, const char *name, double value) {
+    key(o, name);
+    wkv_out_num(o, value);
+}
+
+void wkv_object_end(wkv_out *o) { wkv_out_raw(o, o->fields ? "}" : "{}", o->fields ? 1 : 2); }
+
 void wkv_event_begin(wkv_out *o, const char *type) {
     o->len = 0;
     o->fields = 0;
@@ -139,6 +162,5 @@ void wkv_event_end(wkv_out *o) {
 
 void wkv_out_free(wkv_out *o) {
     free(o->buf);
-    o->buf = NULL;
-    o->len = o->cap = 0;
+    *o = (wkv_out){0};
 }

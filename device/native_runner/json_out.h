@@ -21,6 +21,13 @@ void wkv_out_free(wkv_out *o);
    sequence becomes U+FFFD); or a value already in JSON form. */
 void wkv_field_str(wkv_out *o, const char *key, const char *value);
 void wkv_field_raw(wkv_out *o, const char *key, const char *json);
+void wkv_field_int(wkv_out *o, const char *key, long long value);
+void wkv_field_bool(wkv_out *o, const char *key, int value);
+/* A number with the digits a float32 needs; null when not finite (JSON has no -inf or NaN: docs/protocol.md). */
+void wkv_field_num(wkv_out *o, const char *key, double value);
+void wkv_out_num(wkv_out *o, double value);
+/* A nested object: its fields written into its own wkv_out (zeroed), then closed here ("{}" when it has none). */
+void wkv_object_end(wkv_out *o);
 void wkv_out_raw(wkv_out *o, const char *text, size_t n);
 void wkv_out_str(wkv_out *o, const char *s, size_t n);
 

@@ -1,5 +1,5 @@
-/* The native runner: serves docs/protocol.md on stdin/stdout, as `python -m device.runner` does (issue 53).
-   Today its protocol core: frames, rejections and errors; its model loading is still to come (README.md). */
+/* The native runner: serves docs/protocol.md on stdin/stdout on the dla backend, as `python -m device.runner
+   --backend dla` does (README.md says what it leaves out). */
 #define _POSIX_C_SOURCE 200809L
 
 #include <signal.h>
@@ -10,6 +10,7 @@
 #include "frames.h"
 #include "serve.h"
 #include "start.h"
+#include "window.h"
 #include "whisperkv_spec.h"
 
 int main(int argc, char **argv) {
@@ -24,30 +25,41 @@ int main(int argc, char **argv) {
         perror("whisperkv-runner: cannot set up stdout");
         return 1;
     }
-    char model_error[8192];
-    wkv_model_problem(&flags, model_error, sizeof model_error);
-    fprintf(stderr, "runner ERROR model not loaded: %s\n", model_error);
-
-    wkv_server server = {out_fd, {0}, model_error};
-    wkv_reader *reader = malloc(sizeof *reader);
-    if (!reader) return 1;
-    wkv_reader_init(reader, 0, flags.max_header, flags.max_payload);
+    static char model_error[8192];
+    static wkv_model model;
+    static wkv_window window;
+    static wkv_server server;
+    static wkv_reader reader;
+    server.out_fd = out_fd;
+    server.model_error = model_error;
+    server.max_header = flags.max_header;
+    server.max_payload = flags.max_payload;
+    /* a failed load is kept as the reason and served as model_missing, never a dead runner */
+    if (!wkv_model_problem(&flags, model_error, sizeof model_error)) {
+        fprintf(stderr, "runner INFO loading model… (%s, backend dla)\n", flags.model ? flags.model : "model/");
+        if (wkv_model_load(&model, &flags, model_error, sizeof model_error) == 0 && wkv_window_init(&window, &model))
+            snprintf(model_error, sizeof model_error, "out of memory for the decoder's buffers");
+        else if (!model_error[0]) {
+            server.model = &model;
+            server.window = &window;
+            fprintf(stderr, "runner INFO model %.12s on dla (%s) loaded in %.1f s\n", model.sha256, model.lib.path,
+                    model.load_ms / 1e3);
+        }
+    }
+    if (!server.model) fprintf(stderr, "runner ERROR model not loaded: %s\n", model_error);
+    server.reader = &reader;
+    wkv_reader_init(&reader, 0, flags.max_header, flags.max_payload);
     enum wkv_next next = WKV_SERVE_ON;
     while (next == WKV_SERVE_ON) {
-        wkv_frame frame;
-        enum wkv_read got = wkv_read_frame(reader, &frame);
-        if (got == WKV_READ_FRAME) next = wkv_handle(&server, &frame);
-        else if (got == WKV_READ_BAD) next = wkv_send_error(&server, frame.code, frame.message, frame.id);
-        else {
-            if (got == WKV_READ_EOF_INSIDE) fprintf(stderr, "runner WARNING EOF inside a frame; the last request was "
-                                               "truncated\n");
-            next = WKV_SERVE_BYE;
-        }
-        wkv_frame_free(&frame);
+        next = wkv_serve_frame(&server);
+        if (next == WKV_SERVE_ON) next = wkv_serve_queue(&server);
     }
     if (next == WKV_SERVE_GONE) fprintf(stderr, "runner WARNING stdout is broken: the host is gone\n");
     fprintf(stderr, "runner INFO bye\n");
-    free(reader);
     wkv_out_free(&server.ev);
+    if (server.model) {
+        wkv_window_free(&window);
+        wkv_model_close(&model);
+    }
     return 0;
 }

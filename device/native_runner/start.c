@@ -115,7 +115,7 @@ static int is_dir(const char *path) {
 }
 
 /* As deploy lays a board out: the runner's folder beside model/ (device/deploy/deploy.py). */
-static void beside_executable(char *out, size_t len) {
+void wkv_default_bundle(char *out, size_t len) {
     char exe[4096];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n <= 0) {
@@ -133,16 +133,15 @@ static void beside_executable(char *out, size_t len) {
 #define FIX "deploy a compiled bundle with `whisperkv deploy --device URL --model BUNDLE --backend dla`, or start " \
             "the runner with --model DIR (a bundle with model.json)"
 
-void wkv_model_problem(const wkv_flags *f, char *msg, size_t len) {
+int wkv_model_problem(const wkv_flags *f, char *msg, size_t len) {
     char dir[4200], manifest[4300];
     if (f->model) snprintf(dir, sizeof dir, "%s", f->model);
-    else beside_executable(dir, sizeof dir);
+    else wkv_default_bundle(dir, sizeof dir);
     snprintf(manifest, sizeof manifest, "%s/%s", dir, "model.json");
+    msg[0] = 0;
     if (!is_dir(dir))
         snprintf(msg, len, "model directory not found: %s — " FIX, dir);
     else if (access(manifest, R_OK) != 0)
         snprintf(msg, len, "%s is not an exported bundle (no model.json) — " FIX, dir);
-    else
-        snprintf(msg, len, "the native runner cannot run the bundle in %s yet: its Neuron path is still to come "
-                 "(device/native_runner/README.md) — use the Python runner, `python -m device.runner`", dir);
+    return msg[0] != 0;
 }

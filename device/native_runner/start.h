@@ -16,7 +16,11 @@ typedef struct {
 /* 0: parsed; 1: --help was printed (exit 0); 2: a bad flag, said in one line on stderr (exit 2, as argparse). */
 int wkv_parse_flags(int argc, char **argv, wkv_flags *flags);
 
-/* Why no model can be served, as the one-line model_missing message (the problem, " — ", the fix), into msg. */
-void wkv_model_problem(const wkv_flags *flags, char *msg, size_t len);
+/* The bundle deploy lays out beside the runner: model/ in the parent of the executable's folder. */
+void wkv_default_bundle(char *out, size_t len);
+
+/* Why no bundle is there to load, as the one-line model_missing message (the problem, " — ", the fix), into msg:
+   1; 0 (msg empty) when there is one. */
+int wkv_model_problem(const wkv_flags *flags, char *msg, size_t len);
 
 #endif

@@ -24,8 +24,9 @@ from core.model.file_hash import sha256_files
 from core.model.weights import WhisperWeights
 from device.graphs.tflite_read import params_from_tflite
 from device.spec.neuron_fixes import EXPORT_FIX
+from device.spec.slot_contract import BUNDLE_FORMAT
 
-FORMAT = "whisperkv-mtk-bundle"
+FORMAT = BUNDLE_FORMAT
 VERSION = 1
 GRAPHS = {"encoder": "encoder.onnx", "decoder_step": "decoder_step.onnx"}
 TABLES = {"token_embedding": "token_embedding.npy", "positional_embedding": "positional_embedding.npy"}

@@ -32,6 +32,9 @@ BAD_PROTOCOL = "bad_protocol"        # hello asked for a protocol version we do 
 BUSY = "busy"                        # a transcribe reused the id of a request still queued or running
 MODEL_MISSING = "model_missing"      # the runner could not load its model
 INTERNAL = "internal"                # the backend raised; the request ends, the runner keeps serving
+# an `internal` error's fix: its message is "the runner failed unexpectedly (KIND: LINE) — INTERNAL_FIX"
+INTERNAL_FIX = ("a bug in the runner: run `whisperkv doctor --device URL --out DIR` and send its report with the "
+                "runner's log (its stderr); the runner keeps serving")
 ERROR_CODES = (BAD_FRAME, FRAME_TOO_LARGE, UNKNOWN_OP, BAD_REQUEST, BAD_MEL, BAD_PROTOCOL,
                BUSY, MODEL_MISSING, INTERNAL)
 

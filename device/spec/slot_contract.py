@@ -9,6 +9,7 @@ SLOT_KINDS lists its slots in the compiler's order, each with SLOT_FIELDS (an in
 Stdlib only: it ships to the board with the runner.
 """
 
+BUNDLE_FORMAT = "whisperkv-mtk-bundle"    # model.json's "format": what makes a folder an exported bundle
 CONTRACT = 1                  # a bundle recording another version is refused at load, with the command to recompile
 CONTRACT_SECTION = "dla"
 CONTRACT_FIELDS = ("contract", "compiler", "version", "soc", "flags", "graphs")

@@ -27,6 +27,7 @@
 #define WKV_BUSY "busy"
 #define WKV_MODEL_MISSING "model_missing"
 #define WKV_INTERNAL "internal"
+#define WKV_INTERNAL_FIX "a bug in the runner: run `whisperkv doctor --device URL --out DIR` and send its report with the runner's log (its stderr); the runner keeps serving"
 #define WKV_ERROR_CODES_COUNT 9
 #define WKV_ERROR_CODES {"bad_frame", "frame_too_large", "unknown_op", "bad_request", "bad_mel", "bad_protocol", "busy", "model_missing", "internal"}
 #define WKV_REQUEST_OPS_COUNT 5
@@ -35,6 +36,7 @@
 #define WKV_EVENT_TYPES {"hello", "encoded", "token", "done", "sample", "npu_profile", "probe", "error"}
 
 /* slot_contract */
+#define WKV_BUNDLE_FORMAT "whisperkv-mtk-bundle"
 #define WKV_CONTRACT 1
 #define WKV_CONTRACT_SECTION "dla"
 #define WKV_CONTRACT_FIELDS_COUNT 6

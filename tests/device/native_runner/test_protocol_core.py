@@ -183,7 +183,9 @@ def test_without_model_it_looks_in_model_beside_its_folder(tmp_path):
     (tmp_path / "model").mkdir()
     (tmp_path / "model" / "model.json").write_text("{}")
     (ev,) = frames_of(subprocess.run([binary], input=HELLO + BYE, capture_output=True, timeout=60).stdout)
-    assert ev["code"] == P.MODEL_MISSING and "cannot run the bundle" in ev["message"]
+    assert ev["code"] == P.MODEL_MISSING
+    assert ev["message"] == (f"{tmp_path / 'model' / 'model.json'} is not a whisperkv-mtk-bundle manifest — re-create "
+                             "it with `whisperkv export --out DIR`")
 
 
 def test_it_is_built_again_only_when_a_source_changes(tmp_path):

@@ -1,0 +1,215 @@
+#define _POSIX_C_SOURCE 200809L
+
+#include "model.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "json_in.h"
+#include "say.h"
+#include "whisperkv_spec.h"
+
+static char *read_text(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    char *text = NULL;
+    long size;
+    if (f && fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (text = malloc((size_t)size + 1)) != NULL && fread(text, 1, (size_t)size, f) == (size_t)size) {
+        text[size] = 0;
+        *len = (size_t)size;
+    } else {
+        free(text);
+        text = NULL;
+    }
+    if (f) fclose(f);
+    return text;
+}
+
+static void copy_field(const wkv_json *j, int obj, const char *key, char *out, size_t n) {
+    char *s = wkv_json_string(j, wkv_json_member(j, obj, key), NULL);
+    snprintf(out, n, "%s", s ? s : "");
+    free(s);
+}
+
+static int dim(const wkv_json *j, int dims, const char *key) {
+    uint64_t v = 0;
+    return wkv_json_uint(j, wkv_json_member(j, dims, key), &v) == 1 ? (int)v : 0;
+}
+
+/* model.json's identity and dims (the slot contract is slots.c's to read). */
+static int read_manifest(wkv_model *m, char *err, size_t n) {
+    char path[4200], why[256];
+    size_t len = 0;
+    snprintf(path, sizeof path, "%s/model.json", m->dir);
+    char *text = read_text(path, &len);
+    wkv_json j;
+    if (!text || wkv_json_parse(&j, text, len, why, sizeof why)) {
+        free(text);
+        return say(err, n, WKV_NEURON_EXPORT_FIX, "%s is not a readable model.json", path);
+    }
+    char *format = wkv_json_string(&j, wkv_json_field(&j, "format"), NULL);
+    int ours = format && !strcmp(format, WKV_BUNDLE_FORMAT);
+    free(format);
+    if (!ours) {
+        wkv_json_free(&j);
+        free(text);
+        return say(err, n, WKV_NEURON_EXPORT_FIX, "%s is not a %s manifest", path, WKV_BUNDLE_FORMAT);
+    }
+    int d = wkv_json_field(&j, "dims"), dla = wkv_json_field(&j, "dla");
+    wkv_dims *x = &m->dims;
+    *x = (wkv_dims){dim(&j, d, "n_mels"), dim(&j, d, "n_audio_ctx"), dim(&j, d, "n_audio_state"),
+                    dim(&j, d, "n_audio_head"), dim(&j, d, "n_audio_layer"), dim(&j, d, "n_vocab"),
+                    dim(&j, d, "n_text_ctx"), dim(&j, d, "n_text_state"), dim(&j, d, "n_text_head"),
+                    dim(&j, d, "n_text_layer")};
+    copy_field(&j, 0, "model_sha256", m->sha256, sizeof m->sha256);
+    copy_field(&j, 0, "dtype", m->dtype, sizeof m->dtype);
+    copy_field(&j, 0, "cross", m->cross, sizeof m->cross);
+    if (!m->cross[0]) snprintf(m->cross, sizeof m->cross, "kv");
+    copy_field(&j, dla, "soc", m->soc, sizeof m->soc);
+    char *version = wkv_json_string(&j, wkv_json_member(&j, dla, "version"), NULL);
+    snprintf(m->compiler_version, sizeof m->compiler_version, "%s", version && *version ? version : "unknown");
+    free(version);
+    wkv_json_free(&j);
+    free(text);
+    if (!x->n_text_layer || !x->n_text_ctx || !x->n_text_state || !x->n_vocab)
+        return say(err, n, WKV_NEURON_EXPORT_FIX, "%s has no decoder dims", path);
+    return 0;
+}
+
+static int need(int index, const wkv_graph *g, int input, const char *name, char *err, size_t n) {
+    if (index >= 0) return 0;
+    return say(err, n, WKV_NEURON_SLOT_FIX, "model.json records no %s slot %s for %s", input ? "input" : "output",
+               name, g->slots->file);
+}
+
+/* Each slot the decoder feeds or reads, by the contract's names. */
+static int find_slots(wkv_model *m, char *err, size_t n) {
+    static const char *const kv[] = {"cross_k", "cross_v"}, *const absorbed[] = {"F"};
+    const char *const *cross = m->n_cross == 2 ? kv : absorbed;
+    int rc = need(m->enc_mel = wkv_graph_slot(&m->enc, 1, "mel"), &m->enc, 1, "mel", err, n);
+    for (int i = 0; i < m->n_cross && !rc; i++)
+        rc = need(m->enc_cross[i] = wkv_graph_slot(&m->enc, 0, cross[i]), &m->enc, 0, cross[i], err, n) ||
+             need(m->step_cross[i] = wkv_graph_slot(&m->step, 1, cross[i]), &m->step, 1, cross[i], err, n);
+    static const char *const ins[] = {"x", "self_k", "self_v", "mask"}, *const outs[] = {"logits", "new_k", "new_v"};
+    int *in_at[] = {&m->x, &m->self_k, &m->self_v, &m->mask}, *out_at[] = {&m->logits, &m->new_k, &m->new_v};
+    for (int i = 0; i < 4 && !rc; i++) rc = need(*in_at[i] = wkv_graph_slot(&m->step, 1, ins[i]), &m->step, 1, ins[i], err, n);
+    for (int i = 0; i < 3 && !rc; i++)
+        rc = need(*out_at[i] = wkv_graph_slot(&m->step, 0, outs[i]), &m->step, 0, outs[i], err, n);
+    return rc ? -1 : 0;
+}
+
+static const char *bundle_dir(const wkv_flags *f, char *out, size_t n) {
+    if (f->model) snprintf(out, n, "%s", f->model);
+    else wkv_default_bundle(out, n);
+    return out;
+}
+
+int wkv_model_load(wkv_model *m, const wkv_flags *f, char *err, size_t n) {
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    memset(m, 0, sizeof *m);
+    bundle_dir(f, m->dir, sizeof m->dir);
+    if (f->neuron_create && !strcmp(f->neuron_create, "options"))
+        return say(err, n, "drop ?neuron_create=options, or use the Python runner (?runner=python)",
+                   "the native runner creates each runtime with NeuronRuntime_create only, not create_with_options");
+    if (read_manifest(m, err, n) || wkv_contract_read(&m->contract, m->dir, err, n) ||
+        wkv_tables_read(&m->t, m->dir, err, n) || wkv_neuron_open(&m->lib, f->neuron_lib, f->neuron_api, err, n))
+        return -1;
+    m->lib.qos = !(f->neuron_qos && !strcmp(f->neuron_qos, "off"));
+    if (f->neuron_io && !strcmp(f->neuron_io, "converted")) m->lib.suppressed = 0;
+    if (wkv_neuron_version(&m->lib, m->library_version, sizeof m->library_version)) m->library_version[0] = 0;
+    m->n_cross = strcmp(m->cross, "absorbed") ? 2 : 1;
+    if (wkv_graph_open(&m->enc, wkv_contract_graph(&m->contract, "encoder"), m->dir, &m->lib, 1, err, n) ||
+        wkv_graph_open(&m->step, wkv_contract_graph(&m->contract, "decoder_step"), m->dir, &m->lib, 1, err, n) ||
+        find_slots(m, err, n))
+        return -1;
+    m->mask_hidden = m->step.slots->in[m->mask].native == WKV_ELEM_F16 ? -10000.0f : -1e9f;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    m->load_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    return 0;
+}
+
+void wkv_model_close(wkv_model *m) {
+    wkv_graph_close(&m->enc);
+    wkv_graph_close(&m->step);
+    wkv_neuron_close(&m->lib);
+    wkv_tables_free(&m->t);
+}
+
+static const char *const ELEMENT[] = {"", "float16", "float32", "int8", "int16", "uint8"};
+
+static void describe_slot(wkv_out *o, const wkv_slot *s, const char *kind) {
+    wkv_out slot = {0}, shape = {0};
+    wkv_field_str(&slot, "kind", kind);
+    wkv_field_str(&slot, "name", s->name);
+    wkv_out_raw(&shape, "[", 1);
+    for (int i = 0; i < s->rank; i++) {
+        char num[24];
+        snprintf(num, sizeof num, "%s%llu", i ? ", " : "", (unsigned long long)s->shape[i]);
+        wkv_out_raw(&shape, num, strlen(num));
+    }
+    wkv_out_raw(&shape, "]", 1);
+    wkv_field_raw(&slot, "shape", shape.buf);
+    wkv_field_str(&slot, "tflite", s->dtype);
+    wkv_field_int(&slot, "size", (long long)s->size);
+    if (s->has_padded) wkv_field_int(&slot, "padded_size", (long long)s->padded);
+    else wkv_field_raw(&slot, "padded_size", "null");
+    wkv_field_str(&slot, "element", ELEMENT[s->native]);
+    wkv_field_int(&slot, "element_bytes", (long long)s->elem_bytes);
+    wkv_field_int(&slot, "row", (long long)s->row);
+    wkv_field_int(&slot, "pitch", (long long)s->pitch);
+    wkv_object_end(&slot);
+    wkv_out_raw(o, o->len > 1 ? "," : "", o->len > 1);
+    wkv_out_raw(o, slot.buf, slot.len);
+    wkv_out_free(&slot);
+    wkv_out_free(&shape);
+}
+
+static void describe_graph(wkv_out *list, const wkv_graph *g, const char *role) {
+    wkv_out o = {0}, slots = {0};
+    wkv_out_raw(&slots, "[", 1);
+    wkv_field_str(&o, "graph", role);
+    wkv_field_str(&o, "file", g->slots->file);
+    wkv_field_str(&o, "runs_on", "dla");
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < (k ? g->slots->n_out : g->slots->n_in); i++)
+            describe_slot(&slots, k ? &g->slots->out[i] : &g->slots->in[i], k ? "output" : "input");
+    wkv_out_raw(&slots, "]", 1);
+    wkv_field_raw(&o, "slots", slots.buf);
+    wkv_object_end(&o);
+    wkv_out_raw(list, list->len > 1 ? "," : "", list->len > 1);
+    wkv_out_raw(list, o.buf, o.len);
+    wkv_out_free(&o);
+    wkv_out_free(&slots);
+}
+
+const char *wkv_model_npu(const wkv_model *m) {
+    return dlsym(m->lib.dl, "whisperkv_standin") || !strcmp(m->library_version, "0.0.1") ? "stand-in" : "real";
+}
+
+void wkv_model_describe(const wkv_model *m, wkv_out *o) {
+    wkv_field_str(o, "runtime", "neuron");
+    wkv_field_str(o, "library", m->lib.path);
+    if (m->library_version[0]) wkv_field_str(o, "library_version", m->library_version);
+    wkv_field_str(o, "api", m->lib.v1 ? "V1" : "V2");
+    wkv_field_str(o, "io", m->lib.suppressed ? "native" : "converted");
+    if (!m->lib.v1) wkv_field_str(o, "io_note", WKV_NEURON_V2_CONVERTS);
+    wkv_field_str(o, "create", "plain");
+    wkv_field_str(o, "qos", m->enc.g.qos);
+    wkv_field_str(o, "compiler_version", m->compiler_version);
+    wkv_field_str(o, "soc", m->soc);
+    wkv_field_str(o, "weights", m->dtype);
+    wkv_field_str(o, "cross", m->cross);
+    wkv_field_str(o, "cache_dtype", m->step.slots->in[m->self_k].native == WKV_ELEM_F16 ? "float16" : "float32");
+    wkv_out graphs = {0};
+    wkv_out_raw(&graphs, "[", 1);
+    describe_graph(&graphs, &m->enc, "encoder");
+    describe_graph(&graphs, &m->step, "decoder_step");
+    wkv_out_raw(&graphs, "]", 1);
+    wkv_field_raw(o, "graphs", graphs.buf);
+    wkv_out_free(&graphs);
+    wkv_object_end(o);
+}
