@@ -175,17 +175,19 @@ class _Bar:
 def run_deploy(args) -> int:
     from device.deploy.deploy import deploy  # lazy: its toolchain loads only for a deploy
 
-    transport = open_device(target_from_args(args, runner=False))
+    target = target_from_args(args, runner=False)
+    transport = open_device(target)
     try:
         result = deploy(transport, dir=args.dir, model=args.model, progress=_Bar(),
                         log=lambda line: print(line, file=sys.stderr), backend=args.backend,
-                        wheels=args.wheels)
+                        wheels=args.wheels, runner=target.runner)
     finally:
         transport.close()
     if args.json:
         print(json.dumps(result, indent=1))
     else:
-        print(f"deployed to {result['device']}:{result['dir']} — {len(result['uploaded'])} uploaded, "
+        print(f"deployed the {result['runner']} runner to {result['device']}:{result['dir']} — "
+              f"{len(result['uploaded'])} uploaded, "
               f"{len(result['skipped'])} unchanged; model {result['model_sha256']}")
         if result["backend"] != "auto":
             url = with_settings(args.device, dir=args.dir and result["dir"], backend=result["backend"])

@@ -16,6 +16,8 @@ Without a model directory it exports one from the installed wheels into BUNDLE_C
 Before uploading, it asks the board's Python what it lacks of what that backend needs, fetches it on the PC as
 wheels for the board (or takes them from `wheels`, a folder) and installs them there with no index
 (device/deploy/board_install.py); the manifest's `packages` says where.
+Where the board has no Python the runner can use, or `runner="native"` asks, the native runner ships instead, with the
+compiled bundle's .dla graphs and native tables (device/deploy/native_deploy.py); the record names the runner.
 """
 from __future__ import annotations
 
@@ -31,8 +33,9 @@ from core.errors import WhisperKVError
 from core.model.file_hash import sha256_files
 from core.model.weights import INSTALL_FIX, find_installed_model, load_model
 from device import ROOT, protocol
-from device.deploy import board_install
+from device.deploy import board_install, native_deploy
 from device.deploy.deploy_record import DeployRecord, remote_hashes, write_record
+from device.link.runner_choice import NATIVE
 from device.link.transport import Transport
 from device.runner.cache_paths import cache_home
 from device.spec.backend_rows import ROWS, deploy_modes
@@ -149,25 +152,29 @@ def cached_tflite_bundle() -> Path:
 
 
 def _shipped_by(mode: str, name: str) -> bool:
+    if mode == NATIVE:
+        return native_deploy.ships(name)
     return Path(name).suffix in BUNDLE_SUFFIXES[mode] or name == "tokenizer.json"
 
 
 def graph_bundle(model: str | Path | None, tmp: Path, mode: str = "tflite") -> list[BundleFile]:
-    """What the tflite or dla backend reads from a bundle; its model.json is rewritten (into tmp) to list only
-    that, and only the graphs that ship."""
-    if mode == "dla" and model is None:
+    """What the tflite or dla backend (or the native runner, `mode` native) reads from a bundle; its model.json is
+    rewritten (into tmp) to list only that, and only the graphs that ship."""
+    if mode in ("dla", NATIVE) and model is None:
         raise DeployError("deploy --backend dla ships a compiled bundle, and --model names none", DLA_COMPILE_FIX)
     d = Path(model).expanduser() if model is not None else cached_tflite_bundle()
     if not (d / "model.json").is_file():
         raise DeployError(f"{d} is not an exported bundle (no model.json)",
                           DLA_COMPILE_FIX if mode == "dla" else TFLITE_EXPORT_FIX)
     shipped = sorted(p for p in d.iterdir() if p.is_file() and _shipped_by(mode, p.name))
-    graph = ".dla" if mode == "dla" else ".tflite"
+    graph = ".tflite" if mode == "tflite" else ".dla"
     if not any(p.suffix == graph for p in shipped):
-        if mode == "dla":
+        if graph == ".dla":
             raise DeployError(f"the bundle at {d} has no compiled .dla graphs", DLA_COMPILE_FIX)
         raise DeployError(f"the bundle at {d} has no .tflite graphs", TFLITE_EXPORT_FIX)
     doc = json.loads((d / "model.json").read_text())
+    if mode == NATIVE:
+        native_deploy.check_tables(doc, d)
     names = {p.name for p in shipped}
     lost = sorted(n for n in doc.get("files", {}) if n not in names and _shipped_by(mode, n))
     if lost:
@@ -182,11 +189,16 @@ def graph_bundle(model: str | Path | None, tmp: Path, mode: str = "tflite") -> l
 
 
 def bundle(model: str | Path | None = None, backend: str = "auto", tmp: Path | None = None,
-           arch: str | None = None) -> list[BundleFile]:
-    """The runner's files for a board of `arch` (runner_modules) and the model's; `tmp` (needed for tflite and dla)
-    holds files written for this deploy."""
+           arch: str | None = None, runner: str = "python") -> list[BundleFile]:
+    """The runner's files for a board of `arch` (runner_modules, or the native runner) and the model's; `tmp`
+    (needed for tflite, dla and the native runner) holds files written for this deploy."""
     if backend not in deploy_modes():
         raise DeployError(f"deploy has no backend {backend!r}", f"use one of: {', '.join(deploy_modes())}")
+    if runner == NATIVE:
+        native_deploy.check_backend(backend)
+        assert tmp is not None, "a bundle deploy writes its model.json into tmp"
+        return ([_bundle_file(rel, srcs) for rel, srcs in native_deploy.runner_parts(arch)]
+                + graph_bundle(model, tmp, NATIVE))
     runner = runner_files(arch)
     if backend in BUNDLE_SUFFIXES:
         assert tmp is not None, "a bundle deploy writes its model.json into tmp"
@@ -212,27 +224,32 @@ def source_weights_sha256(files: list[BundleFile]) -> str:
 
 def deploy(transport: Transport, dir: str | None = None, model: str | Path | None = None,
            progress: Callable[[int, int], None] | None = None, log: Callable[[str], None] | None = None,
-           backend: str = "auto", wheels: str | Path | None = None) -> dict:
+           backend: str = "auto", wheels: str | Path | None = None, runner: str | None = None) -> dict:
     """Push what is missing or changed, verify it by sha256 on the device, write deploy's record (manifest.json).
 
     progress(done_bytes, total_bytes) covers the whole upload; log(line) narrates each file.
     backend: "auto" ships the whole model, "tflite" and "dla" only what that backend reads (module docstring).
     wheels: a folder of wheels to install what the board lacks from, instead of fetching them (no internet).
+    runner: python or native (None: python where the board has a Python the runner can use, else native).
     """
     with tempfile.TemporaryDirectory(prefix="whisperkv-deploy-") as tmp:
         return _deploy(transport, dir, model, progress, log or (lambda line: None), backend, Path(tmp),
-                       Path(wheels).expanduser() if wheels else None)
+                       Path(wheels).expanduser() if wheels else None, runner)
 
 
-def _deploy(transport, dir, model, progress, say, backend: str, tmp: Path, wheels: Path | None) -> dict:
+def _deploy(transport, dir, model, progress, say, backend: str, tmp: Path, wheels: Path | None,
+            runner: str | None) -> dict:
     target = dir or (transport.runner_dir if transport.runner_dir and
                      Path(transport.runner_dir).resolve() != ROOT else DEFAULT_DIR)
     root = transport.resolve(target).rstrip("/")
     if transport.label == "local" and Path(root).resolve() == ROOT:
         raise DeployError(f"{root} is this source tree", "deploy to another directory, e.g. --dir ~/whisperkv")
-    files = bundle(model, backend, tmp, board_arch(transport))
-    have = remote_hashes(transport, root, [f.rel for f in files])
-    packages = board_install.plan(transport, root, backend, wheels, tmp, say)
+    runner = native_deploy.deployed_runner(transport, runner)
+    native = runner == NATIVE
+    backend = "dla" if native and backend == "auto" else backend
+    files = bundle(model, backend, tmp, board_arch(transport), runner)
+    have = remote_hashes(transport, root, [f.rel for f in files], python=not native)
+    packages = None if native else board_install.plan(transport, root, backend, wheels, tmp, say)
     todo = [f for f in files if have.get(f.rel) != f.sha256]
     skipped = [f.rel for f in files if have.get(f.rel) == f.sha256]
     total = sum(f.size for f in todo)
@@ -251,21 +268,24 @@ def _deploy(transport, dir, model, progress, say, backend: str, tmp: Path, wheel
         transport.put(f.sources, f"{root}/{f.rel}", (lambda d, _t, base=base: progress(base + d, total))
                       if progress else None)
         done += f.size
-    after = remote_hashes(transport, root, [f.rel for f in todo])
+    after = remote_hashes(transport, root, [f.rel for f in todo], python=not native)
     bad = [f.rel for f in todo if after.get(f.rel) != f.sha256]
     if bad:
         raise DeployError(f"sha256 mismatch after copying {', '.join(bad)} to {transport.label}",
                           "check free space on the board and deploy again")
-    installed = board_install.install(transport, root, packages, say)
+    if native:
+        native_deploy.make_executable(transport, root)
+    installed = {"installed": [], "into": None} if native else board_install.install(transport, root, packages, say)
     model_hash = source_weights_sha256(files)
     shipped_json = next((f.sources[0] for f in files if f.rel == "model/model.json"), None)
     write_record(transport, root, DeployRecord(
         runner_version=protocol.RUNNER_VERSION, protocol=protocol.PROTOCOL, model_sha256=model_hash, backend=backend,
-        packages=installed, files={f.rel: f.sha256 for f in files}, model_source=model_source(model, backend),
+        runner=runner, packages=installed, files={f.rel: f.sha256 for f in files},
+        model_source=model_source(model, backend),
         model_json=json.loads(shipped_json.read_text()) if shipped_json else None), tmp)
     if progress:
         progress(total, total)
     say(f"uploaded {len(todo)} files {transport.upload_method}, verified by sha256; model {model_hash[:16]}…")
     return {"device": transport.label, "dir": root, "uploaded": [f.rel for f in todo], "skipped": skipped,
             "bytes": total, "model_sha256": model_hash, "runner_version": protocol.RUNNER_VERSION,
-            "backend": backend, "upload": transport.upload_method, "packages": installed}
+            "backend": backend, "runner": runner, "upload": transport.upload_method, "packages": installed}

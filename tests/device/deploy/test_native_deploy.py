@@ -1,0 +1,130 @@
+"""Deploy ships the native runner (device/deploy/native_deploy.py) where the board has no Python the runner can use,
+or where --runner native asks: DIR/bin/whisperkv-runner beside the compiled bundle's .dla graphs and native tables,
+hashed with sha256sum, and a record naming it, which the link then starts unasked."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from core.model.file_hash import sha256_files
+from device.deploy import native_deploy
+from device.deploy.deploy import deploy
+from device.deploy.native_deploy import NativeDeployError, deployed_runner, runner_parts
+from device.link.connect import open_transport
+from device.link.local import LocalTransport
+from device.link.transport import CommandResult
+from device.spec import native_tables
+from device.toolchain import native_runner_build
+from tests.device.deploy.test_deploy import _compiled
+from tests.device.link.test_runner_choice import PYTHON_ONLY, fake_native, refused_hello
+
+NO_PYTHON = "/nonexistent/python3"      # a board without Python: every use of one would fail
+
+
+def native_bundle(src: Path, tables: bool = True) -> Path:
+    """A compiled bundle (placeholder graphs) with placeholder native tables, listed in model.json as export lists
+    them."""
+    _compiled(src)
+    doc = json.loads((src / "model.json").read_text())
+    if tables:
+        for name in native_tables.FILES:
+            (src / name).write_bytes(b"table " + name.encode())
+            doc["files"][name] = sha256_files([src / name])
+        doc[native_tables.MANIFEST_KEY] = native_tables.JSON_FILE
+    (src / "model.json").write_text(json.dumps(doc))
+    return src
+
+
+@pytest.fixture
+def built(tmp_path, monkeypatch) -> list[str]:
+    """The native runner's build, a STAND-IN runner: the architectures it was built for."""
+    arches = []
+
+    def build(arch):
+        arches.append(arch)
+        return fake_native(tmp_path / "build" / arch / "whisperkv-runner")
+
+    monkeypatch.setattr(native_runner_build, "build", build)
+    return arches
+
+
+def test_a_board_without_python_gets_the_native_runner_unasked_and_the_link_starts_it(tmp_path, built):
+    board = tmp_path / "board"
+    result = deploy(LocalTransport(python=NO_PYTHON), dir=str(board), model=str(native_bundle(tmp_path / "b")))
+    assert result["runner"] == "native" and result["backend"] == "dla" and built == [os.uname().machine]
+    assert sorted(result["uploaded"]) == sorted(["bin/whisperkv-runner", "model/model.json", "model/encoder.dla",
+                                                 "model/decoder_step.dla",
+                                                 *(f"model/{n}" for n in native_tables.FILES)])
+    assert os.access(board / "bin" / "whisperkv-runner", os.X_OK)
+    assert not list(board.rglob("*.py")) and not list(board.rglob("*.npy")) and not (board / "model" /
+                                                                                      "tokenizer.json").exists()
+    record = json.loads((board / "manifest.json").read_text())
+    assert (record["runner"], record["backend"], record["packages"]) == ("native", "dla", {"installed": [],
+                                                                                           "into": None})
+    shipped = json.loads((board / "model" / "model.json").read_text())
+    assert set(shipped["files"]) == {"encoder.dla", "decoder_step.dla", *native_tables.FILES}
+    # hashed with sha256sum on the board: a second deploy finds everything in place
+    again = deploy(LocalTransport(python=NO_PYTHON), dir=str(board), model=str(tmp_path / "b"))
+    assert again["uploaded"] == [] and again["runner"] == "native"
+    # the URL does not say: the link starts the runner the record names, which finds the bundle beside its folder
+    said = refused_hello(open_transport(f"local?dir={board}"), ["--backend", "dla", *PYTHON_ONLY])
+    assert said == {"argv": ["--backend", "dla"], "looked_in": str(board / "model")}
+
+
+def test_runner_native_ships_it_beside_a_python_the_runner_could_use(tmp_path, built, capsys):
+    from cli.main import main
+
+    board = tmp_path / "board"
+    assert main(["deploy", "--device", f"local?dir={board}&runner=native", "--model",
+                 str(native_bundle(tmp_path / "b"))]) == 0
+    assert "deployed the native runner to local:" in capsys.readouterr().out
+    assert json.loads((board / "manifest.json").read_text())["runner"] == "native"
+    python = deploy(LocalTransport(), dir=str(tmp_path / "py"), model=str(tmp_path / "b"), backend="dla")
+    assert python["runner"] == "python" and "bin/whisperkv-runner" not in python["uploaded"]
+    assert json.loads((tmp_path / "py" / "manifest.json").read_text())["runner"] == "python"
+
+
+class Board(LocalTransport):
+    """A board whose Python (if any) reports `version`."""
+
+    def __init__(self, version: str | None):
+        super().__init__()
+        self.version = version
+
+    def run(self, argv, timeout=60.0, cwd=None):
+        if argv[:2] == [self.python, "-c"] and self.version:
+            return CommandResult(0, f"{self.version}\n".encode(), b"")
+        return CommandResult(127, b"", b"python3: not found")
+
+
+def test_the_runner_a_board_gets_is_the_python_one_only_where_its_python_is_new_enough():
+    assert deployed_runner(Board("3.12.11"), None) == "python"
+    assert deployed_runner(Board("3.10.0"), None) == "python"
+    assert deployed_runner(Board("3.8.10"), None) == "native"
+    assert deployed_runner(Board(None), None) == "native"
+    assert deployed_runner(Board(None), "python") == "python" and deployed_runner(Board("3.12.1"), "native") == "native"
+
+
+def test_the_build_is_the_boards_cpu_and_an_unbuilt_one_is_one_line(built):
+    assert [rel for rel, _ in runner_parts("aarch64")] == ["bin/whisperkv-runner"] and built == ["aarch64"]
+    runner_parts("x86_64")
+    assert built == ["aarch64", "x86_64"]
+    with pytest.raises(NativeDeployError, match="built for x86_64 and aarch64 boards; this one is riscv64") as err:
+        runner_parts("riscv64")
+    assert str(err.value.fix) == "deploy the Python runner: ?runner=python"
+
+
+def test_the_native_runner_needs_a_compiled_bundle_with_native_tables(tmp_path, built):
+    board = str(tmp_path / "board")
+    with pytest.raises(NativeDeployError, match="serves a compiled bundle on the Neuron runtime"):
+        deploy(LocalTransport(), dir=board, model=str(native_bundle(tmp_path / "b")), backend="tflite",
+               runner="native")
+    with pytest.raises(NativeDeployError, match="has no native tables") as err:
+        deploy(LocalTransport(), dir=board, model=str(native_bundle(tmp_path / "old", tables=False)),
+               runner="native")
+    assert "export the bundle again" in err.value.fix
+    assert not (tmp_path / "board").exists()
+    assert native_deploy.ships("encoder.dla") and not native_deploy.ships("tokenizer.json")
