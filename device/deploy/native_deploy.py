@@ -49,6 +49,15 @@ def deployed_runner(transport: Transport, asked: str | None) -> str:
     return PYTHON if usable(python_version(transport)) else NATIVE
 
 
+def board_runner(python_at: str | None, version: str | None) -> tuple[str, str]:
+    """The runner deploy gives a board unasked, and why, from where its Python is and its version."""
+    if usable(version):
+        return PYTHON, f"Python {version} at {python_at} can run the Python runner"
+    least = ".".join(map(str, MIN_PYTHON))
+    why = f"Python {version} at {python_at} is older than {least}" if version else f"no Python {least} or newer here"
+    return NATIVE, f"{why}; the native runner needs none"
+
+
 def check_backend(backend: str) -> None:
     if backend not in NATIVE_BACKENDS:
         raise NativeDeployError(f"the native runner serves a compiled bundle on the Neuron runtime (dla), not "

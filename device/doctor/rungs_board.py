@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from core.model.device_words import machine_words
 from device.deploy import board_packages
+from device.deploy.native_deploy import board_runner
 from device.doctor.board_probe import probe_board
 from device.doctor.checkup import Checkup, Verdict, expected_here
 from device.doctor.deployment import backend_of, bundle_soc, deploy_mode, deployment, model_doc
@@ -16,9 +17,9 @@ _PY = ".".join(map(str, board_packages.MIN_PYTHON))
 # (superLin006/MTK_model_zoo) push native C++ binaries instead (docs/board.md, section 1).
 LINUX_FIX = (f"the runner needs a Linux image (Genio IoT Yocto or Ubuntu) with Python {_PY} or newer and the Neuron "
              "runtime's Linux library: flash one, or run on a board that has one")
-PYTHON_FIX = (f"the runner needs Python {_PY} or newer on the board (Genio IoT Yocto and Ubuntu images ship python3): "
-              "install it, or name it with ?python=/usr/bin/python3; `whisperkv deploy` then brings what the backend "
-              "needs")
+PYTHON_FIX = (f"the Python runner needs Python {_PY} or newer on the board (Genio IoT Yocto and Ubuntu images ship "
+              "python3): install it, or name it with ?python=/usr/bin/python3; `whisperkv deploy` then brings what the "
+              "backend needs. A board without one gets the native runner from `whisperkv deploy --model BUNDLE`")
 # What no public record confirms for a Genio 520 warns, naming the fact and its source; the loads rung decides.
 APUSYS_UNCONFIRMED = ("no /dev/apusys* on the board: the APU driver's node is expected there (docs/board.md), but "
                       "the one recorded Genio 520 EVK image (bbudaedu/talkybuddy edge/) does not list it; the loads "
@@ -47,11 +48,14 @@ def identity(c: Checkup) -> Verdict:
     stops here with what the runner needs there."""
     c.board = b = probe_board(c.transport, c.target.neuron_lib)
     soc = b.get("soc") or {}
+    runner, why = board_runner(b.get("python_at"), b.get("python_version"))
     v = Verdict(figures={"soc": soc.get("name"), "npu": soc.get("npu"), "soc_read_from": soc.get("read_from"),
                          "os": b.get("os"), "kernel": b.get("kernel"), "arch": b.get("arch"),
                          "cores": b.get("cores"), "mem_total_mb": b.get("mem_total_mb"),
                          "thermal_zones": b.get("thermal_zones"), "runner_kind": b.get("runner_kind"),
-                         "python": b.get("python"), "board_platform": b.get("board_platform"),
+                         "python": b.get("python"), "python_at": b.get("python_at"),
+                         "abi": ", ".join(filter(None, (b.get("arch"), b.get("libc")))) or None,
+                         "runner": runner, "runner_why": why, "board_platform": b.get("board_platform"),
                          "named": machine_words({"device": c.transport.label, "soc": soc, "runner_kind":
                                                  b.get("runner_kind"), "machine": {"arch": b.get("arch"), "cores":
                                                  sum(g.get("count", 0) for g in b.get("cores") or ())}})})

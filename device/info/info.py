@@ -15,6 +15,7 @@ import json
 from core.errors import WhisperKVError
 from core.model.device_words import machine_words
 from device.deploy.board_packages import MIN_PYTHON
+from device.deploy.native_deploy import board_runner
 from device.info.probe_script import probe_script
 from device.info.shell_probe import ShellFacts, shell_facts
 from device.link.transport import Transport, TransportError
@@ -99,11 +100,11 @@ SH_PROBE = ('for t in neuronrt:-v ncc-tflite:--version; do p=$(command -v "${t%%
 # (superLin006/MTK_model_zoo) push native C++ binaries over adb instead, while Genio IoT Yocto (Python 3.12.11
 # on a Genio 520, bbudaedu/talkybuddy `edge/`) and Ubuntu on Genio (22.04: Python 3.10) ship one.
 ANDROID_NO_PYTHON = "absent: Android has no Python; the runner needs a Linux image (IoT Yocto or Ubuntu)"
-NO_PYTHON = (f"absent: the runner needs Python {'.'.join(map(str, MIN_PYTHON))} or newer here (install python3, or "
-             "name it with ?python=PATH)")
+NO_PYTHON = (f"absent: the Python runner needs Python {'.'.join(map(str, MIN_PYTHON))} or newer here (install python3, "
+             "or name it with ?python=PATH); `whisperkv deploy` ships the native runner instead")
 
-FIELDS = ("device", "os", "kernel", "arch", "soc", "cpu", "cpu_count", "python", "numpy", "onnxruntime",
-          "compiler", "mem_total_mb", "mem_free_mb", "runner_dir", "runner_version", "model", "model_sha256", "npu",
+FIELDS = ("device", "os", "kernel", "arch", "abi", "soc", "cpu", "cpu_count", "python", "runner", "numpy",
+          "onnxruntime", "compiler", "mem_total_mb", "mem_free_mb", "runner_dir", "runner_version", "model", "model_sha256", "npu",
           "neuronrt", "ncc_tflite", "neuron_runtime", "neuron_delegates", "tflite", "tflite_used", "npu_ready")
 
 
@@ -136,8 +137,9 @@ def device_info(transport: Transport, dir: str | None = None, delegate_globs: tu
 
 def _identity(board: ShellFacts) -> dict:
     """What the shell read, under device-info's names (Android's release as the OS: getprop answers only there)."""
+    runner, why = board_runner(board.python, board.python_version)
     return {"os": f"Android {board.android}" if board.android else board.os, "kernel": board.kernel,
-            "arch": board.arch, "soc": board.soc, "cpu": board.cpu, "cpu_count": board.cpu_count,
+            "arch": board.arch, "abi": board.abi, "runner": f"{runner}: {why}", "soc": board.soc, "cpu": board.cpu, "cpu_count": board.cpu_count,
             "mem_total_mb": board.mem_total_mb, "mem_free_mb": board.mem_free_mb, "npu": board.apusys}
 
 

@@ -1,14 +1,16 @@
 """What a board says of itself to a plain shell, before anything asks for its Python: `uname`, the files that name
 its SoC (the runner's own list, device/spec/soc.py), `getprop` where it exists (Android), /proc/cpuinfo,
-/proc/meminfo, /etc/os-release, /dev/apusys*, the thermal zones, each core's maximum frequency, and whether the
-runner's interpreter is there. One `sh -c` on the board prints it all as sections; the PC reads them. The doctor's
+/proc/meminfo, /etc/os-release, /dev/apusys*, the thermal zones, each core's maximum frequency, whether the
+runner's interpreter is there and its version, and the C library (with `uname -m`, the ABI a native runner needs). One `sh -c` on the board prints it all as sections; the PC reads them. The doctor's
 identity rung (device/doctor/board_probe.py) and `whisperkv device-info` (device/info/info.py) start here, so a
 board without Python is still named, on Android by its `ro.board.platform`."""
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, field
 
+from device.deploy.native_deploy import VERSION_LINE
 from device.info import cpu_name
 from device.link.transport import Transport, TransportError
 from device.spec import soc as soc_table
@@ -32,7 +34,8 @@ SCRIPT = "\n".join((
     f'echo "{MARK}thermal"; for z in /sys/class/thermal/thermal_zone*; do [ -r "$z/type" ] && cat "$z/type"; done',
     f'echo "{MARK}cpufreq"; for c in /sys/devices/system/cpu/cpu[0-9]*; do [ -d "$c" ] && '
     'echo "${c##*/} $(cat "$c/cpufreq/cpuinfo_max_freq" 2>/dev/null)"; done',
-    f'echo "{MARK}python"; command -v "$1" 2>/dev/null; echo "{MARK}end"',
+    f'echo "{MARK}python"; command -v "$1" 2>/dev/null && "$1" -c {shlex.quote(VERSION_LINE)} 2>/dev/null',
+    f'echo "{MARK}libc"; getconf GNU_LIBC_VERSION 2>/dev/null || ldd --version 2>&1 | head -n 1; echo "{MARK}end"',
 ))
 
 
@@ -56,6 +59,13 @@ class ShellFacts:
     soc: dict = field(default_factory=dict)            # device/spec/soc.py's record
     apusys: list = field(default_factory=list)
     python: str | None = None                          # where the runner's interpreter is, None: not there
+    python_version: str | None = None                  # its version, None: none answered
+    libc: str | None = None                            # "glibc 2.39", "musl", None: neither said
+
+    @property
+    def abi(self) -> str | None:
+        """The CPU architecture and C library a native program must be built for: "aarch64, glibc 2.39"."""
+        return ", ".join(filter(None, (self.arch, self.libc))) or None
 
 
 def sections(text: str) -> dict[str, str]:
@@ -106,6 +116,14 @@ def cores(cpuinfo: str, cpufreq: str) -> list[dict]:
     return [{"part": p, "max_mhz": mhz, "count": c} for (p, mhz), c in sorted(groups.items(), key=str)]
 
 
+def libc_of(text: str) -> str | None:
+    """getconf's "glibc 2.39", or ldd's first line: glibc's version, or musl."""
+    found = re.search(r"(?:glibc|GLIBC|GNU libc)\D*?(\d+\.\d+)", text)
+    if found:
+        return f"glibc {found.group(1)}"
+    return "musl" if "musl" in text else None
+
+
 def facts(text: str) -> ShellFacts:
     """The script's output read."""
     s = sections(text)
@@ -114,6 +132,7 @@ def facts(text: str) -> ShellFacts:
     mem = dict(re.findall(r"^(\w+):\s+(\d+) kB", s.get("meminfo", ""), re.M))
     cpuinfo = s.get("cpuinfo", "")
     found = cores(cpuinfo, s.get("cpufreq", ""))
+    python = s.get("python", "").splitlines() + [""] * 2
     return ShellFacts(
         os=osr.get("PRETTY_NAME") or uname[0] or None, os_id=osr.get("ID"),
         android=s.get("getprop ro.build.version.release") or None,
@@ -123,7 +142,8 @@ def facts(text: str) -> ShellFacts:
         mem_total_mb=int(mem["MemTotal"]) // 1024 if "MemTotal" in mem else None,
         mem_free_mb=int(mem.get("MemAvailable", mem.get("MemFree", 0))) // 1024 if mem else None,
         thermal_zones=s.get("thermal", "").splitlines(), soc=pick_soc(s), apusys=s.get("apusys", "").split(),
-        python=s.get("python") or None)
+        python=python[0] or None, python_version=python[1] if re.fullmatch(r"\d+\.\d+\.\d+", python[1]) else None,
+        libc=libc_of(s.get("libc", "")))
 
 
 def shell_facts(transport: Transport, python: str | None = None) -> ShellFacts:

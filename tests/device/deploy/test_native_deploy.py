@@ -128,3 +128,12 @@ def test_the_native_runner_needs_a_compiled_bundle_with_native_tables(tmp_path, 
     assert "export the bundle again" in err.value.fix
     assert not (tmp_path / "board").exists()
     assert native_deploy.ships("encoder.dla") and not native_deploy.ships("tokenizer.json")
+
+
+def test_device_info_and_the_doctor_say_which_runner_a_board_gets_and_why():
+    assert native_deploy.board_runner("/usr/bin/python3", "3.12.11") == (
+        "python", "Python 3.12.11 at /usr/bin/python3 can run the Python runner")
+    assert native_deploy.board_runner("/usr/bin/python3", "3.8.10") == (
+        "native", "Python 3.8.10 at /usr/bin/python3 is older than 3.10; the native runner needs none")
+    assert native_deploy.board_runner(None, None) == ("native", "no Python 3.10 or newer here; the native runner "
+                                                                "needs none")
