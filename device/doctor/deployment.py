@@ -1,7 +1,8 @@
 """What was deployed on the board, and the doctor's `deployed` rung (ladder.py). Deploy leaves its record there
 (device/deploy/deploy_record.py: every file shipped with its sha256, and the bundle's model.json), so the board is
-checked without the PC's bundle: the runner's files against this PC's runner, the model's against the record, and,
-with --model, against this PC's bundle too. Every rung that reads the bundle (identity's SoC, runtime's compiler
+checked without the PC's bundle: the runner's files against this PC's runner (the native runner as this PC builds it
+for the board, where deploy recorded that one), the model's against the record, and, with --model, against this PC's
+bundle too. Every rung that reads the bundle (identity's SoC, runtime's compiler
 version, the backend checked) reads `model_doc`: --model's model.json, else the board's."""
 from __future__ import annotations
 
@@ -11,10 +12,13 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.model.file_hash import sha256_files
 from device import ROOT
 from device.deploy.deploy import board_arch, bundle, runner_files
 from device.deploy.deploy_record import RECORD, DeployRecord, read_json, read_record, remote_hashes
+from device.deploy.native_deploy import runner_parts
 from device.doctor.checkup import Checkup, Verdict
+from device.link.runner_choice import NATIVE, PYTHON
 from device.spec.backend_rows import ROWS
 
 
@@ -87,7 +91,13 @@ def deploy_line(c: Checkup, mode: str) -> str:
         source = None
     model = f" --model {shlex.quote(source)}" if source else " --model DIR" if mode == "dla" else ""
     where = "" if c.target.url.dir else f" --dir {shlex.quote(d.root)}"
-    return f"whisperkv deploy --device {shlex.quote(c.target.text())}{where}{model} --backend {mode}"
+    runner = " --runner native" if runner_of(d) == NATIVE and not c.target.runner else ""
+    return f"whisperkv deploy --device {shlex.quote(c.target.text())}{where}{model} --backend {mode}{runner}"
+
+
+def runner_of(d: Deployment) -> str:
+    """The runner deploy left on the board (python where it recorded none)."""
+    return d.record.runner if d.record is not None else PYTHON
 
 
 def deployed(c: Checkup) -> Verdict:
@@ -104,12 +114,13 @@ def deployed(c: Checkup) -> Verdict:
         return v.fail(f"nothing deployed in {d.root} on {t.label} (no {RECORD})", f"deploy: `{deploy_line(c, mode)}`")
     recorded = d.record.model_files() if d.record else {}
     with tempfile.TemporaryDirectory(prefix="whisperkv-doctor-") as tmp:
-        arch = board_arch(t)
-        runner = {f.rel: f.sha256 for f in runner_files(arch)}
-        pc = {f.rel: f.sha256 for f in bundle(c.bundle, mode, Path(tmp), arch) if f.rel.startswith("model/")} \
-            if c.bundle is not None else {}
+        arch, native = board_arch(t), runner_of(d) == NATIVE
+        runner = ({rel: sha256_files(sources) for rel, sources in runner_parts(arch)} if native else
+                  {f.rel: f.sha256 for f in runner_files(arch)})
+        pc = {f.rel: f.sha256 for f in bundle(c.bundle, mode, Path(tmp), arch, runner_of(d))
+              if f.rel.startswith("model/")} if c.bundle is not None else {}
     want = runner | (pc or recorded)
-    have = remote_hashes(t, d.root, sorted(want))
+    have = remote_hashes(t, d.root, sorted(want), python=not native)
     missing = [rel for rel in sorted(want) if rel not in have]
     stale = [rel for rel in sorted(runner) if rel in have and have[rel] != runner[rel]]
     edited = [rel for rel in sorted(recorded) if rel in have and have[rel] != recorded[rel]]

@@ -17,6 +17,7 @@ from device.doctor.checkup import Checkup
 from device.doctor.deployment import backend_of, bundle_soc, deployed, model_doc
 from device.link.local import LocalTransport
 from device.link.target import parse_target
+from tests.device.deploy.test_native_deploy import built, native_bundle  # noqa: F401  (a fixture)
 
 
 def fake_bundle(folder, encoder: bytes = b"DLA encoder"):
@@ -113,3 +114,15 @@ def test_with_model_the_board_is_also_held_to_this_pcs_bundle(board, tmp_path):
 def test_nothing_deployed_fails_with_the_deploy_line(tmp_path):
     v = deployed(checkup(tmp_path / "empty"))
     assert v.status == "fail" and "no manifest.json" in v.decided_by and "whisperkv deploy" in v.fix
+
+
+def test_a_native_deploy_is_held_to_the_native_runner_this_pc_builds(tmp_path, built, capsys):  # noqa: F811
+    board = tmp_path / "board"
+    deploy(LocalTransport(dir=str(board)), model=str(native_bundle(tmp_path / "b")), runner="native")
+    v = deployed(checkup(board))
+    assert v.status == "pass" and v.figures["files"] == 8, v.decided_by      # the runner, 7 files of the bundle
+    (board / "bin" / "whisperkv-runner").write_text("#!/bin/sh\nexit 3\n")
+    v = deployed(checkup(board))
+    assert v.status == "fail" and v.figures["stale_runner"] == ["bin/whisperkv-runner"]
+    assert fix_line(v.fix)[-2:] == ["--runner", "native"]
+    assert main(fix_line(v.fix)) == 0 and deployed(checkup(board)).status == "pass"
