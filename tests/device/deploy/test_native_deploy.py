@@ -20,6 +20,7 @@ from device.spec import native_tables
 from device.toolchain import native_runner_build
 from tests.device.deploy.test_deploy import _compiled
 from tests.device.link.test_runner_choice import PYTHON_ONLY, fake_native, refused_hello
+from tests.device.link_helpers import NO_CONFIG, ssh_url
 
 NO_PYTHON = "/nonexistent/python3"      # a board without Python: every use of one would fail
 
@@ -137,3 +138,24 @@ def test_device_info_and_the_doctor_say_which_runner_a_board_gets_and_why():
         "native", "Python 3.8.10 at /usr/bin/python3 is older than 3.10; the native runner needs none")
     assert native_deploy.board_runner(None, None) == ("native", "no Python 3.10 or newer here; the native runner "
                                                                 "needs none")
+
+
+def test_over_ssh_a_board_without_python_gets_the_native_runner_and_the_link_starts_it(sshd, tmp_path, built):
+    """The real sshd: SFTP drops the file's mode (deploy makes it executable), sha256sum checks the files, and a
+    URL without ?runner= starts the runner deploy recorded, in the runner's folder."""
+    kh = [str(sshd.write_known_hosts(tmp_path / "kh"))]
+    board = tmp_path / "ssh-board"
+
+    def board_link():
+        return open_transport(ssh_url(sshd, dir=str(board), python=NO_PYTHON), known_hosts=kh, allow_agent=False,
+                              config_path=NO_CONFIG)
+
+    t = board_link()
+    try:
+        first = deploy(t, model=str(native_bundle(tmp_path / "b")))
+        assert first["runner"] == "native" and "bin/whisperkv-runner" in first["uploaded"]
+        assert deploy(t, model=str(tmp_path / "b"))["uploaded"] == []
+    finally:
+        t.close()
+    said = refused_hello(board_link(), ["--backend", "dla", *PYTHON_ONLY])
+    assert said == {"argv": ["--backend", "dla"], "looked_in": str(board / "model")}
