@@ -29,7 +29,8 @@ def _system(i: dict) -> str:
     arch = f" on {i['arch']}" if i.get("arch") else ""
     cpus = f", {i['cpu_count']} cores" if i.get("cpu_count") else ""
     cpu = f" ({i['cpu']}{cpus})" if i.get("cpu") else cpus
-    return f"It runs {os_}{kernel}{arch}{cpu}."
+    abi = f" Its ABI: {i['abi']}." if i.get("abi") else ""
+    return f"It runs {os_}{kernel}{arch}{cpu}.{abi}"
 
 
 def _soc(i: dict) -> str:
@@ -55,6 +56,12 @@ def _packages(i: dict) -> str:
     lack = [name.removeprefix("a ") for k, name in names.items() if k in i and not i.get(k)]
     return " ".join(filter(None, (f"It has {', '.join(have)}." if have else "",
                                   f"It has no {', no '.join(lack)}." if lack else "")))
+
+
+def _board_runner(i: dict) -> str:
+    """device-info's "native: no Python 3.10 or newer here; …": the runner deploy gives the board, and why."""
+    runner, _, why = str(i["board_runner"]).partition(": ")
+    return f"Deploy gives it the {runner} runner ({why})." if why else f"Deploy gives it the {runner} runner."
 
 
 def _runner_dir(i: dict) -> str:
@@ -110,10 +117,11 @@ SENTENCES: list[tuple[tuple[str, ...], Callable[[dict], str]]] = [
     (("testing",), lambda i: f"Testing {i['testing']}…"),
     (("failed",), lambda i: f"Failed: {i['failed']}"),
     (("device",), lambda i: f"Device {i['device']}."),
-    (("os", "kernel", "arch", "cpu", "cpu_count"), _system),
+    (("os", "kernel", "arch", "abi", "cpu", "cpu_count"), _system),
     (("soc",), _soc),
     (("mem_total_mb", "mem_free_mb"), _memory),
     (("python", "numpy", "onnxruntime", "compiler"), _packages),
+    (("board_runner",), _board_runner),
     (("runner_dir", "dir"), _runner_dir),
     (("uploaded", "skipped", "bytes", "upload"), _uploaded),
     (("model", "model_sha256", "dtype", "cross"), _model),
@@ -121,7 +129,8 @@ SENTENCES: list[tuple[tuple[str, ...], Callable[[dict], str]]] = [
      _npu),
     (("backend", "ran_on", "protocol"), _backend),
     (("cache_max_len", "bytes_per_token"), _cache),
-    (("runner",), lambda i: f"The runner is {i['runner']}."),
+    (("runner",), lambda i: f"The {i['runner']} runner answers." if i["runner"] in ("python", "native")
+     else f"The runner is {i['runner']}."),
     (("runner_version",), lambda i: "" if i.get("runner_dir") or i.get("dir") else
      f"The runner is version {i['runner_version']}."),
 ]

@@ -34,7 +34,7 @@ def test_connection(profile: DeviceProfile, password: str = "") -> dict:
 def deploy(profile: DeviceProfile, password: str = "", progress: Callable[[int, int], None] | None = None) -> dict:
     transport = make_transport(profile, password)
     try:
-        result = deploy_to(transport, progress=progress)
+        result = deploy_to(transport, progress=progress, runner=profile.target.runner)
     finally:
         transport.close()
     return result if isinstance(result, dict) else {"deployed": str(result)}

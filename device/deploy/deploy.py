@@ -161,7 +161,8 @@ def graph_bundle(model: str | Path | None, tmp: Path, mode: str = "tflite") -> l
     """What the tflite or dla backend (or the native runner, `mode` native) reads from a bundle; its model.json is
     rewritten (into tmp) to list only that, and only the graphs that ship."""
     if mode in ("dla", NATIVE) and model is None:
-        raise DeployError("deploy --backend dla ships a compiled bundle, and --model names none", DLA_COMPILE_FIX)
+        who = "the native runner" if mode == NATIVE else "deploy --backend dla"
+        raise DeployError(f"{who} ships a compiled bundle, and --model names none", DLA_COMPILE_FIX)
     d = Path(model).expanduser() if model is not None else cached_tflite_bundle()
     if not (d / "model.json").is_file():
         raise DeployError(f"{d} is not an exported bundle (no model.json)",

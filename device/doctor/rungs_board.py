@@ -55,7 +55,7 @@ def identity(c: Checkup) -> Verdict:
                          "thermal_zones": b.get("thermal_zones"), "runner_kind": b.get("runner_kind"),
                          "python": b.get("python"), "python_at": b.get("python_at"),
                          "abi": ", ".join(filter(None, (b.get("arch"), b.get("libc")))) or None,
-                         "runner": runner, "runner_why": why, "board_platform": b.get("board_platform"),
+                         "board_runner": runner, "board_runner_why": why, "board_platform": b.get("board_platform"),
                          "named": machine_words({"device": c.transport.label, "soc": soc, "runner_kind":
                                                  b.get("runner_kind"), "machine": {"arch": b.get("arch"), "cores":
                                                  sum(g.get("count", 0) for g in b.get("cores") or ())}})})

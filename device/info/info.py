@@ -1,4 +1,4 @@
-"""What a device has: OS, CPU, Python/NumPy, a C compiler, memory, the deployed runner and model, and what the
+"""What a device has: OS, CPU and ABI, Python/NumPy and the runner deploy gives it (board_runner), a C compiler, memory, the deployed runner and model, and what the
 NPU path needs (docs/board.md): /dev/apusys*, neuronrt and ncc-tflite, the Neuron runtime library the dla
 backend would load (its path, version and the Runtime API the runner would use), the Neuron delegate, a TFLite
 interpreter (and which one the runner's tflite backend takes).
@@ -103,7 +103,7 @@ ANDROID_NO_PYTHON = "absent: Android has no Python; the runner needs a Linux ima
 NO_PYTHON = (f"absent: the Python runner needs Python {'.'.join(map(str, MIN_PYTHON))} or newer here (install python3, "
              "or name it with ?python=PATH); `whisperkv deploy` ships the native runner instead")
 
-FIELDS = ("device", "os", "kernel", "arch", "abi", "soc", "cpu", "cpu_count", "python", "runner", "numpy",
+FIELDS = ("device", "os", "kernel", "arch", "abi", "soc", "cpu", "cpu_count", "python", "board_runner", "numpy",
           "onnxruntime", "compiler", "mem_total_mb", "mem_free_mb", "runner_dir", "runner_version", "model", "model_sha256", "npu",
           "neuronrt", "ncc_tflite", "neuron_runtime", "neuron_delegates", "tflite", "tflite_used", "npu_ready")
 
@@ -139,7 +139,8 @@ def _identity(board: ShellFacts) -> dict:
     """What the shell read, under device-info's names (Android's release as the OS: getprop answers only there)."""
     runner, why = board_runner(board.python, board.python_version)
     return {"os": f"Android {board.android}" if board.android else board.os, "kernel": board.kernel,
-            "arch": board.arch, "abi": board.abi, "runner": f"{runner}: {why}", "soc": board.soc, "cpu": board.cpu, "cpu_count": board.cpu_count,
+            "arch": board.arch, "abi": board.abi, "board_runner": f"{runner}: {why}", "soc": board.soc,
+            "cpu": board.cpu, "cpu_count": board.cpu_count,
             "mem_total_mb": board.mem_total_mb, "mem_free_mb": board.mem_free_mb, "npu": board.apusys}
 
 

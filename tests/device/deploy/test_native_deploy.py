@@ -11,7 +11,7 @@ import pytest
 
 from core.model.file_hash import sha256_files
 from device.deploy import native_deploy
-from device.deploy.deploy import deploy
+from device.deploy.deploy import DeployError, deploy
 from device.deploy.native_deploy import NativeDeployError, deployed_runner, runner_parts
 from device.link.connect import open_transport
 from device.link.local import LocalTransport
@@ -127,6 +127,8 @@ def test_the_native_runner_needs_a_compiled_bundle_with_native_tables(tmp_path, 
         deploy(LocalTransport(), dir=board, model=str(native_bundle(tmp_path / "old", tables=False)),
                runner="native")
     assert "export the bundle again" in err.value.fix
+    with pytest.raises(DeployError, match="the native runner ships a compiled bundle, and --model names none"):
+        deploy(LocalTransport(python=NO_PYTHON), dir=board)          # unasked: a board without Python
     assert not (tmp_path / "board").exists()
     assert native_deploy.ships("encoder.dla") and not native_deploy.ships("tokenizer.json")
 

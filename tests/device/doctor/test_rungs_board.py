@@ -37,7 +37,7 @@ def test_a_board_without_python_is_named_by_its_shell_and_told_what_the_runner_n
     assert v.figures["mem_total_mb"] > 0 and v.figures["cores"] and v.figures["python"] is None
     assert "MT8371" in v.decided_by and "/nonexistent/python3" in v.decided_by
     assert "Python 3.10 or newer" in v.fix and "?python=" in v.fix
-    assert v.figures["runner"] == "native" and v.figures["runner_why"].startswith("no Python 3.10 or newer here")
+    assert v.figures["board_runner"] == "native" and v.figures["board_runner_why"].startswith("no Python 3.10 or newer here")
     assert v.figures["abi"] == f"{platform.machine()}, {os.confstr('CS_GNU_LIBC_VERSION')}"
     assert "gets the native runner from `whisperkv deploy --model BUNDLE`" in v.fix
 
@@ -45,7 +45,7 @@ def test_a_board_without_python_is_named_by_its_shell_and_told_what_the_runner_n
 def test_a_board_with_python_says_it_and_the_runner_it_gets(tmp_path):
     v = identity(checkup(tmp_path, python=sys.executable))
     assert (v.figures["python"], v.figures["python_at"]) == (platform.python_version(), sys.executable)
-    assert v.figures["runner"] == "python" and v.figures["abi"].startswith(platform.machine() + ", glibc ")
+    assert v.figures["board_runner"] == "python" and v.figures["abi"].startswith(platform.machine() + ", glibc ")
 
 
 def test_an_android_board_is_named_by_its_platform_property(tmp_path, monkeypatch):

@@ -41,7 +41,7 @@ def test_local_device_info_reports_every_field():
     info = device_info(LocalTransport())
     assert list(info) == list(FIELDS)
     assert info["device"] == "local" and info["python"] == platform.python_version()
-    assert info["runner"] == f"python: Python {platform.python_version()} at {sys.executable} can run the Python runner"
+    assert info["board_runner"] == f"python: Python {platform.python_version()} at {sys.executable} can run the Python runner"
     assert info["numpy"] and info["mem_total_mb"] > 0 and info["runner_version"]
     assert info["model"]                      # the installed wheels
     assert info["compiler"] == shutil.which("cc")          # this PC builds the native-int8b step with it
@@ -125,7 +125,7 @@ def test_device_without_python_still_reports_and_says_absent(stand_in_adb, tmp_p
     lines = dict(line.split(None, 1) for line in format_info(info).splitlines())
     assert lines["python"] == "absent: the Python runner needs Python 3.10 or newer here (install python3, or name " \
         "it with ?python=PATH); `whisperkv deploy` ships the native runner instead"
-    assert lines["runner"] == "native: no Python 3.10 or newer here; the native runner needs none"
+    assert lines["board_runner"] == "native: no Python 3.10 or newer here; the native runner needs none"
     assert info["abi"] == f"{platform.machine()}, glibc {os.confstr('CS_GNU_LIBC_VERSION').split()[1]}"
     assert lines["npu"] == "absent" and lines["model"] == "absent"
     assert lines["neuronrt"] == "not found" and lines["tflite"] == "absent" and lines["tflite_used"] == "absent"
