@@ -114,6 +114,9 @@ def parse_target(device: str | None = "local", *, workload: str = "lean", passwo
     if target.npu_profile and url is None:
         raise TargetError("--npu-profile needs a runner: the reports come from the runner's Neuron runtime",
                           "use --device local or a board's URL")
+    if target.runner and url is None:
+        raise TargetError(f"--runner {target.runner} names a runner, and `inprocess` runs none: the model decodes in "
+                          "this process", "use --device local or a board's URL")
     if backend_here and target.on_this_pc and target.backend != "auto":
         check_backend_here(target.backend)      # the local runner is this checkout: its rows are the spec's
     return target

@@ -112,3 +112,5 @@ def test_the_runner_is_a_setting_of_the_url_and_the_cli_and_never_a_flag_of_the_
     assert target_from_args(deploy, runner=False).runner == "native"
     with pytest.raises(TargetError, match="unknown runner 'c' — use \\?runner=python or \\?runner=native"):
         parse_target("ssh://b?runner=c")
+    with pytest.raises(TargetError, match="`inprocess` runs none: .* — use --device local or a board's URL"):
+        parse_target("inprocess", runner="native")
