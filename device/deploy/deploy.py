@@ -245,7 +245,7 @@ def _deploy(transport, dir, model, progress, say, backend: str, tmp: Path, wheel
     root = transport.resolve(target).rstrip("/")
     if transport.label == "local" and Path(root).resolve() == ROOT:
         raise DeployError(f"{root} is this source tree", "deploy to another directory, e.g. --dir ~/whisperkv")
-    runner = native_deploy.deployed_runner(transport, runner)
+    runner = native_deploy.deployed_runner(transport, runner, say)
     native = runner == NATIVE
     backend = "dla" if native and backend == "auto" else backend
     files = bundle(model, backend, tmp, board_arch(transport), runner)

@@ -42,11 +42,15 @@ def usable(version: str | None) -> bool:
     return version is not None and tuple(int(p) for p in version.split(".")[:2]) >= MIN_PYTHON
 
 
-def deployed_runner(transport: Transport, asked: str | None) -> str:
-    """The runner to ship: the one asked for, else python where the board has a Python the runner can use."""
+def deployed_runner(transport: Transport, asked: str | None, say=lambda line: None) -> str:
+    """The runner to ship: the one asked for, else python where the board has a Python the runner can use (else
+    native, and `say` tells why)."""
     if asked:
         return asked.lower()
-    return PYTHON if usable(python_version(transport)) else NATIVE
+    runner, why = board_runner(transport.python, python_version(transport))
+    if runner == NATIVE:
+        say(f"{transport.label}: {why}: deploying it")
+    return runner
 
 
 def board_runner(python_at: str | None, version: str | None) -> tuple[str, str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -104,7 +105,10 @@ class Board(LocalTransport):
 def test_the_runner_a_board_gets_is_the_python_one_only_where_its_python_is_new_enough():
     assert deployed_runner(Board("3.12.11"), None) == "python"
     assert deployed_runner(Board("3.10.0"), None) == "python"
-    assert deployed_runner(Board("3.8.10"), None) == "native"
+    said = []
+    assert deployed_runner(Board("3.8.10"), None, said.append) == "native"
+    assert said == [f"local: Python 3.8.10 at {sys.executable} is older than 3.10; the native runner needs none: "
+                    "deploying it"]
     assert deployed_runner(Board(None), None) == "native"
     assert deployed_runner(Board(None), "python") == "python" and deployed_runner(Board("3.12.1"), "native") == "native"
 
