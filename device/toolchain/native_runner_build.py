@@ -1,8 +1,9 @@
 """The native runner's build (device/native_runner/, issue 53): its C sources compiled for x86_64 with the system's `cc`
 and for aarch64 (glibc) with Debian's cross compiler, into the user cache, again only when a source changes.
 
-One folder, two programs (PROGRAMS): the runner, and `neuron-check`, which runs a bundle's encoder and one decoder
-step on the Neuron runtime for the tests; each is every source but the other's `main` file.
+One folder, three programs (PROGRAMS): the runner; `neuron-check`, which runs a bundle's encoder and one decoder
+step on the Neuron runtime for the tests; and `decode-check`, which answers the tests' questions to the decoding
+pieces (the tables, the logit rules, the text). Each is every source but the other programs' `main` files.
 
 The include path holds the spec's generated header (device/spec/whisperkv_spec.h) and a folder with only a copy of
 jsmn.h (Debian's libjsmn-dev): a cross compiler must never see the host's /usr/include.
@@ -25,9 +26,11 @@ SOURCES = ROOT / "device" / "native_runner"
 SPEC_HEADER = ROOT / "device" / "spec" / "whisperkv_spec.h"
 JSMN = Path("/usr/include/jsmn.h")
 NAME = "whisperkv-runner"
-PROGRAMS = {NAME: "main.c", "neuron-check": "neuron_check.c"}     # each program and its main's file
+PROGRAMS = {NAME: "main.c", "neuron-check": "neuron_check.c",      # each program and its main's file
+            "decode-check": "decode_check.c"}
 FLAGS = ("-O2", "-std=c99", "-Wall", "-Wextra", "-Werror")
-LIBS = ("-ldl",)        # the Neuron runtime is opened with dlopen (glibc before 2.34 keeps it in libdl)
+# dlopen for the Neuron runtime and zlib (glibc before 2.34 keeps it in libdl, and pthread in libpthread)
+LIBS = ("-ldl", "-lm", "-lpthread")
 
 
 @dataclass(frozen=True)
