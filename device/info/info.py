@@ -1,7 +1,7 @@
-"""What a device has: OS, CPU and ABI, Python/NumPy and the runner deploy gives it (board_runner), a C compiler, memory, the deployed runner and model, and what the
-NPU path needs (docs/board.md): /dev/apusys*, neuronrt and ncc-tflite, the Neuron runtime library the dla
-backend would load (its path, version and the Runtime API the runner would use), the Neuron delegate, a TFLite
-interpreter (and which one the runner's tflite backend takes).
+"""What a device has: OS, CPU and ABI, Python/NumPy and the runner deploy gives it (board_runner), a C compiler,
+memory, the deployed runner and model, and what the NPU path needs (docs/board.md): /dev/apusys*, neuronrt and
+ncc-tflite, the Neuron runtime library the dla backend would load (its path, version and the Runtime API the runner
+would use), the Neuron delegate, a TFLite interpreter (and which one the runner's tflite backend takes).
 
 The board is read with shell commands first (device/info/shell_probe.py: uname, the files that name the SoC, getprop
 where it exists, /proc/cpuinfo, /proc/meminfo, /dev/apusys*), so a device without Python is still named; then one
@@ -104,8 +104,9 @@ NO_PYTHON = (f"absent: the Python runner needs Python {'.'.join(map(str, MIN_PYT
              "or name it with ?python=PATH); `whisperkv deploy` ships the native runner instead")
 
 FIELDS = ("device", "os", "kernel", "arch", "abi", "soc", "cpu", "cpu_count", "python", "board_runner", "numpy",
-          "onnxruntime", "compiler", "mem_total_mb", "mem_free_mb", "runner_dir", "runner_version", "model", "model_sha256", "npu",
-          "neuronrt", "ncc_tflite", "neuron_runtime", "neuron_delegates", "tflite", "tflite_used", "npu_ready")
+          "onnxruntime", "compiler", "mem_total_mb", "mem_free_mb", "runner_dir", "runner_version", "model",
+          "model_sha256", "npu", "neuronrt", "ncc_tflite", "neuron_runtime", "neuron_delegates", "tflite",
+          "tflite_used", "npu_ready")
 
 
 class DeviceInfoError(WhisperKVError):

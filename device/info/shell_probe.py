@@ -1,9 +1,10 @@
 """What a board says of itself to a plain shell, before anything asks for its Python: `uname`, the files that name
 its SoC (the runner's own list, device/spec/soc.py), `getprop` where it exists (Android), /proc/cpuinfo,
 /proc/meminfo, /etc/os-release, /dev/apusys*, the thermal zones, each core's maximum frequency, whether the
-runner's interpreter is there and its version, and the C library (with `uname -m`, the ABI a native runner needs). One `sh -c` on the board prints it all as sections; the PC reads them. The doctor's
-identity rung (device/doctor/board_probe.py) and `whisperkv device-info` (device/info/info.py) start here, so a
-board without Python is still named, on Android by its `ro.board.platform`."""
+runner's interpreter is there and its version, and the C library (with `uname -m`, the ABI a native runner needs).
+One `sh -c` on the board prints it all as sections; the PC reads them. The doctor's identity rung
+(device/doctor/board_probe.py) and `whisperkv device-info` (device/info/info.py) start here, so a board without
+Python is still named, on Android by its `ro.board.platform`."""
 from __future__ import annotations
 
 import re

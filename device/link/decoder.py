@@ -88,7 +88,8 @@ class Decoder:
         if info is None:
             return {"device": self.label}
         return {"device": self.label, "runner": info.runner, "backend": info.backend,
-                "model_sha256": info.model_sha256, "runner_version": info.runner_version, "dtype": info.dtype, "cross": info.cross,
+                "model_sha256": info.model_sha256, "runner_version": info.runner_version, "dtype": info.dtype,
+                "cross": info.cross,
                 "ran_on": info.ran_on.to_dict(), **({"soc": info.soc} if info.soc else {}),
                 **{k: info.raw[k] for k in ("machine", "runner_kind") if info.raw.get(k)}}
 

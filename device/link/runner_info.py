@@ -69,8 +69,9 @@ class RunnerInfo:
 
     def summary(self) -> dict:
         """The hello fields a run record keeps (the studio's status bar, its session JSON)."""
-        return {"runner": self.runner, "runner_version": self.runner_version, "backend": self.backend, "model_sha256": self.model_sha256,
-                "cache_max_len": self.cache_max_len, "bytes_per_token": self.bytes_per_token,
+        return {"runner": self.runner, "runner_version": self.runner_version, "backend": self.backend,
+                "model_sha256": self.model_sha256, "cache_max_len": self.cache_max_len,
+                "bytes_per_token": self.bytes_per_token,
                 "protocol": self.protocol, "soc": self.soc, "dtype": self.dtype, "cross": self.cross,
                 "ran_on": self.ran_on.to_dict(),
                 **{k: self.raw[k] for k in ("machine", "runner_kind") if self.raw.get(k)}}

@@ -130,8 +130,9 @@ class SshStream(Stream):
 class SshTransport(Transport):
     def __init__(self, host: str, user: str | None = None, port: int | None = None, *, key: str | None = None,
                  password: str | None = None, trust_host_key: str | None = None, python: str | None = None,
-                 dir: str | None = None, runner: str | None = None, config_path: str = "~/.ssh/config", known_hosts: list[str] | None = None,
-                 connect_timeout: float = 15.0, keepalive: float = 15.0, allow_agent: bool = True):
+                 dir: str | None = None, runner: str | None = None, config_path: str = "~/.ssh/config",
+                 known_hosts: list[str] | None = None, connect_timeout: float = 15.0, keepalive: float = 15.0,
+                 allow_agent: bool = True):
         self.target = resolve_target(host, user, port, key, config_path)
         if known_hosts is not None:
             self.target.known_hosts = [os.path.expanduser(p) for p in known_hosts]
@@ -154,7 +155,8 @@ class SshTransport(Transport):
         """`ssh://[user@]host[:port]` (device/link/urls.py::SCHEMES); `options`: the constructor's (known_hosts,
         allow_agent, config_path, ...). A host key trusted by the caller wins over the URL's ?trust_host_key=."""
         return cls(url.host, url.user, url.port, key=url.key, password=password,
-                   trust_host_key=trust_host_key or url.trust_host_key, python=url.python, dir=url.dir, runner=url.runner, **options)
+                   trust_host_key=trust_host_key or url.trust_host_key, python=url.python, dir=url.dir,
+                   runner=url.runner, **options)
 
     # --- connection ---------------------------------------------------------------------------------
     def client(self) -> paramiko.SSHClient:
