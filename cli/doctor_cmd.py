@@ -41,12 +41,13 @@ def checkup_for(args):
     if bundle is not None and not (bundle / "model.json").is_file():
         raise WhisperKVError(f"{bundle} is not an exported bundle (no model.json)",
                              "give --model the folder `whisperkv export` (and `whisperkv compile`) wrote")
-    target = target_from_args(_Args(args.device, args.trust_host_key, None))
+    runner = getattr(args, "runner", None)
+    target = target_from_args(_Args(args.device, args.trust_host_key, None, runner))
     if target.in_process:
         raise WhisperKVError("the doctor checks a runner, and `inprocess` has none",
                              "give --device local, ssh://user@host or adb://SERIAL")
     if target.url.scheme == "local" and not target.url.dir and not target.model and bundle is not None:
-        target = target_from_args(_Args(args.device, args.trust_host_key, str(bundle)))
+        target = target_from_args(_Args(args.device, args.trust_host_key, str(bundle), runner))
     return Checkup(target, bundle, args.quick, open_transport=lambda: open_device(target),
                    npu_profile=bool(getattr(args, "npu_profile", False) or target.npu_profile))
 
@@ -54,8 +55,8 @@ def checkup_for(args):
 class _Args:
     """The device arguments target_from_args reads: the runner's model is the board's, not --model's."""
 
-    def __init__(self, device, trust_host_key, model):
-        self.device, self.trust_host_key, self.model = device, trust_host_key, model
+    def __init__(self, device, trust_host_key, model, runner=None):
+        self.device, self.trust_host_key, self.model, self.runner = device, trust_host_key, model, runner
         self.backend = self.delegate = None
 
 

@@ -183,3 +183,13 @@ def test_what_the_doctor_cannot_check_is_exit_2(capsys, tmp_path):
     assert "runner" in capsys.readouterr().err
     assert main(["doctor", "--model", str(tmp_path)]) == 2
     assert "no model.json" in capsys.readouterr().err
+
+
+def test_the_doctor_checks_the_runner_that_the_runner_setting_names():
+    from cli.doctor_cmd import checkup_for
+    from cli.main import build_parser
+
+    asked = {("--runner", "native"): "native", ("--device", "local?runner=native"): "native", (): None}
+    for argv, runner in asked.items():
+        args = build_parser().parse_args(["doctor", *argv])
+        assert checkup_for(args).target.runner == runner
