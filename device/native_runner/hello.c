@@ -10,10 +10,10 @@
 
 #include "whisperkv_spec.h"
 
-/* What this runner serves of the protocol's optional fields (docs/protocol.md, hello): attention and word timings
-   need the step's attention variant, which it does not drive; draft is accepted and changes nothing on a backend
-   without a prefill, as on the Python runner's dla backend. */
-static const char *const FEATURES[] = {"temperature_fallback", "prompt", "seek_timestamps", "draft"};
+/* What this runner serves of the protocol's optional fields (docs/protocol.md, hello): the spec's, and the
+   fallback; not attention nor word timings, which need the step's attention variant, which it does not drive.
+   A draft is accepted and changes nothing on a backend without a prefill, as on the Python runner's dla backend. */
+static const char *const SPEC_FEATURES[] = WKV_FEATURES;
 
 static const char *runner_kind(const char *arch) {
     if (!strcmp(arch, "x86_64") || !strcmp(arch, "amd64") || !strcmp(arch, "i386") || !strcmp(arch, "i686"))
@@ -99,6 +99,8 @@ void wkv_emit_hello(wkv_out *o, const wkv_model *m, uint64_t max_header, uint64_
     wkv_object_end(&sub);
     field_object(o, "limits", &sub);
     list(o, "mel_dtypes", mel_dtypes, WKV_MEL_DTYPES_COUNT);
-    list(o, "features", FEATURES, (int)(sizeof FEATURES / sizeof FEATURES[0]));
+    const char *features[1 + WKV_FEATURES_COUNT] = {"temperature_fallback"};
+    memcpy(features + 1, SPEC_FEATURES, sizeof SPEC_FEATURES);
+    list(o, "features", features, 1 + WKV_FEATURES_COUNT);
     wkv_field_num(o, "load_ms", m->load_ms);
 }

@@ -47,11 +47,17 @@ int main(int argc, char **argv) {
         }
     }
     if (!server.model) fprintf(stderr, "runner ERROR model not loaded: %s\n", model_error);
-    server.reader = &reader;
+    static wkv_inbox inbox;
+    server.inbox = &inbox;
     wkv_reader_init(&reader, 0, flags.max_header, flags.max_payload);
+    if (wkv_inbox_start(&inbox, &reader)) {
+        perror("whisperkv-runner: cannot start the reader thread");
+        return 1;
+    }
     enum wkv_next next = WKV_SERVE_ON;
+    int served;
     while (next == WKV_SERVE_ON) {
-        next = wkv_serve_frame(&server);
+        next = wkv_serve_frame(&server, 1, &served);
         if (next == WKV_SERVE_ON) next = wkv_serve_queue(&server);
     }
     if (next == WKV_SERVE_GONE) fprintf(stderr, "runner WARNING stdout is broken: the host is gone\n");

@@ -2,12 +2,14 @@
 
 #include "serve.h"
 
-#include <poll.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hello.h"
+#include "probe.h"
+#include "sample.h"
 #include "whisperkv_spec.h"
 
 #define MAX_ID 128
@@ -144,10 +146,11 @@ static enum wkv_next handle(wkv_server *s, const wkv_frame *f) {
     return next;
 }
 
-enum wkv_next wkv_serve_frame(wkv_server *s) {
+enum wkv_next wkv_serve_frame(wkv_server *s, int wait, int *served) {
     wkv_frame frame;
     enum wkv_next next;
-    enum wkv_read got = wkv_read_frame(s->reader, &frame);
+    enum wkv_read got;
+    if (!(*served = wkv_inbox_take(s->inbox, wait, &got, &frame))) return WKV_SERVE_ON;
     if (got == WKV_READ_FRAME) next = handle(s, &frame);
     else if (got == WKV_READ_BAD) next = wkv_send_error(s, frame.code, frame.message, frame.id);
     else {
@@ -167,25 +170,47 @@ static int send_from_window(void *ctx, wkv_out *ev) {
     return next == WKV_SERVE_GONE ? -1 : 0;
 }
 
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* With sample_s: a sample when one is due (at the start, then every sample_s), between steps only, so that none
+   comes after the request's last event. */
+static void send_sample(wkv_server *s) {
+    double t = now_ms();
+    if (!s->sample_s || t < s->next_sample_ms) return;
+    s->next_sample_ms = t + s->sample_s * 1e3;
+    wkv_emit_sample(&s->ev, (t - s->t0_ms) / 1e3);
+    if (send_event(s, &s->ev, s->running) == WKV_SERVE_GONE) s->leaving = s->cancel = 1;
+}
+
 /* Between two decode steps: every frame the host has sent meanwhile is served (a cancel, a hello, more requests);
    bye, EOF or a broken stdout cancel the running request, as nobody is listening any more. */
 static int read_between_steps(void *ctx) {
     wkv_server *s = ctx;
-    struct pollfd in = {s->reader->fd, POLLIN, 0};
-    while (!s->leaving && (s->reader->pos < s->reader->end || poll(&in, 1, 0) > 0)) {
-        if (wkv_serve_frame(s) != WKV_SERVE_ON) s->leaving = s->cancel = 1;
-    }
+    int served = 1;
+    while (!s->leaving && served)
+        if (wkv_serve_frame(s, 0, &served) != WKV_SERVE_ON) s->leaving = s->cancel = 1;
+    send_sample(s);
     return s->cancel;
 }
 
 static enum wkv_next run(wkv_server *s, wkv_job *job) {
-    if (job->r.probe)
-        return wkv_send_error(s, WKV_BAD_REQUEST, "probe: the native runner does not serve probe (hello's features "
-                              "say so); run the doctor's numbers rung with the Python runner, ?runner=python", job->id);
     s->running = job->id;
     s->cancel = job->cancelled || s->leaving;
+    s->sample_s = job->r.probe ? 0 : job->r.sample_s;
+    s->t0_ms = s->next_sample_ms = now_ms();
     wkv_sink sink = {s, send_from_window, read_between_steps};
-    int rc = wkv_window_decode(s->window, &job->r, &sink, s->err, sizeof s->err);
+    int rc;
+    if (job->r.probe) {
+        rc = wkv_probe(s->window, job->r.mel, &s->window->ev, s->err, sizeof s->err);
+        if (!rc) rc = send_from_window(s, &s->window->ev) ? 1 : 0;
+    } else {
+        send_sample(s);
+        rc = wkv_window_decode(s->window, &job->r, &sink, s->err, sizeof s->err);
+    }
     enum wkv_next next = rc == 1 ? WKV_SERVE_GONE : WKV_SERVE_ON;
     if (rc < 0) {
         /* as the Python runner words what a backend raised (device/protocol.py internal_error) */

@@ -4,6 +4,7 @@
 #define WKV_SERVE_H
 
 #include "frames.h"
+#include "inbox.h"
 #include "json_out.h"
 #include "model.h"
 #include "neuron.h"
@@ -24,7 +25,7 @@ typedef struct {
     const char *model_error; /* why no model is served: every request that needs one gets it (model_missing) */
     wkv_model *model;        /* NULL without one */
     wkv_window *window;
-    wkv_reader *reader;
+    wkv_inbox *inbox;
     uint64_t max_header, max_payload;
     wkv_job queue[WKV_QUEUE];
     int n_queued;
@@ -39,8 +40,9 @@ enum wkv_next { WKV_SERVE_ON, WKV_SERVE_BYE, WKV_SERVE_GONE };
 /* An error event; WKV_SERVE_GONE when stdout is broken (the host is gone). */
 enum wkv_next wkv_send_error(wkv_server *s, const char *code, const char *message, const char *id);
 
-/* Reads and serves one frame (blocking); EOF is WKV_SERVE_BYE. */
-enum wkv_next wkv_serve_frame(wkv_server *s);
+/* Serves the next frame the host sent, waiting for one when `wait`; EOF is WKV_SERVE_BYE. *served says whether
+   there was one. */
+enum wkv_next wkv_serve_frame(wkv_server *s, int wait, int *served);
 /* Runs what is queued, reading the host's frames between decode steps. */
 enum wkv_next wkv_serve_queue(wkv_server *s);
 

@@ -101,3 +101,7 @@ void wkv_slot_copy(const wkv_slot *dst, void *dbuf, size_t dfirst, const wkv_slo
 void wkv_slot_set(const wkv_slot *s, void *buf, size_t i, float value) {
     put_value(s, row_of(s, buf, i / s->row), i % s->row, value);
 }
+
+float wkv_slot_value(const wkv_slot *s, const void *buf, size_t i) {
+    return get_value(s, row_of(s, buf, i / s->row), i % s->row);
+}

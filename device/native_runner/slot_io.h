@@ -21,6 +21,8 @@ void wkv_slot_get(const wkv_slot *s, const void *buf, size_t first, float *dst, 
    must be equal. */
 void wkv_slot_copy(const wkv_slot *dst, void *dbuf, size_t dfirst, const wkv_slot *src, const void *sbuf,
                    size_t sfirst, size_t rows);
+/* The value at the flat position `i` of the slot's tensor, as fp32. */
+float wkv_slot_value(const wkv_slot *s, const void *buf, size_t i);
 /* One value written at the flat position `i` of the slot's tensor (its padding skipped). */
 void wkv_slot_set(const wkv_slot *s, void *buf, size_t i, float value);
 
