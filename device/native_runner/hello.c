@@ -2,12 +2,15 @@
 
 #include "hello.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "soc.h"
 #include "whisperkv_spec.h"
 
 /* What this runner serves of the protocol's optional fields (docs/protocol.md, hello): the spec's, and the
@@ -15,17 +18,27 @@
    A draft is accepted and changes nothing on a backend without a prefill, as on the Python runner's dla backend. */
 static const char *const SPEC_FEATURES[] = WKV_FEATURES;
 
+/* Whether the file's first 64 KiB, lower-cased, hold `sign`. */
+static int shows(const char *path, const char *sign) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    static char text[65537];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    for (size_t i = 0; i < n; i++) text[i] = (char)tolower((unsigned char)text[i]);
+    return strstr(text, sign) != NULL;
+}
+
+/* device/spec/runner_kind.py runner_kind: pc, emulated or board, from what the system shows of itself */
 static const char *runner_kind(const char *arch) {
-    if (!strcmp(arch, "x86_64") || !strcmp(arch, "amd64") || !strcmp(arch, "i386") || !strcmp(arch, "i686"))
-        return "pc";
+    static const char *const pc[] = WKV_KIND_PC_ARCHES, *const signs[][2] = WKV_KIND_EMULATION_SIGNS;
+    for (int i = 0; i < WKV_KIND_PC_ARCHES_COUNT; i++)
+        if (!strcasecmp(arch, pc[i])) return "pc";
     if (getenv("QEMU_CPU")) return "emulated";
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    char line[512];
-    int emulated = 0;
-    while (f && !emulated && fgets(line, sizeof line, f))
-        emulated = strstr(line, "QEMU") || strstr(line, "GenuineIntel") || strstr(line, "AuthenticAMD");
-    if (f) fclose(f);
-    return emulated ? "emulated" : "board";
+    for (int i = 0; i < WKV_KIND_EMULATION_SIGNS_COUNT; i++)
+        if (shows(signs[i][0], signs[i][1])) return "emulated";
+    return shows("/proc/cpuinfo", "genuineintel") || shows("/proc/cpuinfo", "authenticamd") ? "emulated" : "board";
 }
 
 static void dims(wkv_out *o, const wkv_dims *d) {
@@ -86,8 +99,8 @@ void wkv_emit_hello(wkv_out *o, const wkv_model *m, uint64_t max_header, uint64_
     wkv_field_str(&sub, "dtype", fp16 ? "float16" : "float32");
     wkv_object_end(&sub);
     field_object(o, "cache", &sub);
-    /* the board's SoC is read by the doctor's own probe on a board without Python; this runner names none */
-    wkv_field_raw(o, "soc", "{\"name\":\"unknown\",\"npu\":\"unknown\",\"flags\":[],\"read_from\":null,\"raw\":\"\"}");
+    wkv_board_soc(&sub);
+    field_object(o, "soc", &sub);
     wkv_field_str(o, "runner_kind", runner_kind(arch));
     wkv_field_str(o, "npu", wkv_model_npu(m));
     wkv_field_str(&sub, "arch", arch);

@@ -101,6 +101,39 @@ static int find_slots(wkv_model *m, char *err, size_t n) {
     return rc ? -1 : 0;
 }
 
+/* The major version in a version text ("8.2.16", "ncc-tflite version 8.0.10-rc"): the first "N.N"; -1 for none. */
+static int major(const char *text) {
+    for (const char *p = text; *p; p++) {
+        if (*p < '0' || *p > '9' || (p > text && p[-1] >= '0' && p[-1] <= '9')) continue;
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (*end == '.' && end[1] >= '0' && end[1] <= '9') return (int)v;
+    }
+    return -1;
+}
+
+/* neuron_paths.version_warning: a .dla loads only on a runtime of its compiler's major version */
+static void version_warning(wkv_model *m) {
+    int c = major(m->compiler_version), r = major(m->library_version);
+    m->version_warning[0] = 0;
+    if (c < 0 || r < 0 || c == r) return;
+    snprintf(m->version_warning, sizeof m->version_warning,
+             "the .dla graphs were compiled by ncc-tflite %d.x (%s) but the Neuron runtime is %s: a .dla loads only "
+             "on a runtime of its compiler's major version; recompile with an ncc-tflite %d.x", c, m->compiler_version,
+             m->library_version, r);
+    fprintf(stderr, "runner WARNING %s\n", m->version_warning);
+}
+
+/* A graph that failed to open while the versions differ: the line says the likely reason and its fix. */
+static int graph_failed(const wkv_model *m, char *err, size_t n) {
+    if (!m->version_warning[0]) return -1;
+    char problem[WKV_NEURON_LINE];
+    const char *dash = strstr(err, " — "), *colon = strstr(m->version_warning, ": "),
+               *fix = strrchr(m->version_warning, ';');
+    snprintf(problem, sizeof problem, "%.*s", (int)(dash ? (size_t)(dash - err) : strlen(err)), err);
+    return say(err, n, fix + 2, "%s; %.*s", problem, (int)(colon - m->version_warning), m->version_warning);
+}
+
 static const char *bundle_dir(const wkv_flags *f, char *out, size_t n) {
     if (f->model) snprintf(out, n, "%s", f->model);
     else wkv_default_bundle(out, n);
@@ -122,10 +155,11 @@ int wkv_model_load(wkv_model *m, const wkv_flags *f, char *err, size_t n) {
     if (f->neuron_io && !strcmp(f->neuron_io, "converted")) m->lib.suppressed = 0;
     if (wkv_neuron_version(&m->lib, m->library_version, sizeof m->library_version)) m->library_version[0] = 0;
     m->n_cross = strcmp(m->cross, "absorbed") ? 2 : 1;
+    version_warning(m);
     if (wkv_graph_open(&m->enc, wkv_contract_graph(&m->contract, "encoder"), m->dir, &m->lib, 1, err, n) ||
-        wkv_graph_open(&m->step, wkv_contract_graph(&m->contract, "decoder_step"), m->dir, &m->lib, 1, err, n) ||
-        find_slots(m, err, n))
-        return -1;
+        wkv_graph_open(&m->step, wkv_contract_graph(&m->contract, "decoder_step"), m->dir, &m->lib, 1, err, n))
+        return graph_failed(m, err, n);
+    if (find_slots(m, err, n)) return -1;
     m->mask_hidden = m->step.slots->in[m->mask].native == WKV_ELEM_F16 ? -10000.0f : -1e9f;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     m->load_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
@@ -187,7 +221,8 @@ static void describe_graph(wkv_out *list, const wkv_graph *g, const char *role) 
 }
 
 const char *wkv_model_npu(const wkv_model *m) {
-    return dlsym(m->lib.dl, "whisperkv_standin") || !strcmp(m->library_version, "0.0.1") ? "stand-in" : "real";
+    return dlsym(m->lib.dl, WKV_KIND_STANDIN_SYMBOL) || !strcmp(m->library_version, WKV_KIND_STANDIN_VERSION)
+               ? "stand-in" : "real";
 }
 
 void wkv_model_describe(const wkv_model *m, wkv_out *o) {
@@ -200,6 +235,7 @@ void wkv_model_describe(const wkv_model *m, wkv_out *o) {
     wkv_field_str(o, "create", "plain");
     wkv_field_str(o, "qos", m->enc.g.qos);
     wkv_field_str(o, "compiler_version", m->compiler_version);
+    if (m->version_warning[0]) wkv_field_str(o, "version_warning", m->version_warning);
     wkv_field_str(o, "soc", m->soc);
     wkv_field_str(o, "weights", m->dtype);
     wkv_field_str(o, "cross", m->cross);

@@ -21,6 +21,7 @@ typedef struct {
     wkv_dims dims;
     char sha256[80], dtype[32], cross[16], soc[64], compiler_version[64];
     char library_version[32];
+    char version_warning[512];   /* the .dla's compiler and the runtime of other major versions, else "" */
     wkv_tables t;
     wkv_contract contract;
     wkv_neuron_lib lib;

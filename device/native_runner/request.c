@@ -8,10 +8,6 @@
 
 #include "whisperkv_spec.h"
 
-/* core/decode/options.py's defaults and top_k's bound: the spec's header does not carry them */
-#define DEFAULT_MAX_TOKENS 224
-#define DEFAULT_TOP_K 5
-#define MAX_TOP_K 100
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
@@ -132,11 +128,11 @@ static int read_options(check *c, wkv_options *o, const wkv_tables *t, const cha
     f = wkv_json_field(j, "task");
     if (f >= 0 && !wkv_text_is(j, f, "transcribe") && !(o->translate = wkv_text_is(j, f, "translate")))
         return BAD(c, "task %s is not 'transcribe' or 'translate'", shown(c, f, 1));
-    uint64_t max_tokens = DEFAULT_MAX_TOKENS, top_k = DEFAULT_TOP_K;
+    uint64_t max_tokens = WKV_DECODE_MAX_TOKENS, top_k = WKV_DECODE_TOP_K;
     char range[32];
     snprintf(range, sizeof range, "1..%d", t->n_text_ctx);
     if (int_field(c, "max_tokens", 1, (uint64_t)t->n_text_ctx, range, 0, &max_tokens) ||
-        int_field(c, "top_k", 1, MAX_TOP_K, "1.." STR(MAX_TOP_K), 0, &top_k))
+        int_field(c, "top_k", 1, WKV_DECODE_MAX_TOP_K, "1.." STR(WKV_DECODE_MAX_TOP_K), 0, &top_k))
         return -1;
     o->max_tokens = (int)max_tokens;
     o->top_k = (int)top_k;

@@ -70,7 +70,7 @@ static int queued(const wkv_server *s, const char *rid) {
 }
 
 static enum wkv_next submit(wkv_server *s, const wkv_json *j, const wkv_frame *f, const char *rid) {
-    char msg[1024];
+    static char msg[16384];
     const char *code = NULL;
     wkv_job job = {NULL, 0, {0}};
     if (wkv_request_read(&job.r, j, f->payload, f->payload_len, &s->model->t, "dla", &code, msg, sizeof msg))

@@ -18,7 +18,6 @@
 #include "whisperkv_spec.h"
 
 /* device/toolchain/native_tables.py's EXPORT_FIX: the test holds this line to the Python reader's */
-static const char TABLES_FIX[] = "export the bundle again with `whisperkv export --out DIR`";
 static const char *const JSON_FIELDS[] = WKV_TABLES_JSON_FIELDS;
 static const char *const DIMS_FIELDS[] = WKV_TABLES_DIMS_FIELDS;
 static const char *const SPECIAL_FIELDS[] = WKV_TABLES_SPECIAL_FIELDS;
@@ -57,7 +56,7 @@ static int json_name(const char *bundle, char *name, size_t n, char *err, size_t
     if (wkv_json_parse(&j, text, len, why, sizeof why) == 0) {
         char *given = wkv_json_string(&j, wkv_json_field(&j, WKV_TABLES_MANIFEST_KEY), NULL);
         if (given && !strchr(given, '/')) snprintf(name, n, "%s", given);
-        else rc = say(err, en, TABLES_FIX, "%s names no native tables (%s): it was exported before they existed",
+        else rc = say(err, en, WKV_TABLES_FIX, "%s names no native tables (%s): it was exported before they existed",
                       path, WKV_TABLES_MANIFEST_KEY);
         free(given);
         wkv_json_free(&j);
@@ -102,7 +101,7 @@ static int map_file(const char *path, void **p, size_t *len) {
     return rc;
 }
 
-#define TOKEN_BYTES_REFUSE(...) say(err, n, TABLES_FIX, "the native token bytes table " __VA_ARGS__)
+#define TOKEN_BYTES_REFUSE(...) say(err, n, WKV_TABLES_FIX, "the native token bytes table " __VA_ARGS__)
 
 static int check_token_bytes(wkv_tables *t, char *err, size_t n) {
     const unsigned char *d = t->map[TOKEN_BYTES];
@@ -143,14 +142,14 @@ static int map_tables(wkv_tables *t, const char *bundle, const wkv_json *j, cons
         int rc = 0, mapped = named && map_file(path, &t->map[k], &t->map_len[k]) == 0;
         size_t want = rows[k] * (size_t)t->n_text_state * 2;
         if (!named) {
-            rc = say(err, n, TABLES_FIX, "%s has a malformed %s.%s", json_path, JSON_FIELDS[FILES], FILE_KEYS[k]);
+            rc = say(err, n, WKV_TABLES_FIX, "%s has a malformed %s.%s", json_path, JSON_FIELDS[FILES], FILE_KEYS[k]);
         } else if (k == TOKEN_BYTES) {
             rc = mapped ? check_token_bytes(t, err, n)
-                        : say(err, n, TABLES_FIX, "cannot read %s (%s)", path, strerror(errno));
+                        : say(err, n, WKV_TABLES_FIX, "cannot read %s (%s)", path, strerror(errno));
         } else if (!mapped || t->map_len[k] != want) {
             char got[48];
             snprintf(got, sizeof got, mapped ? "%zu bytes" : "missing", t->map_len[k]);
-            rc = say(err, n, TABLES_FIX, "the native table %s is %s, %zu bytes for [%zu, %d] fp16 expected", file,
+            rc = say(err, n, WKV_TABLES_FIX, "the native table %s is %s, %zu bytes for [%zu, %d] fp16 expected", file,
                      got, want, rows[k], t->n_text_state);
         }
         free(file);
@@ -224,15 +223,15 @@ static int read_doc(wkv_tables *t, const char *bundle, const wkv_json *j, const 
                wkv_json_uint(j, wkv_json_field(j, JSON_FIELDS[VERSION]), &version) == 1 &&
                version == WKV_TABLES_VERSION;
     free(format);
-    if (!ours) return say(err, n, TABLES_FIX, "%s is not %s version %d", path, WKV_TABLES_FORMAT, WKV_TABLES_VERSION);
+    if (!ours) return say(err, n, WKV_TABLES_FIX, "%s is not %s version %d", path, WKV_TABLES_FORMAT, WKV_TABLES_VERSION);
     char missing[256] = "";
     for (int i = 0; i < WKV_TABLES_JSON_FIELDS_COUNT; i++)
         if (wkv_json_field(j, JSON_FIELDS[i]) < 0)
             snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s", *missing ? ", " : "",
                      JSON_FIELDS[i]);
-    if (*missing) return say(err, n, TABLES_FIX, "%s lacks %s", path, missing);
+    if (*missing) return say(err, n, WKV_TABLES_FIX, "%s lacks %s", path, missing);
     const char *bad = read_fields(t, j);
-    if (bad) return say(err, n, TABLES_FIX, "%s has a malformed %s", path, bad);
+    if (bad) return say(err, n, WKV_TABLES_FIX, "%s has a malformed %s", path, bad);
     return map_tables(t, bundle, j, path, err, n);
 }
 
@@ -243,11 +242,11 @@ int wkv_tables_read(wkv_tables *t, const char *bundle, char *err, size_t n) {
     snprintf(path, sizeof path, "%s/%s", bundle, name);
     size_t len = 0;
     char *text = read_file(path, &len);
-    if (!text) return say(err, n, TABLES_FIX, "cannot read %s (%s)", path, strerror(errno));
+    if (!text) return say(err, n, WKV_TABLES_FIX, "cannot read %s (%s)", path, strerror(errno));
     wkv_json j;
     int rc = wkv_json_parse(&j, text, len, why, sizeof why) == 0 && wkv_json_kind(&j, 0) == WKV_J_OBJECT
                  ? read_doc(t, bundle, &j, path, err, n)
-                 : say(err, n, TABLES_FIX, "cannot read %s (%s)", path, j.n ? "not a JSON object" : why);
+                 : say(err, n, WKV_TABLES_FIX, "cannot read %s (%s)", path, j.n ? "not a JSON object" : why);
     wkv_json_free(&j);
     free(text);
     if (rc) wkv_tables_free(t);

@@ -17,6 +17,7 @@ Stdlib only: it ships to the board with the runner.
 
 FORMAT = "whisperkv-native-tables"
 VERSION = 1                   # a runner refuses tables of another version, with the command to export again
+FIX = "export the bundle again with `whisperkv export --out DIR`"   # what a refusal of the tables says to do
 MANIFEST_KEY = "native_tables"
 JSON_FILE = "native_tables.json"
 TOKEN_BYTES_FILE = "native_token_bytes.bin"

@@ -38,6 +38,8 @@ UNKNOWN = "unknown"
 COMPATIBLE = ("/proc/device-tree/compatible", "/sys/firmware/devicetree/base/compatible")
 SOC0 = ("/sys/devices/soc0/soc_id", "/sys/devices/soc0/machine", "/sys/devices/soc0/family")
 GETPROP = ("ro.soc.model", "ro.board.platform", "ro.hardware")
+# where a replica board or a test keeps the files that name the SoC it poses as (board_soc's `root`)
+ROOT_VARIABLE = "WHISPERKV_SOC_ROOT"
 
 
 def _read(path: str) -> str:
@@ -72,7 +74,7 @@ def board_soc(root: str | None = None) -> dict:
     (NPU unknown), else unknown. Family names (MT8189) are skipped when a member is named. getprop (Android)
     is asked only when no file names anything. `root`: where the board's / is; by default WHISPERKV_SOC_ROOT, where
     a replica board or a test keeps the files that name the SoC it poses as, else /."""
-    root = root or os.environ.get("WHISPERKV_SOC_ROOT") or "/"
+    root = root or os.environ.get(ROOT_VARIABLE) or "/"
     sources = [(p, _read(root.rstrip("/") + p)) for p in COMPATIBLE + SOC0]
     sources += [(f"getprop {p}", _getprop(p)) for p in GETPROP if not any(t for _, t in sources)]
     first = None

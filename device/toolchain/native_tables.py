@@ -27,7 +27,7 @@ from core.model.dims import ModelDims
 from core.model.tokenizer import WhisperTokenizer
 from device.spec import native_tables as spec
 
-EXPORT_FIX = "export the bundle again with `whisperkv export --out DIR`"
+EXPORT_FIX = spec.FIX
 LITTLE_F16 = np.dtype("<f2")
 # magic, version, token count, byte count
 HEADER = struct.Struct("<4sIII")
