@@ -69,6 +69,15 @@ static int read_manifest(wkv_model *m, char *err, size_t n) {
     copy_field(&j, 0, "cross", m->cross, sizeof m->cross);
     if (!m->cross[0]) snprintf(m->cross, sizeof m->cross, "kv");
     copy_field(&j, dla, "soc", m->soc, sizeof m->soc);
+    static const char *const roles[] = {"encoder", "decoder_step"};
+    for (int r = 0; r < 2; r++) {
+        int g = wkv_json_member(&j, wkv_json_member(&j, dla, "graphs"), roles[r]);
+        size_t len = 0;
+        const char *flags = wkv_json_kind(&j, wkv_json_member(&j, g, "flags")) == WKV_J_ARRAY
+                                ? wkv_json_raw(&j, wkv_json_member(&j, g, "flags"), &len) : "[]";
+        snprintf(m->graph_flags[r], sizeof m->graph_flags[r], "%.*s", (int)(len ? len : 2), flags);
+        copy_field(&j, g, "sha256", m->graph_sha256[r], sizeof m->graph_sha256[r]);
+    }
     char *version = wkv_json_string(&j, wkv_json_member(&j, dla, "version"), NULL);
     snprintf(m->compiler_version, sizeof m->compiler_version, "%s", version && *version ? version : "unknown");
     free(version);
@@ -202,12 +211,17 @@ static void describe_slot(wkv_out *o, const wkv_slot *s, const char *kind) {
     wkv_out_free(&shape);
 }
 
-static void describe_graph(wkv_out *list, const wkv_graph *g, const char *role) {
+static void describe_graph(wkv_out *list, const wkv_model *m, int index) {
+    static const char *const roles[] = {"encoder", "decoder_step"};
+    const wkv_graph *g = index ? &m->step : &m->enc;
+    const char *role = roles[index];
     wkv_out o = {0}, slots = {0};
     wkv_out_raw(&slots, "[", 1);
     wkv_field_str(&o, "graph", role);
     wkv_field_str(&o, "file", g->slots->file);
+    wkv_field_str(&o, "sha256", m->graph_sha256[index]);
     wkv_field_str(&o, "runs_on", "dla");
+    wkv_field_raw(&o, "flags", m->graph_flags[index]);
     for (int k = 0; k < 2; k++)
         for (int i = 0; i < (k ? g->slots->n_out : g->slots->n_in); i++)
             describe_slot(&slots, k ? &g->slots->out[i] : &g->slots->in[i], k ? "output" : "input");
@@ -242,8 +256,8 @@ void wkv_model_describe(const wkv_model *m, wkv_out *o) {
     wkv_field_str(o, "cache_dtype", m->step.slots->in[m->self_k].native == WKV_ELEM_F16 ? "float16" : "float32");
     wkv_out graphs = {0};
     wkv_out_raw(&graphs, "[", 1);
-    describe_graph(&graphs, &m->enc, "encoder");
-    describe_graph(&graphs, &m->step, "decoder_step");
+    describe_graph(&graphs, m, 0);
+    describe_graph(&graphs, m, 1);
     wkv_out_raw(&graphs, "]", 1);
     wkv_field_raw(o, "graphs", graphs.buf);
     wkv_out_free(&graphs);

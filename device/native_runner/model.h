@@ -21,7 +21,9 @@ typedef struct {
     wkv_dims dims;
     char sha256[80], dtype[32], cross[16], soc[64], compiler_version[64];
     char library_version[32];
-    char version_warning[512];   /* the .dla's compiler and the runtime of other major versions, else "" */
+    char version_warning[512];
+    char graph_sha256[2][80];    /* the encoder's and the step's, as model.json records them */
+    char graph_flags[2][1024];   /* their compile flags, as JSON */   /* the .dla's compiler and the runtime of other major versions, else "" */
     wkv_tables t;
     wkv_contract contract;
     wkv_neuron_lib lib;
