@@ -3,7 +3,7 @@ against the Python `dla` backend (device/runner/neuron/), on the STAND-IN Neuron
 
 No Neuron runtime and no APU exist here: the library loaded is the STAND-IN of tests/device/runner/standin/, which
 computes each graph in LiteRT by calling back into the Python that loaded it. A C program has no Python, so these
-tests start `neuron-check` with a small host library preloaded that starts an interpreter (HOST_C below); the C
+tests start `neuron-check` with a small host library preloaded that starts an interpreter (conftest.py's HOST_C); the C
 path still opens the stand-in with dlopen and drives it through its own calls. What only a board can show: the
 real runtime's sizes, padding and error codes.
 
@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
-import sysconfig
 from pathlib import Path
 
 import numpy as np
@@ -28,16 +26,11 @@ from device.runner.neuron.neuron_runtime import NeuronError, open_library
 from device.spec.neuron_paths import SEARCH_ORDER, SONAMES
 from device.toolchain.native_runner_build import build
 from tests.device.bundle_helpers import compiled_dla_bundle, standin_library
+from tests.device.native_runner import conftest
 from tests.device.runner.neuron.test_dla_backend import with_model_json_edited
 from tests.device.runner.standin.build import build_empty, build_standin
 
-HOST_C = """#include <Python.h>
-__attribute__((constructor)) static void start(void) {
-    if (Py_IsInitialized()) return;
-    Py_InitializeEx(0);
-    PyEval_SaveThread();
-}
-"""
+host_env = conftest.host_env     # the fixture, now in conftest.py: test_request_checks.py imports it from here
 HIDDEN = -10000.0       # the dla backend's fp16 mask value (dla_backend.MASK_FP16)
 
 
@@ -49,19 +42,6 @@ def check() -> Path:
 @pytest.fixture(scope="module")
 def dla_bundle() -> Path:
     return compiled_dla_bundle()
-
-
-@pytest.fixture(scope="module")
-def host_env(tmp_path_factory) -> dict:
-    """The environment that lets `neuron-check` load the STAND-IN runtime: an interpreter started by a preloaded
-    host library, finding this Python's packages (LiteRT, NumPy)."""
-    out = tmp_path_factory.mktemp("host")
-    (out / "host.c").write_text(HOST_C)
-    libdir, version = sysconfig.get_config_var("LIBDIR"), sysconfig.get_config_var("LDVERSION")
-    subprocess.run(["cc", "-shared", "-fPIC", f"-I{sysconfig.get_paths()['include']}", str(out / "host.c"), "-o",
-                    str(out / "libhost.so"), f"-L{libdir}", f"-lpython{version}", f"-Wl,-rpath,{libdir}"], check=True)
-    return dict(os.environ, LD_PRELOAD=str(out / "libhost.so"), PYTHONHOME=sys.base_prefix,
-                PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
 
 
 @pytest.fixture(scope="module")
