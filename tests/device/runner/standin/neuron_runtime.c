@@ -16,8 +16,19 @@
  * WITH_MARKER exports `whisperkv_standin`, which a runner reports in hello (device/spec/runner_kind.py) and
  * nothing else reads: the tests' default builds go without it, as MediaTek's library does.
  * STANDIN_APU="SOCKET": every call is computed by the STAND-IN APU listening there (apu.py), a process apart.
+ * INSTANT: no Python and no computing (instant.c): the slots are read from the .dla's graph, each run returns success
+ * at once with its outputs left as they are, so a runner's own cost per token can be timed (bench/native_runner.py).
  */
+#ifdef INSTANT
+typedef void PyObject;                /* the argument builders below are compiled but never called */
+#define Py_BuildValue(...) NULL
+#define PyList_New(n) NULL
+#define PyList_SET_ITEM(list, i, item) ((void)(item))
+static long instant_call(const char* name, void* arg);
+#define locked_call(name, build, arg) instant_call(name, arg)
+#else
 #include <Python.h>
+#endif
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -34,6 +45,7 @@
 const char whisperkv_standin[] = "STAND-IN Neuron runtime (tests/device/runner/standin)";
 #endif
 
+#ifndef INSTANT
 static PyObject* compute_module(void) {
     static PyObject* module = NULL;
     if (module == NULL) {
@@ -75,6 +87,7 @@ static long locked_call(const char* name, PyObject* (*build)(void*), void* arg) 
     PyGILState_Release(g);
     return r;
 }
+#endif
 
 typedef struct { long rt; const char* kind; long slot; int padded; } SizeQuery;
 static PyObject* size_args(void* q) {
@@ -314,4 +327,8 @@ int NeuronRuntime_getVersion(NeuronVersion* version) {
     version->patch = 1;
     return 0;
 }
+#endif
+
+#ifdef INSTANT
+#include "instant.c"
 #endif
