@@ -5,9 +5,11 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "frames.h"
+#include "say.h"
 #include "serve.h"
 #include "start.h"
 #include "window.h"
@@ -46,7 +48,11 @@ int main(int argc, char **argv) {
                     model.load_ms / 1e3);
         }
     }
-    if (!server.model) fprintf(stderr, "runner ERROR model not loaded: %s\n", model_error);
+    static char model_fix[2048];
+    if (!server.model) {
+        fprintf(stderr, "runner ERROR model not loaded: %s\n", model_error);
+        if (wkv_fix_parts()) server.model_fix = strncpy(model_fix, wkv_fix_parts(), sizeof model_fix - 1);
+    }
     static wkv_inbox inbox;
     server.inbox = &inbox;
     wkv_reader_init(&reader, 0, flags.max_header, flags.max_payload);

@@ -104,7 +104,8 @@ static int find_slots(wkv_model *m, char *err, size_t n) {
              need(m->step_cross[i] = wkv_graph_slot(&m->step, 1, cross[i]), &m->step, 1, cross[i], err, n);
     static const char *const ins[] = {"x", "self_k", "self_v", "mask"}, *const outs[] = {"logits", "new_k", "new_v"};
     int *in_at[] = {&m->x, &m->self_k, &m->self_v, &m->mask}, *out_at[] = {&m->logits, &m->new_k, &m->new_v};
-    for (int i = 0; i < 4 && !rc; i++) rc = need(*in_at[i] = wkv_graph_slot(&m->step, 1, ins[i]), &m->step, 1, ins[i], err, n);
+    for (int i = 0; i < 4 && !rc; i++)
+        rc = need(*in_at[i] = wkv_graph_slot(&m->step, 1, ins[i]), &m->step, 1, ins[i], err, n);
     for (int i = 0; i < 3 && !rc; i++)
         rc = need(*out_at[i] = wkv_graph_slot(&m->step, 0, outs[i]), &m->step, 0, outs[i], err, n);
     return rc ? -1 : 0;

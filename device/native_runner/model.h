@@ -21,9 +21,9 @@ typedef struct {
     wkv_dims dims;
     char sha256[80], dtype[32], cross[16], soc[64], compiler_version[64];
     char library_version[32];
-    char version_warning[512];
+    char version_warning[512];   /* the .dla's compiler and the runtime of other major versions, else "" */
     char graph_sha256[2][80];    /* the encoder's and the step's, as model.json records them */
-    char graph_flags[2][1024];   /* their compile flags, as JSON */   /* the .dla's compiler and the runtime of other major versions, else "" */
+    char graph_flags[2][1024];   /* their compile flags, as JSON */
     wkv_tables t;
     wkv_contract contract;
     wkv_neuron_lib lib;
@@ -31,7 +31,7 @@ typedef struct {
     int n_cross;                 /* 2: cross_k and cross_v; 1: the absorbed form's F */
     int enc_mel, enc_cross[2];   /* slot indices */
     int x, self_k, self_v, mask, step_cross[2], logits, new_k, new_v;
-    float mask_hidden;           /* what the mask hides with: -10000 in an fp16 slot (dla_backend.MASK_FP16), else -1e9 */
+    float mask_hidden;           /* the mask's hidden value: -10000 in fp16 (dla_backend.MASK_FP16), else -1e9 */
     double load_ms;
 } wkv_model;
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "json_out.h"
 #include "say.h"
 #include "whisperkv_spec.h"
 
@@ -46,6 +47,25 @@ typedef struct { uint8_t major, minor, patch; } NeuronVersion;
 static const QoSOptions QOS = {0, 2, 100, 0, 0, 0, 0, -1, 1, 0, NULL};
 static const char DAMAGED[] = "the runtime library or the .dla is damaged: recompile and redeploy";
 
+/* WKV_NEURON_LIB_FIX's parts: its ?neuron_lib=PATH is a setting (device/runner/neuron/neuron_runtime.py LIB) */
+static const char *lib_fix_parts(void) {
+    static const char named[] = "?neuron_lib=PATH";
+    static wkv_out parts;
+    if (parts.len) return parts.buf;
+    const char *at = strstr(WKV_NEURON_LIB_FIX, named);
+    wkv_out_raw(&parts, "[", 1);
+    wkv_out_str(&parts, WKV_NEURON_LIB_FIX, at ? (size_t)(at - WKV_NEURON_LIB_FIX) : strlen(WKV_NEURON_LIB_FIX));
+    if (at) {
+        static const char setting[] = ",{\"setting\":\"neuron_lib\",\"value\":\"PATH\"},";
+        wkv_out_raw(&parts, setting, strlen(setting));
+        wkv_out_str(&parts, at + strlen(named), strlen(at + strlen(named)));
+    }
+    wkv_out_raw(&parts, "]", 1);
+    return parts.buf;
+}
+
+#define LIB_REFUSAL(err, n, ...) say_parts(err, n, WKV_NEURON_LIB_FIX, lib_fix_parts(), __VA_ARGS__)
+
 static int is_file(const char *path) {
     struct stat st;
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
@@ -77,7 +97,7 @@ static int load(wkv_neuron_lib *lib, const char *path, char *err, size_t n) {
     snprintf(lib->path, sizeof lib->path, "%s", path);
     lib->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!lib->dl)
-        return say(err, n, WKV_NEURON_LIB_FIX, "cannot load the Neuron runtime library %s (%s)", path, dlerror());
+        return LIB_REFUSAL(err, n, "cannot load the Neuron runtime library %s (%s)", path, dlerror());
     return 0;
 }
 
@@ -85,7 +105,7 @@ static int find(wkv_neuron_lib *lib, const char *path, char *err, size_t n) {
     static const char *const order[] = WKV_NEURON_SEARCH_ORDER, *const sonames[] = WKV_NEURON_SONAMES;
     if (path && *path) {
         if (!is_file(path))
-            return say(err, n, WKV_NEURON_LIB_FIX, "the Neuron runtime library %s does not exist", path);
+            return LIB_REFUSAL(err, n, "the Neuron runtime library %s does not exist", path);
         return load(lib, path, err, n);
     }
     for (int i = 0; i < WKV_NEURON_SEARCH_ORDER_COUNT; i++)
@@ -102,7 +122,7 @@ static int find(wkv_neuron_lib *lib, const char *path, char *err, size_t n) {
         k += (size_t)snprintf(tried + k, sizeof tried - k, "%s%s", i ? ", " : "", order[i]);
     for (int i = 0; i < WKV_NEURON_SONAMES_COUNT && k < sizeof tried; i++)
         k += (size_t)snprintf(tried + k, sizeof tried - k, ", %s (the loader's search)", sonames[i]);
-    return say(err, n, WKV_NEURON_LIB_FIX, "no Neuron runtime library here (tried %s)", tried);
+    return LIB_REFUSAL(err, n, "no Neuron runtime library here (tried %s)", tried);
 }
 
 int wkv_neuron_open(wkv_neuron_lib *lib, const char *path, const char *api, char *err, size_t n) {
@@ -114,7 +134,7 @@ int wkv_neuron_open(wkv_neuron_lib *lib, const char *path, const char *api, char
     int has_v1 = !lacks(lib->dl, "V1", v1_needs, WKV_NEURON_V1_NEEDS_COUNT, v1_lack, sizeof v1_lack);
     int has_v2 = !lacks(lib->dl, "V2", v2_needs, WKV_NEURON_V2_NEEDS_COUNT, v2_lack, sizeof v2_lack);
     if (!has_v1 && !has_v2) {
-        say(err, n, WKV_NEURON_LIB_FIX, "%s is not a Neuron runtime library: it exports neither Runtime API (%s; %s)",
+        LIB_REFUSAL(err, n, "%s is not a Neuron runtime library: it exports neither Runtime API (%s; %s)",
             lib->path, v1_lack, v2_lack);
         wkv_neuron_close(lib);
         return -1;
@@ -126,9 +146,12 @@ int wkv_neuron_open(wkv_neuron_lib *lib, const char *path, const char *api, char
         return -1;
     }
     if (api && !(api[1] == '1' ? has_v1 : has_v2)) {
-        char fix[128];
+        char fix[128], parts[256];
         snprintf(fix, sizeof fix, "drop ?neuron_api=%s or use ?neuron_api=%s", api, first);
-        say(err, n, fix, "%s does not export Neuron Runtime V%c (it has V%c)", lib->path, api[1], first[1]);
+        snprintf(parts, sizeof parts, "[{\"setting\":\"neuron_api\",\"value\":\"%s\",\"verb\":\"drop\"},\" or use \","
+                 "{\"setting\":\"neuron_api\",\"value\":\"%s\"}]", api, first);
+        say_parts(err, n, fix, parts, "%s does not export Neuron Runtime V%c (it has V%c)", lib->path, api[1],
+                  first[1]);
         wkv_neuron_close(lib);
         return -1;
     }

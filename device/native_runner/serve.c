@@ -16,11 +16,13 @@
 
 static const char *const request_ops[] = WKV_REQUEST_OPS;
 
-enum wkv_next wkv_send_error(wkv_server *s, const char *code, const char *message, const char *id) {
+enum wkv_next wkv_send_error(wkv_server *s, const char *code, const char *message, const char *id,
+                             const char *fix) {
     wkv_event_begin(&s->ev, "error");
     wkv_field_str(&s->ev, "code", code);
     wkv_field_str(&s->ev, "message", message);
     if (id) wkv_field_str(&s->ev, "id", id);
+    if (fix) wkv_field_raw(&s->ev, "fix", fix);
     wkv_event_end(&s->ev);
     if (s->ev.failed) {
         fprintf(stderr, "runner ERROR no memory for an error event (%s: %s)\n", code, message);
@@ -74,11 +76,11 @@ static enum wkv_next submit(wkv_server *s, const wkv_json *j, const wkv_frame *f
     const char *code = NULL;
     wkv_job job = {NULL, 0, {0}};
     if (wkv_request_read(&job.r, j, f->payload, f->payload_len, &s->model->t, "dla", &code, msg, sizeof msg))
-        return wkv_send_error(s, code, msg, rid);
+        return wkv_send_error(s, code, msg, rid, NULL);
     if (queued(s, rid) || s->n_queued == WKV_QUEUE) {
         wkv_request_free(&job.r);
         snprintf(msg, sizeof msg, "request '%s' is still running; use a new id", rid);
-        return wkv_send_error(s, WKV_BUSY, msg, rid);
+        return wkv_send_error(s, WKV_BUSY, msg, rid, NULL);
     }
     job.id = strdup(rid);
     s->queue[s->n_queued++] = job;
@@ -91,7 +93,7 @@ static enum wkv_next unknown_op(wkv_server *s, const wkv_json *j, int op_tok, co
     int n = snprintf(msg, sizeof msg, "unknown op %s; expected one of ", said);
     for (int i = 0; i < WKV_REQUEST_OPS_COUNT && n > 0 && (size_t)n < sizeof msg; i++)
         n += snprintf(msg + n, sizeof msg - (size_t)n, "%s%s", i ? ", " : "", request_ops[i]);
-    return wkv_send_error(s, WKV_UNKNOWN_OP, msg, rid);
+    return wkv_send_error(s, WKV_UNKNOWN_OP, msg, rid, NULL);
 }
 
 static enum wkv_next dispatch(wkv_server *s, const wkv_frame *f, const char *op, int op_tok, const char *rid) {
@@ -99,18 +101,19 @@ static enum wkv_next dispatch(wkv_server *s, const wkv_frame *f, const char *op,
     char msg[512];
     if (!is_request_op(op)) return unknown_op(s, j, op_tok, rid);
     if (!strcmp(op, "hello")) {
-        if (protocol_problem(j, msg, sizeof msg)) return wkv_send_error(s, WKV_BAD_PROTOCOL, msg, rid);
-        if (!s->model) return wkv_send_error(s, WKV_MODEL_MISSING, s->model_error, rid);
+        if (protocol_problem(j, msg, sizeof msg)) return wkv_send_error(s, WKV_BAD_PROTOCOL, msg, rid, NULL);
+        if (!s->model) return wkv_send_error(s, WKV_MODEL_MISSING, s->model_error, rid, s->model_fix);
         wkv_emit_hello(&s->ev, s->model, s->max_header, s->max_payload);
         return send_event(s, &s->ev, NULL);
     }
     if (!strcmp(op, "transcribe") || !strcmp(op, "probe")) {
-        if (!rid) return wkv_send_error(s, WKV_BAD_REQUEST, "transcribe needs an id", NULL);
-        if (!s->model) return wkv_send_error(s, WKV_MODEL_MISSING, s->model_error, rid);
+        if (!rid) return wkv_send_error(s, WKV_BAD_REQUEST, "transcribe needs an id", NULL, NULL);
+        if (!s->model) return wkv_send_error(s, WKV_MODEL_MISSING, s->model_error, rid, s->model_fix);
         return submit(s, j, f, rid);
     }
     if (!strcmp(op, "cancel")) {
-        if (!rid) return wkv_send_error(s, WKV_BAD_REQUEST, "cancel needs the id of the request to stop", NULL);
+        if (!rid)
+            return wkv_send_error(s, WKV_BAD_REQUEST, "cancel needs the id of the request to stop", NULL, NULL);
         /* an unknown or finished id is ignored: the race with a natural end is normal */
         if (s->running && !strcmp(rid, s->running)) s->cancel = 1;
         for (int i = 0; i < s->n_queued; i++)
@@ -134,12 +137,12 @@ static enum wkv_next handle(wkv_server *s, const wkv_frame *f) {
         if (!rid || chars < 1 || chars > MAX_ID) {
             free(rid);
             snprintf(msg, sizeof msg, "id must be a string of 1..%d characters", MAX_ID);
-            return wkv_send_error(s, WKV_BAD_REQUEST, msg, NULL);
+            return wkv_send_error(s, WKV_BAD_REQUEST, msg, NULL, NULL);
         }
     }
     int op_tok = wkv_json_field(j, "op");
     op = wkv_json_string(j, op_tok, NULL);
-    if (!op) next = wkv_send_error(s, WKV_BAD_FRAME, "header has no string 'op'", rid);
+    if (!op) next = wkv_send_error(s, WKV_BAD_FRAME, "header has no string 'op'", rid, NULL);
     else next = dispatch(s, f, op, op_tok, rid);
     free(op);
     free(rid);
@@ -152,7 +155,7 @@ enum wkv_next wkv_serve_frame(wkv_server *s, int wait, int *served) {
     enum wkv_read got;
     if (!(*served = wkv_inbox_take(s->inbox, wait, &got, &frame))) return WKV_SERVE_ON;
     if (got == WKV_READ_FRAME) next = handle(s, &frame);
-    else if (got == WKV_READ_BAD) next = wkv_send_error(s, frame.code, frame.message, frame.id);
+    else if (got == WKV_READ_BAD) next = wkv_send_error(s, frame.code, frame.message, frame.id, NULL);
     else {
         if (got == WKV_READ_EOF_INSIDE) fprintf(stderr, "runner WARNING EOF inside a frame; the last request was "
                                            "truncated\n");
@@ -217,7 +220,7 @@ static enum wkv_next run(wkv_server *s, wkv_job *job) {
         char *msg = malloc(strlen(s->err) + 256 + sizeof WKV_INTERNAL_FIX);
         if (msg) sprintf(msg, "the runner failed unexpectedly (NeuronError: %s) — %s", s->err, WKV_INTERNAL_FIX);
         fprintf(stderr, "runner ERROR request %s failed: %s\n", job->id, s->err);
-        if (!s->leaving) next = wkv_send_error(s, WKV_INTERNAL, msg ? msg : s->err, job->id);
+        if (!s->leaving) next = wkv_send_error(s, WKV_INTERNAL, msg ? msg : s->err, job->id, NULL);
         free(msg);
     }
     s->running = NULL;

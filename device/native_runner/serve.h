@@ -23,6 +23,7 @@ typedef struct {
     int out_fd;              /* the private duplicate of stdout: frames only */
     wkv_out ev;
     const char *model_error; /* why no model is served: every request that needs one gets it (model_missing) */
+    const char *model_fix;   /* its fix's parts when they name a setting (JSON), else NULL */
     wkv_model *model;        /* NULL without one */
     wkv_window *window;
     wkv_inbox *inbox;
@@ -37,8 +38,8 @@ typedef struct {
 
 enum wkv_next { WKV_SERVE_ON, WKV_SERVE_BYE, WKV_SERVE_GONE };
 
-/* An error event; WKV_SERVE_GONE when stdout is broken (the host is gone). */
-enum wkv_next wkv_send_error(wkv_server *s, const char *code, const char *message, const char *id);
+/* An error event (`fix`: its parts as JSON, or NULL); WKV_SERVE_GONE when stdout is broken (the host is gone). */
+enum wkv_next wkv_send_error(wkv_server *s, const char *code, const char *message, const char *id, const char *fix);
 
 /* Serves the next frame the host sent, waiting for one when `wait`; EOF is WKV_SERVE_BYE. *served says whether
    there was one. */

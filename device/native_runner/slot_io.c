@@ -79,10 +79,28 @@ void wkv_slot_put(const wkv_slot *s, void *buf, size_t first, const float *src, 
     }
 }
 
+/* A row of fp16 as fp32 without a branch, so that the compiler vectorizes it (the logits' 51865 values a step):
+   the half's bits moved into a float32's places and scaled by 2^112 (exact, subnormals too), the sign put back,
+   and an infinity or NaN given float32's all-ones exponent. */
+static void f16_row(const uint16_t *src, float *dst, size_t n) {
+    for (size_t c = 0; c < n; c++) {
+        uint32_t h = src[c], em = h & 0x7fffu, u;
+        float f;
+        u = em << 13;
+        memcpy(&f, &u, 4);
+        f *= 0x1p112f;
+        memcpy(&u, &f, 4);
+        u |= ((h & 0x8000u) << 16) | (-(uint32_t)(em >= 0x7c00u) & 0x7f800000u);
+        memcpy(&dst[c], &u, 4);
+    }
+}
+
 void wkv_slot_get(const wkv_slot *s, const void *buf, size_t first, float *dst, size_t rows, size_t dst_pitch) {
     for (size_t r = 0; r < rows; r++) {
         const char *row = row_of(s, buf, first + r);
-        for (size_t c = 0; c < s->row; c++) dst[r * dst_pitch + c] = get_value(s, row, c);
+        if (s->native == WKV_ELEM_F16 && !s->has_scale) f16_row((const uint16_t *)row, dst + r * dst_pitch, s->row);
+        else
+            for (size_t c = 0; c < s->row; c++) dst[r * dst_pitch + c] = get_value(s, row, c);
     }
 }
 

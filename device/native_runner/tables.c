@@ -223,7 +223,8 @@ static int read_doc(wkv_tables *t, const char *bundle, const wkv_json *j, const 
                wkv_json_uint(j, wkv_json_field(j, JSON_FIELDS[VERSION]), &version) == 1 &&
                version == WKV_TABLES_VERSION;
     free(format);
-    if (!ours) return say(err, n, WKV_TABLES_FIX, "%s is not %s version %d", path, WKV_TABLES_FORMAT, WKV_TABLES_VERSION);
+    if (!ours)
+        return say(err, n, WKV_TABLES_FIX, "%s is not %s version %d", path, WKV_TABLES_FORMAT, WKV_TABLES_VERSION);
     char missing[256] = "";
     for (int i = 0; i < WKV_TABLES_JSON_FIELDS_COUNT; i++)
         if (wkv_json_field(j, JSON_FIELDS[i]) < 0)

@@ -273,9 +273,6 @@ def test_a_load_fault_is_the_python_runners_line_to_every_request(faults, fault)
                        [{k: ev[k] for k in ("code", "message")} for ev in native]) == []
 
 
-@pytest.mark.xfail(strict=True, reason="the native runner's error events carry no `fix`: the Python runner splits "
-                                       "a fix that names a setting (?neuron_lib=PATH) into `fix` (docs/protocol.md, "
-                                       "error)")
 @pytest.mark.parametrize("fault", LOAD_FAULTS[:2])
 def test_an_errors_fix_naming_a_setting_is_the_python_runners(faults, fault):
     p, answers = faults(fault)
