@@ -114,16 +114,21 @@ void wkv_rules_free(wkv_rules *r) {
     memset(r, 0, sizeof *r);
 }
 
-/* LogitRules.apply, into r->x. */
-static float *apply(wkv_rules *r, const float *logits, const int *sampled, int n_sampled) {
+/* LogitRules.apply on x, in place. Applied twice it gives what it gave once: what it forbids stays forbidden and
+   the timestamps' sum against the text's best decides the same way. */
+static float *apply_in_place(wkv_rules *r, float *x, const int *sampled, int n_sampled) {
     const wkv_tables *t = r->t;
-    float *x = r->x;
-    memcpy(x, logits, sizeof(float) * (size_t)t->n_vocab);
     for (int i = 0; i < r->n_suppressed; i++) x[r->suppressed[i]] = -INFINITY;
     if (n_sampled == 0)
         for (int i = 0; i < t->n_blank; i++) x[t->blank[i]] = -INFINITY;
     if (r->o.timestamps) timestamp_rules(x, t, sampled, n_sampled);
     return x;
+}
+
+/* LogitRules.apply, into r->x. */
+static float *apply(wkv_rules *r, const float *logits, const int *sampled, int n_sampled) {
+    memcpy(r->x, logits, sizeof(float) * (size_t)r->t->n_vocab);
+    return apply_in_place(r, r->x, sampled, n_sampled);
 }
 
 static float bits_float(int32_t bits) { float f; memcpy(&f, &bits, sizeof f); return f; }
@@ -204,9 +209,8 @@ static int top_k(const float *x, int vocab, int k, int *top, float *value) {
     return n;
 }
 
-void wkv_rules_pick(wkv_rules *r, const float *logits, const int *sampled, int n_sampled, wkv_pick *out) {
+static void pick(wkv_rules *r, const float *x, wkv_pick *out) {
     const wkv_tables *t = r->t;
-    const float *x = apply(r, logits, sampled, n_sampled);
     float chosen[WKV_MAX_TOP_K];
     out->n = top_k(x, t->n_vocab, r->o.top_k, out->top, chosen);
     out->entropy = 0;
@@ -226,6 +230,14 @@ void wkv_rules_pick(wkv_rules *r, const float *logits, const int *sampled, int n
        cancels against m * Z */
     double h = log(total) - weighted / total;
     out->entropy = h > 0 ? (float)h : 0.0f;
+}
+
+void wkv_rules_pick(wkv_rules *r, const float *logits, const int *sampled, int n_sampled, wkv_pick *out) {
+    pick(r, apply(r, logits, sampled, n_sampled), out);
+}
+
+void wkv_rules_pick_in_place(wkv_rules *r, float *logits, const int *sampled, int n_sampled, wkv_pick *out) {
+    pick(r, apply_in_place(r, logits, sampled, n_sampled), out);
 }
 
 int wkv_rules_sample_at(wkv_rules *r, const float *logits, const int *sampled, int n_sampled, const wkv_pick *pick,
@@ -254,30 +266,6 @@ int wkv_rules_sample_at(wkv_rules *r, const float *logits, const int *sampled, i
 int wkv_rules_sample(wkv_rules *r, const float *logits, const int *sampled, int n_sampled, const wkv_pick *pick,
                      double temperature, wkv_rng *rng, float *logprob) {
     return wkv_rules_sample_at(r, logits, sampled, n_sampled, pick, temperature, wkv_rng_uniform(rng), logprob);
-}
-
-static uint64_t splitmix64(uint64_t *state) {
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-static uint64_t rotate_left(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-void wkv_rng_seed(wkv_rng *r, uint64_t seed) {
-    for (int i = 0; i < 4; i++) r->s[i] = splitmix64(&seed);
-}
-
-double wkv_rng_uniform(wkv_rng *r) {
-    uint64_t *s = r->s, result = rotate_left(s[1] * 5, 7) * 9, shifted = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= shifted;
-    s[3] = rotate_left(s[3], 45);
-    return (double)(result >> 11) * (1.0 / 9007199254740992.0);   /* the top 53 bits over 2^53 */
 }
 
 int wkv_detect_language(const wkv_tables *t, const float *sot_logits, int k, int *order, double *probs) {

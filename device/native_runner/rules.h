@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "rng.h"
 #include "tables.h"
 
 #define WKV_MAX_TOP_K 100
@@ -33,10 +34,6 @@ typedef struct {
     float norm;                      /* its log-normaliser: a token's logprob is its rule-applied logit - norm */
 } wkv_pick;
 
-/* A splitmix64-seeded xoshiro256** (this runner's own: the same seed gives the same draws here, not NumPy's). */
-typedef struct { uint64_t s[4]; } wkv_rng;
-void wkv_rng_seed(wkv_rng *r, uint64_t seed);
-double wkv_rng_uniform(wkv_rng *r);     /* [0, 1) */
 
 /* 0, or -1 when out of memory. */
 int wkv_rules_init(wkv_rules *r, const wkv_tables *t, wkv_rule_options o);
@@ -45,6 +42,10 @@ void wkv_rules_free(wkv_rules *r);
 /* LogitRules.pick: `sampled` are the tokens sampled so far in this decode (not the prefix). out->n is 0 when the
    rules leave no token possible (the Python pick then fails on top[0]); top[0] then holds EOT, logprob[0] -inf. */
 void wkv_rules_pick(wkv_rules *r, const float *logits, const int *sampled, int n_sampled, wkv_pick *out);
+
+/* The same, the rules applied to `logits` in place (the decoder's buffer, rewritten by its next step): a copy of
+   the vocabulary saved a step. A sample after it takes these logits as they are now. */
+void wkv_rules_pick_in_place(wkv_rules *r, float *logits, const int *sampled, int n_sampled, wkv_pick *out);
 
 /* LogitRules.sample: a token drawn from softmax(rule-applied logits / temperature) of the logits `pick` just saw
    (pass the same logits and sampled), its logprob at T=1 in *logprob; EOT, logprob -inf, when `pick` found none. */

@@ -87,7 +87,7 @@ static int main_loop(wkv_window *w, const wkv_request *r, double temperature, wk
     wkv_pick p;
     char piece[3 * (256 + 4) + 1];
     for (int step = 0;; step++) {
-        wkv_rules_pick(rules, w->s.logits, out->tokens, out->n, &p);
+        wkv_rules_pick_in_place(rules, w->s.logits, out->tokens, out->n, &p);
         int tok = p.top[0];
         float logprob = p.logprob[0];
         if (temperature > 0) tok = wkv_rules_sample(rules, w->s.logits, out->tokens, out->n, &p, temperature, rng,

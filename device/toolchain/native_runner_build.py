@@ -28,7 +28,7 @@ JSMN = Path("/usr/include/jsmn.h")
 NAME = "whisperkv-runner"
 PROGRAMS = {NAME: "main.c", "neuron-check": "neuron_check.c",      # each program and its main's file
             "decode-check": "decode_check.c"}
-FLAGS = ("-O2", "-std=c99", "-Wall", "-Wextra", "-Werror")
+FLAGS = ("-O2", "-fvect-cost-model=dynamic", "-std=c99", "-Wall", "-Wextra", "-Werror")
 # dlopen for the Neuron runtime and zlib (glibc before 2.34 keeps it in libdl, and pthread in libpthread)
 LIBS = ("-ldl", "-lm", "-lpthread")
 
