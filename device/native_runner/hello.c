@@ -3,6 +3,7 @@
 #include "hello.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,5 +116,5 @@ void wkv_emit_hello(wkv_out *o, const wkv_model *m, uint64_t max_header, uint64_
     const char *features[1 + WKV_FEATURES_COUNT] = {"temperature_fallback"};
     memcpy(features + 1, SPEC_FEATURES, sizeof SPEC_FEATURES);
     list(o, "features", features, 1 + WKV_FEATURES_COUNT);
-    wkv_field_num(o, "load_ms", m->load_ms);
+    wkv_field_num(o, "load_ms", round(m->load_ms * 10) / 10);   /* as the Python runner rounds it */
 }

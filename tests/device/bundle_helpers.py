@@ -81,10 +81,12 @@ YOCTO_NAME = "libneuronusdk_runtime.mtk.so.8"     # the name a Genio IoT Yocto i
 
 
 @cache
-def standin_library(build: str = "v1+v2") -> Path:
-    """One STAND-IN runtime build per test process, in its own folder, named as the Yocto image names it."""
+def standin_library(build: str = "v1+v2", own_python: bool = False) -> Path:
+    """One STAND-IN runtime build per test process, in its own folder, named as the Yocto image names it.
+    `own_python`: the build for a process without Python, the native runner (OWN_PYTHON: it starts its own
+    interpreter to compute; neuron_runtime.c)."""
     from tests.device.runner.standin.build import build_standin
 
     out = Path(tempfile.mkdtemp(prefix=f"whisperkv-standin-{build.replace('+', '-')}-"))
     atexit.register(shutil.rmtree, out, True)
-    return build_standin(out, *STANDIN_BUILDS[build], name=YOCTO_NAME)
+    return build_standin(out, *STANDIN_BUILDS[build], *(["OWN_PYTHON"] if own_python else []), name=YOCTO_NAME)

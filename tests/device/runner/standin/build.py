@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 import sysconfig
 from pathlib import Path
 
@@ -25,12 +26,23 @@ def compile_command(lib: str, include: str, compute_dir: str, source: str, *defi
             *[f"-D{d}" for d in defines], source, "-o", lib]
 
 
+def own_python() -> tuple[list[str], list[str]]:
+    """OWN_PYTHON's defines and link flags: this interpreter's home and module paths, and its shared library."""
+    libdir, version = sysconfig.get_config_var("LIBDIR"), sysconfig.get_config_var("LDVERSION")
+    paths = ":".join(p for p in sys.path if p)
+    return ([f'STANDIN_HOME="{sys.base_prefix}"', f'STANDIN_PATH="{paths}"',
+             f'STANDIN_LIBPYTHON="{sysconfig.get_config_var("INSTSONAME")}"'],
+            [f"-L{libdir}", f"-lpython{version}", f"-Wl,-rpath,{libdir}", "-ldl"])
+
+
 def build_standin(out_dir: Path, *defines: str, source: Path = HERE / "neuron_runtime.c",
                   compute_dir: Path = HERE, name: str | None = None) -> Path:
     """The library built into `out_dir` (defines such as "WITH_V1", "PADDED", "FAIL_CREATE" or "FAIL_RUN_AT=3",
     neuron_runtime.c lists them), named `name` or after its defines."""
     lib = Path(out_dir) / library_name(*defines, name=name)
-    cmd = compile_command(str(lib), sysconfig.get_paths()["include"], str(compute_dir), str(source), *defines)
+    more, link = own_python() if "OWN_PYTHON" in defines else ([], [])
+    cmd = compile_command(str(lib), sysconfig.get_paths()["include"], str(compute_dir), str(source), *defines,
+                          *more) + link
     subprocess.run(cmd, check=True, capture_output=True, text=True)
     return lib
 

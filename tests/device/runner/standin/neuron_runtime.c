@@ -16,6 +16,7 @@
  * WITH_MARKER exports `whisperkv_standin`, which a runner reports in hello (device/spec/runner_kind.py) and
  * nothing else reads: the tests' default builds go without it, as MediaTek's library does.
  * STANDIN_APU="SOCKET": every call is computed by the STAND-IN APU listening there (apu.py), a process apart.
+ * OWN_PYTHON: for a process without Python (the native runner): the library starts its own interpreter (own_python.c).
  * INSTANT: no Python and no computing (instant.c): the slots are read from the .dla's graph, each run returns success
  * at once with its outputs left as they are, so a runner's own cost per token can be timed (bench/native_runner.py).
  */
@@ -331,4 +332,7 @@ int NeuronRuntime_getVersion(NeuronVersion* version) {
 
 #ifdef INSTANT
 #include "instant.c"
+#endif
+#ifdef OWN_PYTHON
+#include "own_python.c"
 #endif
