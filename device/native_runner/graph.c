@@ -51,3 +51,16 @@ int wkv_graph_slot(const wkv_graph *gr, int input, const char *name) {
         if (!strcmp((input ? gr->slots->in : gr->slots->out)[i].name, name)) return i;
     return -1;
 }
+
+void wkv_field_shape(wkv_out *o, const char *key, const wkv_slot *s) {
+    wkv_out shape = {0};
+    wkv_out_raw(&shape, "[", 1);
+    for (int i = 0; i < s->rank; i++) {
+        char num[24];
+        snprintf(num, sizeof num, "%s%llu", i ? ", " : "", (unsigned long long)s->shape[i]);
+        wkv_out_raw(&shape, num, strlen(num));
+    }
+    wkv_out_raw(&shape, "]", 1);
+    wkv_field_raw(o, key, shape.buf);
+    wkv_out_free(&shape);
+}

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 
+#include "json_out.h"
 #include "neuron.h"
 #include "slots.h"
 
@@ -22,5 +23,8 @@ int wkv_graph_run(wkv_graph *gr, char *err, size_t n);
 void wkv_graph_close(wkv_graph *gr);
 /* The index of the input (`input` 1) or output slot named `name`, or -1. */
 int wkv_graph_slot(const wkv_graph *gr, int input, const char *name);
+
+/* A slot's shape as a JSON list field, `"shape":[6, 1, 1500, 512]`, as the Python runner lists it. */
+void wkv_field_shape(wkv_out *o, const char *key, const wkv_slot *s);
 
 #endif

@@ -186,17 +186,10 @@ void wkv_model_close(wkv_model *m) {
 static const char *const ELEMENT[] = {"", "float16", "float32", "int8", "int16", "uint8"};
 
 static void describe_slot(wkv_out *o, const wkv_slot *s, const char *kind) {
-    wkv_out slot = {0}, shape = {0};
+    wkv_out slot = {0};
     wkv_field_str(&slot, "kind", kind);
     wkv_field_str(&slot, "name", s->name);
-    wkv_out_raw(&shape, "[", 1);
-    for (int i = 0; i < s->rank; i++) {
-        char num[24];
-        snprintf(num, sizeof num, "%s%llu", i ? ", " : "", (unsigned long long)s->shape[i]);
-        wkv_out_raw(&shape, num, strlen(num));
-    }
-    wkv_out_raw(&shape, "]", 1);
-    wkv_field_raw(&slot, "shape", shape.buf);
+    wkv_field_shape(&slot, "shape", s);
     wkv_field_str(&slot, "tflite", s->dtype);
     wkv_field_int(&slot, "size", (long long)s->size);
     if (s->has_padded) wkv_field_int(&slot, "padded_size", (long long)s->padded);
@@ -209,7 +202,6 @@ static void describe_slot(wkv_out *o, const wkv_slot *s, const char *kind) {
     wkv_out_raw(o, o->len > 1 ? "," : "", o->len > 1);
     wkv_out_raw(o, slot.buf, slot.len);
     wkv_out_free(&slot);
-    wkv_out_free(&shape);
 }
 
 static void describe_graph(wkv_out *list, const wkv_model *m, int index) {

@@ -61,23 +61,15 @@ static void output(wkv_out *list, const wkv_graph *g, int index) {
     float values[SAMPLE];
     size_t count = positions(s, at);
     for (size_t k = 0; k < count; k++) values[k] = wkv_slot_value(s, g->out[index], (size_t)at[k]);
-    wkv_out one = {0}, shape = {0};
+    wkv_out one = {0};
     wkv_field_str(&one, "name", s->name);
-    wkv_out_raw(&shape, "[", 1);
-    for (int i = 0; i < s->rank; i++) {
-        char num[24];
-        snprintf(num, sizeof num, "%s%llu", i ? ", " : "", (unsigned long long)s->shape[i]);
-        wkv_out_raw(&shape, num, strlen(num));
-    }
-    wkv_out_raw(&shape, "]", 1);
-    wkv_field_raw(&one, "shape", shape.buf);
+    wkv_field_shape(&one, "shape", s);
     wkv_out_raw(&one, ",\"values\":", 10);
     floats(&one, values, count);
     wkv_object_end(&one);
     if (list->len > 1) wkv_out_raw(list, ",", 1);
     wkv_out_raw(list, one.buf, one.len);
     wkv_out_free(&one);
-    wkv_out_free(&shape);
 }
 
 int wkv_probe(wkv_window *w, const float *mel, wkv_out *o, char *err, size_t n) {

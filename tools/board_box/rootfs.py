@@ -40,7 +40,8 @@ def base_tarball() -> Path:
 
 
 def tarball() -> Path:
-    key = _key(FORMAT, base_tarball().name, PURGED, standin.BUILDS, standin.HEADERS, standin.sources_hash())
+    key = _key(FORMAT, base_tarball().name, PURGED, standin.BUILDS, standin.NATIVE_DEFINES, standin.HEADERS,
+               standin.sources_hash())
     return host.cache_dir() / f"rootfs-{PROFILE}-{key}.tar.zst"
 
 
@@ -97,7 +98,7 @@ def build(base: Path, out: Path) -> dict[str, float]:
     root = _fresh(work)
     host.run(["tar", "--numeric-owner", "-I", "zstd -T0", "-C", str(root), "-xpf", str(base)])
     with _mounts(root):
-        log(f"the stand-in Neuron runtime: {', '.join(lib for lib, _ in standin.BUILDS)}")
+        log(f"the stand-in Neuron runtime: {', '.join(lib for lib, _ in standin.BUILDS)}, {standin.NATIVE_LIB}")
         standin.install(root)
         log(f"apt-get purge {' '.join(PURGED)}: no compiler, assembler or linker on the board")
         host.chroot(root, ["apt-get", "purge", "-y", "-q", "--auto-remove", *PURGED], stdout=subprocess.DEVNULL)

@@ -32,9 +32,19 @@ YOCTO_LINKS = ("/usr/lib/libneuronusdk_runtime.mtk.so.8", "/usr/lib/libneuronusd
 V1V2_LIB = f"{HOME}/v1v2/libneuronusdk_runtime.mtk.so.8"
 # (library on the box, the C defines of its build): WITH_V1 alone leaves V2 out; no WITH_* define builds both.
 BUILDS = ((YOCTO_LIB, ("WITH_V1",)), (V1V2_LIB, ()))
+# The V1 build for the native runner, a process without Python: it starts an interpreter of its own from the box's
+# shared libpython (OWN_PYTHON, own_python.c), unpacked into the box for it alone; the runner knows none of this.
+NATIVE_LIB = f"{HOME}/native/libneuronusdk_runtime.mtk.so.8"
+NATIVE_DEFINES = ("WITH_V1", "OWN_PYTHON")
 CROSS_CC = "aarch64-linux-gnu-gcc"     # Debian's gcc-aarch64-linux-gnu, with libc6-dev-arm64-cross
 BOX_PYTHON = "python3.11"              # Debian 12's system Python, the box's
 HEADERS = f"lib{BOX_PYTHON}-dev"       # its headers, unpacked on the PC, never installed in the box
+LIBPYTHON = (f"lib{BOX_PYTHON}", f"{BOX_PYTHON.replace('python', 'libpython')}.so.1.0")   # package, soname
+LIBDIR = "/usr/lib/aarch64-linux-gnu"
+# Debian 12's sys.path for python3.11, empty entry left out
+BOX_PATHS = [f"/usr/lib/{BOX_PYTHON.replace('.', '')}.zip", f"/usr/lib/{BOX_PYTHON}",
+             f"/usr/lib/{BOX_PYTHON}/lib-dynload", f"/usr/local/lib/{BOX_PYTHON}/dist-packages",
+             "/usr/lib/python3/dist-packages"]
 
 
 def sources_hash() -> str:
@@ -52,18 +62,24 @@ def install(root: Path) -> None:
     for name in standin_build.SOURCES:
         shutil.copy2(standin_build.HERE / name, compute / name)
     with tempfile.TemporaryDirectory() as tmp:
-        host.chroot(root, ["sh", "-c", f"cd /tmp && apt-get download -q {HEADERS}"], stdout=subprocess.DEVNULL)
-        debs = list((root / "tmp").glob(f"{HEADERS}_*.deb"))
-        host.run(["dpkg-deb", "-x", str(debs[0]), tmp])
-        debs[0].unlink()
+        host.chroot(root, ["sh", "-c", f"cd /tmp && apt-get download -q {HEADERS} {LIBPYTHON[0]}"],
+                    stdout=subprocess.DEVNULL)
+        for package in (HEADERS, LIBPYTHON[0]):
+            (deb,) = (root / "tmp").glob(f"{package}_*.deb")
+            host.run(["dpkg-deb", "-x", str(deb), tmp])
+            deb.unlink()
+        # the shared libpython only the native build's stand-in loads; the box's python3 is linked without it
+        shutil.copy2(f"{tmp}{LIBDIR}/{LIBPYTHON[1]}", root / LIBDIR.lstrip("/") / LIBPYTHON[1])
         include = f"{tmp}/usr/include"
-        for lib, defines in BUILDS:
+        own = standin_build.own_python_defines("/usr", BOX_PATHS, LIBPYTHON[1])
+        link = [f"-L{tmp}{LIBDIR}", f"-l:{LIBPYTHON[1]}", "-ldl"]
+        for lib, defines in (*BUILDS, (NATIVE_LIB, (*NATIVE_DEFINES, *own))):
             out = root / lib.lstrip("/")
             out.parent.mkdir(parents=True, exist_ok=True)
             source = str(compute / "neuron_runtime.c")
             cmd = standin_build.compile_command(str(out), f"{include}/{BOX_PYTHON}", COMPUTE, source, *defines,
                                                 f'STANDIN_APU="{APU_SOCKET}"', cc=CROSS_CC)
-            host.run([*cmd, f"-I{include}"])
+            host.run([*cmd, f"-I{include}", *(link if lib == NATIVE_LIB else [])])
     target = Path(YOCTO_LIB).name
     for link in YOCTO_LINKS:
         (root / link.lstrip("/")).symlink_to(target)

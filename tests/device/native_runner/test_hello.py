@@ -10,6 +10,7 @@ import shutil
 
 import pytest
 
+from device import protocol as P
 from tests.device.bundle_helpers import compiled_dla_bundle, standin_library
 from tests.device.native_runner.conftest import Runner, runner_argv
 
@@ -33,7 +34,8 @@ def hellos(host_env, bundle, lib, soc_root) -> dict:
         env = {**(host_env if kind == "native" else os.environ), "WHISPERKV_SOC_ROOT": str(soc_root)}
         runner = Runner(runner_argv(kind, bundle, lib), env)
         try:
-            out[kind] = runner.hello()
+            runner.request({"op": "hello", "protocol": P.PROTOCOL})
+            out[kind] = runner.event(300)
         finally:
             runner.close()
     return out

@@ -9,7 +9,7 @@ import sysconfig
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SOURCES = ("neuron_runtime.c", "neuron_compute.py", "apu.py")     # what a board needs to build and run it
+SOURCES = ("neuron_runtime.c", "own_python.c", "neuron_compute.py", "apu.py")   # what a board needs to build and run it
 
 
 def library_name(*defines: str, name: str | None = None) -> str:
@@ -26,12 +26,15 @@ def compile_command(lib: str, include: str, compute_dir: str, source: str, *defi
             *[f"-D{d}" for d in defines], source, "-o", lib]
 
 
+def own_python_defines(home: str, paths: list[str], soname: str) -> list[str]:
+    """OWN_PYTHON's defines: the interpreter's home, its module paths and its shared library's soname."""
+    return [f'STANDIN_HOME="{home}"', f'STANDIN_PATH="{":".join(paths)}"', f'STANDIN_LIBPYTHON="{soname}"']
+
+
 def own_python() -> tuple[list[str], list[str]]:
-    """OWN_PYTHON's defines and link flags: this interpreter's home and module paths, and its shared library."""
+    """OWN_PYTHON's defines and link flags for this machine: this interpreter's, and its shared library."""
     libdir, version = sysconfig.get_config_var("LIBDIR"), sysconfig.get_config_var("LDVERSION")
-    paths = ":".join(p for p in sys.path if p)
-    return ([f'STANDIN_HOME="{sys.base_prefix}"', f'STANDIN_PATH="{paths}"',
-             f'STANDIN_LIBPYTHON="{sysconfig.get_config_var("INSTSONAME")}"'],
+    return (own_python_defines(sys.base_prefix, [p for p in sys.path if p], sysconfig.get_config_var("INSTSONAME")),
             [f"-L{libdir}", f"-lpython{version}", f"-Wl,-rpath,{libdir}", "-ldl"])
 
 
