@@ -16,7 +16,6 @@ from device.deploy.board_packages import MIN_PYTHON
 from device.link.runner_choice import NATIVE, NATIVE_EXE, PYTHON
 from device.link.transport import Transport
 from device.spec import native_tables
-from device.toolchain import native_runner_build
 
 # The board's `uname -m` -> the build that runs there
 BUILD_ARCH = {"aarch64": "aarch64", "arm64": "aarch64", "x86_64": "x86_64", "amd64": "x86_64"}
@@ -72,6 +71,10 @@ def check_backend(backend: str) -> None:
 def runner_parts(arch: str | None) -> list[tuple[str, list[Path]]]:
     """The native runner for a board of `arch` (uname -m) as (path under DIR, its source on this PC), built now
     unless it already is."""
+    # only a native deploy needs the build: device-info and the link read this module without the toolchain
+    # (tests/cli/test_main.py)
+    from device.toolchain import native_runner_build
+
     build = BUILD_ARCH.get(arch or "")
     if build is None:
         raise NativeDeployError(f"the native runner is built for {' and '.join(native_runner_build.TARGETS)} "

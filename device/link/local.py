@@ -22,7 +22,6 @@ from device.link.transport import (
     copy_concatenated,
 )
 from device.link.urls import DeviceURL
-from device.toolchain import native_runner_build
 
 
 class LocalTransport(Transport):
@@ -48,6 +47,10 @@ class LocalTransport(Transport):
                                  Fix(f"deploy there with `whisperkv deploy --dir {self.runner_dir}`, or ",
                                      Setting("dir", verb="drop")))
         if chosen_runner(self, self.runner, self.deployed) == NATIVE:
+            # only a native start needs the build: an ordinary transcribe's process stays without the toolchain
+            # (tests/cli/test_main.py)
+            from device.toolchain import native_runner_build
+
             # deployed (?dir=): the runner there, as on a board; else this checkout's, built for this PC unless it is
             exe = (os.path.join(self.runner_dir, NATIVE_EXE) if self.deployed
                    else str(native_runner_build.build(platform.machine())))
