@@ -38,6 +38,7 @@ from device.deploy.deploy_record import DeployRecord, remote_hashes, write_recor
 from device.link.runner_choice import NATIVE
 from device.link.transport import Transport
 from device.runner.cache_paths import cache_home
+from device.spec import native_tables
 from device.spec.backend_rows import ROWS, deploy_modes
 from device.toolchain.export import export_bundle
 
@@ -123,13 +124,19 @@ def bundle_cache() -> Path:
     return cache_home() / "bundles"
 
 
+def whole_export(out: Path) -> bool:
+    """An export of this version there: a bundle made before the native tables existed is made again (the native
+    runner reads them)."""
+    return (out / "model.json").is_file() and any(out.glob("*.tflite")) and (out / native_tables.JSON_FILE).is_file()
+
+
 def cached_tflite_bundle() -> Path:
     """An exported TFLite bundle of the installed weights, made once per model in bundle_cache()."""
     parts = find_installed_model()
     if parts is None:
         raise DeployError("the Whisper base weights are not installed on this PC", INSTALL_FIX)
     out = bundle_cache() / f"{sha256_files(parts)}-tflite"
-    if (out / "model.json").is_file() and any(out.glob("*.tflite")):
+    if whole_export(out):
         return out
     if "formats" not in inspect.signature(export_bundle).parameters:
         raise DeployError("this version of `whisperkv export` writes no TFLite graphs yet", TFLITE_EXPORT_FIX)
@@ -139,12 +146,12 @@ def cached_tflite_bundle() -> Path:
     partial = Path(tempfile.mkdtemp(dir=out.parent, prefix=out.name + ".partial-"))
     try:
         export_bundle(load_model(), partial, formats=("tflite",))
-        if out.exists() and not (out / "model.json").is_file():
-            shutil.rmtree(out, ignore_errors=True)       # a folder left by an older version's interrupted export
+        if out.exists() and not whole_export(out):
+            shutil.rmtree(out, ignore_errors=True)       # an interrupted export, or one of an older version
         try:
             partial.rename(out)
         except OSError:
-            if not (out / "model.json").is_file():
+            if not whole_export(out):
                 raise
     finally:
         shutil.rmtree(partial, ignore_errors=True)

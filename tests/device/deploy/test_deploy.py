@@ -185,6 +185,7 @@ def test_tflite_deploy_without_a_model_exports_once_into_the_cache(tmp_path, mon
     from core.model.file_hash import sha256_files
     from core.model.weights import find_installed_model
     from device.deploy import deploy as D
+    from device.spec import native_tables
     from tests.device.toolchain.test_compile import make_bundle
 
     calls = []
@@ -192,6 +193,7 @@ def test_tflite_deploy_without_a_model_exports_once_into_the_cache(tmp_path, mon
     def stand_in_export(weights, out, dtype="fp32", formats=("onnx", "tflite")):
         calls.append(formats)
         make_bundle(Path(out))
+        (Path(out) / native_tables.JSON_FILE).write_text("{}")     # as every export writes the native tables
 
     monkeypatch.setattr(D, "export_bundle", stand_in_export)
     monkeypatch.setattr(D, "load_model", lambda path=None: "weights")
@@ -199,6 +201,9 @@ def test_tflite_deploy_without_a_model_exports_once_into_the_cache(tmp_path, mon
     first = D.cached_tflite_bundle()
     assert first == tmp_path / "cache" / "whisperkv" / "bundles" / f"{sha256_files(find_installed_model())}-tflite"
     assert D.cached_tflite_bundle() == first and calls == [("tflite",)]
+    (first / native_tables.JSON_FILE).unlink()          # an export made before the native tables existed
+    assert D.cached_tflite_bundle() == first and calls == [("tflite",), ("tflite",)]
+    assert (first / native_tables.JSON_FILE).is_file()
     result = deploy(LocalTransport(), dir=str(tmp_path / "board"), backend="tflite")
     assert "model/encoder.tflite" in result["uploaded"] and not list((tmp_path / "board" / "model").glob("*.onnx"))
 
