@@ -182,3 +182,19 @@ int wkv_json_number(const wkv_json *j, int t, double *out) {
     free(copy);
     return 1;
 }
+
+char *wkv_read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = NULL;
+    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    if (size >= 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)size + 1)) != NULL &&
+        fread(buf, 1, (size_t)size, f) != (size_t)size) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf) buf[*len = (size_t)size] = 0;
+    return buf;
+}
+

@@ -14,6 +14,10 @@ typedef struct {
     int n;
 } wkv_json;
 
+/* A whole file (model.json, the native tables' JSON) as NUL-terminated text, malloc'd, its length in *len; NULL when it
+   cannot be read. */
+char *wkv_read_file(const char *path, size_t *len);
+
 /* 0 when `text` is one UTF-8 JSON value (an object or not: wkv_json_kind(j, 0) says); else -1 and why. */
 int wkv_json_parse(wkv_json *j, const char *text, size_t len, char *why, size_t why_len);
 void wkv_json_free(wkv_json *j);

@@ -12,22 +12,6 @@
 #include "say.h"
 #include "whisperkv_spec.h"
 
-static char *read_text(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    char *text = NULL;
-    long size;
-    if (f && fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-        (text = malloc((size_t)size + 1)) != NULL && fread(text, 1, (size_t)size, f) == (size_t)size) {
-        text[size] = 0;
-        *len = (size_t)size;
-    } else {
-        free(text);
-        text = NULL;
-    }
-    if (f) fclose(f);
-    return text;
-}
-
 static void copy_field(const wkv_json *j, int obj, const char *key, char *out, size_t n) {
     char *s = wkv_json_string(j, wkv_json_member(j, obj, key), NULL);
     snprintf(out, n, "%s", s ? s : "");
@@ -44,7 +28,7 @@ static int read_manifest(wkv_model *m, char *err, size_t n) {
     char path[4200], why[256];
     size_t len = 0;
     snprintf(path, sizeof path, "%s/model.json", m->dir);
-    char *text = read_text(path, &len);
+    char *text = wkv_read_file(path, &len);
     wkv_json j;
     if (!text || wkv_json_parse(&j, text, len, why, sizeof why)) {
         free(text);

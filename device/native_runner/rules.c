@@ -268,14 +268,18 @@ int wkv_rules_sample(wkv_rules *r, const float *logits, const int *sampled, int 
     return wkv_rules_sample_at(r, logits, sampled, n_sampled, pick, temperature, wkv_rng_uniform(rng), logprob);
 }
 
+float wkv_log_softmax_norm(const float *x, int n) {
+    /* float32, its sum of float32 exps in float64 */
+    float m = max_of(x, 0, n);
+    return m + (float)log(pairwise_exp_sum(x, (size_t)n, m, 1));
+}
+
 int wkv_detect_language(const wkv_tables *t, const float *sot_logits, int k, int *order, double *probs) {
     int n = t->n_languages, best[WKV_MAX_LANGUAGES];
     float value[WKV_MAX_LANGUAGES] = {0}, lp[WKV_MAX_LANGUAGES];
     if (n == 0) return -1;
     for (int i = 0; i < n; i++) value[i] = sot_logits[t->language_id[i]];
-    /* log_softmax: float32, its sum of float32 exps in float64 */
-    float m = max_of(value, 0, n);
-    float shift = m + (float)log(pairwise_exp_sum(value, (size_t)n, m, 1));
+    float shift = wkv_log_softmax_norm(value, n);
     for (int i = 0; i < n; i++) lp[i] = value[i] - shift;
     float sorted[WKV_MAX_LANGUAGES];
     int found = top_k(lp, n, n, best, sorted);

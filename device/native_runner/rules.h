@@ -55,6 +55,9 @@ int wkv_rules_sample(wkv_rules *r, const float *logits, const int *sampled, int 
 int wkv_rules_sample_at(wkv_rules *r, const float *logits, const int *sampled, int n_sampled, const wkv_pick *pick,
                         double temperature, double u, float *logprob);
 
+/* logit_rules.log_softmax's normaliser of x[0..n): log_softmax(x)[i] is x[i] minus it. */
+float wkv_log_softmax_norm(const float *x, int n);
+
 /* detect_language: the index (into t->language_*) of the most likely language, and the top `k` (<= 5) indices
    with their probabilities, most likely first. */
 int wkv_detect_language(const wkv_tables *t, const float *sot_logits, int k, int *order, double *probs);

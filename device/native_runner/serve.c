@@ -16,19 +16,24 @@
 
 static const char *const request_ops[] = WKV_REQUEST_OPS;
 
+static enum wkv_next send_event(wkv_server *s, wkv_out *ev, const char *id) {
+    if (id) wkv_field_str(ev, "id", id);
+    wkv_event_end(ev);
+    if (ev->failed) {
+        fprintf(stderr, "runner ERROR no memory for an event\n");
+        return WKV_SERVE_ON;
+    }
+    return wkv_write_frame(s->out_fd, ev->buf, ev->len) ? WKV_SERVE_GONE : WKV_SERVE_ON;
+}
+
 enum wkv_next wkv_send_error(wkv_server *s, const char *code, const char *message, const char *id,
                              const char *fix) {
     wkv_event_begin(&s->ev, "error");
     wkv_field_str(&s->ev, "code", code);
     wkv_field_str(&s->ev, "message", message);
-    if (id) wkv_field_str(&s->ev, "id", id);
     if (fix) wkv_field_raw(&s->ev, "fix", fix);
-    wkv_event_end(&s->ev);
-    if (s->ev.failed) {
-        fprintf(stderr, "runner ERROR no memory for an error event (%s: %s)\n", code, message);
-        return WKV_SERVE_ON;
-    }
-    return wkv_write_frame(s->out_fd, s->ev.buf, s->ev.len) ? WKV_SERVE_GONE : WKV_SERVE_ON;
+    if (s->ev.failed) fprintf(stderr, "runner ERROR no memory for an error event (%s: %s)\n", code, message);
+    return send_event(s, &s->ev, id);
 }
 
 /* hello's protocol check: the host of another version is told which side to update. NULL when it is ours. */
@@ -53,16 +58,6 @@ static int is_request_op(const char *op) {
     for (int i = 0; i < WKV_REQUEST_OPS_COUNT; i++)
         if (!strcmp(op, request_ops[i])) return 1;
     return 0;
-}
-
-static enum wkv_next send_event(wkv_server *s, wkv_out *ev, const char *id) {
-    if (id) wkv_field_str(ev, "id", id);
-    wkv_event_end(ev);
-    if (ev->failed) {
-        fprintf(stderr, "runner ERROR no memory for an event\n");
-        return WKV_SERVE_ON;
-    }
-    return wkv_write_frame(s->out_fd, ev->buf, ev->len) ? WKV_SERVE_GONE : WKV_SERVE_ON;
 }
 
 static int queued(const wkv_server *s, const char *rid) {

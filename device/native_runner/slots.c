@@ -15,25 +15,6 @@
 static const char *const ROLES[] = {"encoder", "decoder_step", "decoder_step_attention"};
 static const char PERSISTS[] = "; if it persists, send `whisperkv doctor --out DIR`'s report with a bug";
 
-static char *read_all(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    size_t cap = 0, got = 0, k;
-    do {
-        if (got == cap) {
-            char *more = realloc(buf, cap = cap ? cap * 2 : 65536);
-            if (!more) break;
-            buf = more;
-        }
-        k = fread(buf + got, 1, cap - got, f);
-        got += k;
-    } while (k > 0);
-    fclose(f);
-    *len = got;
-    return buf;
-}
-
 static void copy_string(const wkv_json *j, int tok, char *out, size_t n) {
     char *s = wkv_json_string(j, tok, NULL);
     snprintf(out, n, "%s", s ? s : "");
@@ -117,7 +98,7 @@ int wkv_contract_read(wkv_contract *c, const char *bundle, char *err, size_t n) 
     for (size_t k = strlen(where); k > 1 && where[k - 1] == '/'; k--) where[k - 1] = 0;
     snprintf(path, sizeof path, "%s/model.json", where);
     size_t len = 0;
-    char *text = read_all(path, &len);
+    char *text = wkv_read_file(path, &len);
     if (!text) return say(err, n, WKV_NEURON_EXPORT_FIX, "%s is not a model bundle (no model.json)", where);
     wkv_json j;
     if (wkv_json_parse(&j, text, len, why, sizeof why)) {

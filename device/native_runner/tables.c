@@ -28,27 +28,12 @@ enum { NON_SPEECH, SPECIAL_FROM, BLANK };
 enum { TOKEN_BYTES, TOKEN_EMBEDDING, POSITIONAL_EMBEDDING };
 static const char *const FILE_KEYS[] = {"token_bytes", "token_embedding", "positional_embedding"};
 
-static char *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-    if (size >= 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)size + 1)) != NULL &&
-        fread(buf, 1, (size_t)size, f) != (size_t)size) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf) buf[*len = (size_t)size] = 0;
-    return buf;
-}
-
 /* The name model.json gives the tables' JSON; the spec's name for a folder of tables alone. */
 static int json_name(const char *bundle, char *name, size_t n, char *err, size_t en) {
     char path[4096];
     size_t len = 0;
     snprintf(path, sizeof path, "%s/model.json", bundle);
-    char *text = read_file(path, &len), why[160];
+    char *text = wkv_read_file(path, &len), why[160];
     snprintf(name, n, "%s", WKV_TABLES_JSON_FILE);
     if (!text) return 0;
     wkv_json j;
@@ -242,7 +227,7 @@ int wkv_tables_read(wkv_tables *t, const char *bundle, char *err, size_t n) {
     if (json_name(bundle, name, sizeof name, err, n)) return -1;
     snprintf(path, sizeof path, "%s/%s", bundle, name);
     size_t len = 0;
-    char *text = read_file(path, &len);
+    char *text = wkv_read_file(path, &len);
     if (!text) return say(err, n, WKV_TABLES_FIX, "cannot read %s (%s)", path, strerror(errno));
     wkv_json j;
     int rc = wkv_json_parse(&j, text, len, why, sizeof why) == 0 && wkv_json_kind(&j, 0) == WKV_J_OBJECT

@@ -37,15 +37,6 @@ void wkv_window_free(wkv_window *w) {
     wkv_out_free(&w->ev);
 }
 
-/* log_softmax(x)[i] with the float32 max and a float64 sum, as logit_rules.log_softmax */
-static double log_prob(const float *x, int n, int i) {
-    float m = x[0];
-    for (int k = 1; k < n; k++) m = x[k] > m ? x[k] : m;
-    double sum = 0.0;
-    for (int k = 0; k < n; k++) sum += exp((double)(x[k] - m));
-    return (double)(x[i] - (m + (float)log(sum)));
-}
-
 typedef struct {
     int *tokens, n;           /* sampled text tokens, no EOT */
     const char *reason;
@@ -168,7 +159,7 @@ int wkv_window_decode(wkv_window *w, const wkv_request *r, wkv_sink *sink, char 
         }
         out = (sampled){out.tokens, 0, "", 0, 0, 0};
         if (feed_prefix(w, r, language, err, n)) goto end;
-        double no_speech = exp(log_prob(w->sot_logits, t->n_vocab, t->no_speech));
+        double no_speech = expf(w->sot_logits[t->no_speech] - wkv_log_softmax_norm(w->sot_logits, t->n_vocab));
         int looped = main_loop(w, r, temperature, &rng, &rules, &out, &t_step, sink, err, n);
         if (looped == -1) goto end;
         if ((gone = looped == -2)) break;
