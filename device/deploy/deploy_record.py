@@ -15,7 +15,7 @@ from pathlib import Path
 
 from core.errors import Fix, Setting, WhisperKVError
 from device.link.runner_choice import RECORD
-from device.link.transport import Transport
+from device.link.transport import Transport, read_json
 
 PYTHON_FIX = Fix("install python3 on the board, or name the interpreter with ", Setting("python", "/usr/bin/python3"))
 
@@ -71,16 +71,6 @@ def write_record(transport: Transport, root: str, record: DeployRecord, tmp: Pat
     path = tmp / RECORD
     path.write_text(json.dumps(asdict(record), indent=1, ensure_ascii=False) + "\n")
     transport.put([path], f"{root}/{RECORD}")
-
-
-def read_json(transport: Transport, path: str) -> dict | None:
-    """A JSON file on the board read with `cat`; None when it is missing or not a JSON object."""
-    res = transport.run(["cat", path], timeout=60)
-    try:
-        doc = json.loads(res.text) if res.rc == 0 else None
-    except ValueError:
-        return None
-    return doc if isinstance(doc, dict) else None
 
 
 def read_record(transport: Transport, root: str) -> DeployRecord | None:

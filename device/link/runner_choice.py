@@ -9,9 +9,7 @@ stops with exit status 2 at any other, so the Python runner's own flags (--encod
 left out of its command line."""
 from __future__ import annotations
 
-import json
-
-from device.link.transport import Transport
+from device.link.transport import Transport, read_json
 from device.spec.settings import RUNNERS, SETTINGS
 
 PYTHON, NATIVE = RUNNERS
@@ -41,12 +39,7 @@ def native_args(args: list[str]) -> list[str]:
 
 def recorded_runner(transport: Transport, dir: str) -> str | None:
     """The runner deploy's record in `dir` names (None: no record, or one older than the field)."""
-    res = transport.run(["cat", RECORD], cwd=dir, timeout=60)
-    try:
-        doc = json.loads(res.text) if res.rc == 0 else None
-    except ValueError:
-        return None
-    runner = doc.get("runner") if isinstance(doc, dict) else None
+    runner = (read_json(transport, RECORD, cwd=dir) or {}).get("runner")
     return runner if runner in RUNNERS else None
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import collections
+import json
 import os
 import select
 import shlex
@@ -200,3 +201,14 @@ class ProcessStream(Stream):
                 f.close()
             except OSError:
                 pass
+
+
+def read_json(transport: Transport, path: str, cwd: str | None = None) -> dict | None:
+    """A JSON file on the device read with `cat` (no Python needed there); None when it is missing or not a JSON
+    object."""
+    res = transport.run(["cat", path], timeout=60, cwd=cwd)
+    try:
+        doc = json.loads(res.text) if res.rc == 0 else None
+    except ValueError:
+        return None
+    return doc if isinstance(doc, dict) else None
