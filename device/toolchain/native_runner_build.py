@@ -5,6 +5,8 @@ One folder, three programs (PROGRAMS): the runner; `neuron-check`, which runs a 
 step on the Neuron runtime for the tests; and `decode-check`, which answers the tests' questions to the decoding
 pieces (the tables, the logit rules, the text). Each is every source but the other programs' `main` files.
 
+`build("aarch64-android")` is the Android build (bionic, no NDK): device/toolchain/bionic_build.py.
+
 The include path holds the spec's generated header (device/spec/whisperkv_spec.h) and a folder with only a copy of
 jsmn.h (Debian's libjsmn-dev): a cross compiler must never see the host's /usr/include.
 """
@@ -44,6 +46,7 @@ TARGETS = {
     "x86_64": Target("x86_64", "cc", "gcc"),
     "aarch64": Target("aarch64", "aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu"),
 }
+ANDROID = "aarch64-android"   # built by device/toolchain/bionic_build.py, with the aarch64 cross compiler
 
 
 class BuildError(WhisperKVError):
@@ -52,7 +55,7 @@ class BuildError(WhisperKVError):
 
 def target(arch: str) -> Target:
     if arch not in TARGETS:
-        raise BuildError(f"the native runner is built for {', '.join(TARGETS)}, not {arch!r}",
+        raise BuildError(f"the native runner is built for {', '.join([*TARGETS, ANDROID])}, not {arch!r}",
                          "build it for one of those")
     return TARGETS[arch]
 
@@ -116,8 +119,11 @@ def _compile(t: Target, cc: str, files: list[Path], jsmn: Path, out: Path) -> Pa
 
 
 def build(arch: str, program: str = NAME) -> Path:
-    """The native runner (or another of PROGRAMS) for `arch` (x86_64 or aarch64), compiled unless this source
-    already has one; its path."""
+    """The native runner (or another of PROGRAMS) for `arch` (x86_64, aarch64, or aarch64-android: bionic),
+    compiled unless this source already has one; its path."""
+    if arch == ANDROID:   # imported here: it builds on this module
+        from device.toolchain import bionic_build
+        return bionic_build.build(program)
     t = target(arch)
     files = sources(program=program)
     cc = compiler_path(t)
