@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vector_clones.h"
+
 static void forbid(float *x, int from, int to) {
     for (int i = from < 0 ? 0 : from; i < to; i++) x[i] = -INFINITY;
 }
@@ -134,20 +136,13 @@ static float *apply(wkv_rules *r, const float *logits, const int *sampled, int n
 static float bits_float(int32_t bits) { float f; memcpy(&f, &bits, sizeof f); return f; }
 static int32_t float_bits(float f) { int32_t bits; memcpy(&bits, &f, sizeof bits); return bits; }
 
-/* x86-64's baseline is SSE2: a copy of the exp loop for AVX2 and AVX-512 too, the one the CPU runs chosen at load
-   (glibc's ifunc), halves and quarters its time */
-#if defined(__x86_64__) && defined(__GNUC__)
-#define VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define VECTOR_CLONES
-#endif
-#define CHUNK 64
+#define CHUNK 256
 
 /* Z = sum(exp(x - m)) and sum(exp(x - m) * (x - m)) over the vocabulary (-inf adds nothing). Its exp is a float32
    polynomial within an ulp or two of expf (expf over 51865 logits cost the pick ~250 µs): written with fixed trip
    counts and bit-mask selects (no branch), so that the compiler vectorizes it. A chunk's terms are summed as a
    tree, in float32, the chunks' sums in double. Below -87, where expf is under 2^-125, a term counts 0. */
-VECTOR_CLONES static void sum_exp(const float *x, int n, float m, double *total, double *weighted) {
+VECTOR_CLONES CONTRACTED static void sum_exp(const float *x, int n, float m, double *total, double *weighted) {
     float e[CHUNK], w[CHUNK];
     double z = 0.0, zw = 0.0;
     int i = 0;
@@ -164,7 +159,9 @@ VECTOR_CLONES static void sum_exp(const float *x, int n, float m, double *total,
             w[j] = e[j] * c;
         }
         /* halves folded onto halves down to 8, each fold a loop of fixed count (one of variable count stays
-           scalar) */
+           scalar); a chunk of 256 leaves the scalar sums in double a quarter of the work they were at 64 */
+        for (int j = 0; j < 128; j++) e[j] += e[j + 128], w[j] += w[j + 128];
+        for (int j = 0; j < 64; j++) e[j] += e[j + 64], w[j] += w[j + 64];
         for (int j = 0; j < 32; j++) e[j] += e[j + 32], w[j] += w[j + 32];
         for (int j = 0; j < 16; j++) e[j] += e[j + 16], w[j] += w[j + 16];
         for (int j = 0; j < 8; j++) e[j] += e[j + 8], w[j] += w[j + 8];
@@ -182,15 +179,16 @@ VECTOR_CLONES static void sum_exp(const float *x, int n, float m, double *total,
     *weighted = zw;
 }
 
-/* The k best of the finite values, best first; an equal value keeps the lower index ahead. A block of eight
+/* The k best of the finite values, best first; an equal value keeps the lower index ahead. A block of BLOCK
    values none of which would enter the list is passed over in one vectorized test. */
-static int top_k(const float *x, int vocab, int k, int *top, float *value) {
+#define BLOCK 16
+VECTOR_CLONES static int top_k(const float *x, int vocab, int k, int *top, float *value) {
     int n = 0;
-    for (int block = 0; block < vocab; block += 8) {
+    for (int block = 0; block < vocab; block += BLOCK) {
         float threshold = n < k ? -INFINITY : value[k - 1];
-        int end = block + 8 <= vocab ? block + 8 : vocab, entering = 0;
-        if (end - block == 8)
-            for (int j = 0; j < 8; j++) entering |= x[block + j] > threshold;
+        int end = block + BLOCK <= vocab ? block + BLOCK : vocab, entering = 0;
+        if (end - block == BLOCK)
+            for (int j = 0; j < BLOCK; j++) entering |= x[block + j] > threshold;
         else
             entering = 1;
         for (int i = block; entering && i < end; i++) {

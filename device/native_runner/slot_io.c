@@ -3,6 +3,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "vector_clones.h"
+
 uint16_t wkv_f16_from_f32(float f) {
     uint32_t x;
     memcpy(&x, &f, 4);
@@ -82,7 +84,7 @@ void wkv_slot_put(const wkv_slot *s, void *buf, size_t first, const float *src, 
 /* A row of fp16 as fp32 without a branch, so that the compiler vectorizes it (the logits' 51865 values a step):
    the half's bits moved into a float32's places and scaled by 2^112 (exact, subnormals too), the sign put back,
    and an infinity or NaN given float32's all-ones exponent. */
-static void f16_row(const uint16_t *src, float *dst, size_t n) {
+VECTOR_CLONES static void f16_row(const uint16_t *src, float *dst, size_t n) {
     for (size_t c = 0; c < n; c++) {
         uint32_t h = src[c], em = h & 0x7fffu, u;
         float f;
