@@ -102,6 +102,7 @@ void wkv_emit_hello(wkv_out *o, const wkv_model *m, uint64_t max_header, uint64_
     field_object(o, "cache", &sub);
     wkv_board_soc(&sub);
     field_object(o, "soc", &sub);
+    wkv_field_str(o, "os", wkv_board_os());
     wkv_field_str(o, "runner_kind", runner_kind(arch));
     wkv_field_str(o, "npu", wkv_model_npu(m));
     wkv_field_str(&sub, "arch", arch);

@@ -1,5 +1,6 @@
-/* The Neuron runtime library found and opened (neuron.h): the path given, else the spec's search order, else the
-   sonames; Runtime V1 where it exports all of V1's calls, else V2 (device/runner/neuron/neuron_runtime.py). */
+/* The Neuron runtime library found and opened (neuron.h): the path given, else the spec's search order (on Android
+   its /vendor entries only), else the sonames; Runtime V1 where it exports all of V1's calls, else V2
+   (device/runner/neuron/neuron_runtime.py). */
 #define _POSIX_C_SOURCE 200809L
 
 #include "neuron.h"
@@ -54,11 +55,53 @@ static int lacks(void *dl, const char *api, const char *const *needs, int count,
     return missing;
 }
 
+/* Whether the search order's `path` is where this system keeps libraries: an Android image has no /usr, and
+   keeps the Neuron runtime under /vendor (the MT8371's /vendor/lib64/mt8189 first, as the spec orders it). */
+static int searched(const char *path) {
+#ifdef __ANDROID__
+    return strncmp(path, "/vendor/", 8) == 0;
+#else
+    (void)path;
+    return 1;
+#endif
+}
+
+#ifdef __ANDROID__
+/* Android's linker namespaces may keep a program outside /vendor from opening /vendor's libraries; the public
+   MT8371 ports run from /data/local/tmp and dlopen the absolute /vendor path (superLin006/MTK_model_zoo). */
+static int namespace_refusal(const char *path, const char *why, char *err, size_t n) {
+    static const char *const order[] = WKV_NEURON_SEARCH_ORDER;
+    static const char setting[] = ",{\"setting\":\"neuron_lib\",\"value\":";
+    static const char how[] = "run the runner from /data/local/tmp with LD_LIBRARY_PATH=/vendor/lib64/mt8189:"
+                              "/vendor/lib64, or name the library by its absolute /vendor path: ";
+    const char *named = path;
+    for (int i = 0; named[0] != '/' && i < WKV_NEURON_SEARCH_ORDER_COUNT; i++)
+        if (searched(order[i])) named = order[i];
+    char fix[sizeof how + 4200];
+    snprintf(fix, sizeof fix, "%s?neuron_lib=%s", how, named);
+    wkv_out parts = {0};
+    wkv_out_raw(&parts, "[", 1);
+    wkv_out_str(&parts, how, strlen(how));
+    wkv_out_raw(&parts, setting, sizeof setting - 1);
+    wkv_out_str(&parts, named, strlen(named));
+    wkv_out_raw(&parts, "}]", 2);
+    say_parts(err, n, fix, parts.buf, "Android's linker namespace keeps this runner from the Neuron runtime library "
+              "%s (%s)", path, why);
+    wkv_out_free(&parts);
+    return -1;
+}
+#endif
+
 static int load(wkv_neuron_lib *lib, const char *path, char *err, size_t n) {
     snprintf(lib->path, sizeof lib->path, "%s", path);
     lib->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!lib->dl)
-        return LIB_REFUSAL(err, n, "cannot load the Neuron runtime library %s (%s)", path, dlerror());
+    if (!lib->dl) {
+        const char *why = dlerror();
+#ifdef __ANDROID__
+        if (why && strstr(why, "namespace")) return namespace_refusal(path, why, err, n);
+#endif
+        return LIB_REFUSAL(err, n, "cannot load the Neuron runtime library %s (%s)", path, why);
+    }
     return 0;
 }
 
@@ -70,17 +113,21 @@ static int find(wkv_neuron_lib *lib, const char *path, char *err, size_t n) {
         return load(lib, path, err, n);
     }
     for (int i = 0; i < WKV_NEURON_SEARCH_ORDER_COUNT; i++)
-        if (is_file(order[i])) return load(lib, order[i], err, n);
+        if (searched(order[i]) && is_file(order[i])) return load(lib, order[i], err, n);
     for (int i = 0; i < WKV_NEURON_SONAMES_COUNT; i++) {
         if ((lib->dl = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL)) != NULL) {
             snprintf(lib->path, sizeof lib->path, "%s", sonames[i]);
             return 0;
         }
+#ifdef __ANDROID__
+        const char *why = dlerror();
+        if (why && strstr(why, "namespace")) return namespace_refusal(sonames[i], why, err, n);
+#endif
     }
     char tried[WKV_NEURON_LINE];
     size_t k = 0;
     for (int i = 0; i < WKV_NEURON_SEARCH_ORDER_COUNT && k < sizeof tried; i++)
-        k += (size_t)snprintf(tried + k, sizeof tried - k, "%s%s", i ? ", " : "", order[i]);
+        if (searched(order[i])) k += (size_t)snprintf(tried + k, sizeof tried - k, "%s%s", k ? ", " : "", order[i]);
     for (int i = 0; i < WKV_NEURON_SONAMES_COUNT && k < sizeof tried; i++)
         k += (size_t)snprintf(tried + k, sizeof tried - k, ", %s (the loader's search)", sonames[i]);
     return LIB_REFUSAL(err, n, "no Neuron runtime library here (tried %s)", tried);

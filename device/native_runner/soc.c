@@ -131,3 +131,15 @@ void wkv_board_soc(wkv_out *o) {
     if (first >= 0) describe(o, first_name, where[first], text[first]);
     else describe(o, NULL, NULL, "");
 }
+
+const char *wkv_board_os(void) {
+#ifdef __ANDROID__
+    static char os[TEXT + 16];
+    char release[TEXT] = "";
+    if (on_path("getprop")) getprop("ro.build.version.release", release);
+    snprintf(os, sizeof os, "Android%s%s", *release ? " " : "", release);
+    return os;
+#else
+    return "Linux";
+#endif
+}

@@ -9,4 +9,8 @@
 /* hello's `soc` object into `o` (zeroed). */
 void wkv_board_soc(wkv_out *o);
 
+/* hello's `os`: "Android RELEASE" (getprop ro.build.version.release; "Android" when it says nothing) on an Android
+   build, else "Linux". */
+const char *wkv_board_os(void);
+
 #endif

@@ -78,7 +78,9 @@ def _run(cmd: list[str], what: str) -> None:
         done = subprocess.CompletedProcess(cmd, 127, "", str(exc))
     if done.returncode != 0:
         lines = done.stderr.strip().splitlines() or ["no output"]
-        shown = next((ln for ln in lines if "error" in ln), lines[-1])
+        # the first error or unresolved symbol, not collect2's summary of them
+        shown = next((ln for ln in lines if ("error" in ln or "undefined reference" in ln)
+                      and not ln.startswith("collect2")), lines[-1])
         raise BuildError(f"{what} for Android (bionic) failed: {shown.strip()}", f"see `{' '.join(cmd)}`")
 
 
