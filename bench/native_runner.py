@@ -181,10 +181,10 @@ def report(figs: dict[str, Figures], args: argparse.Namespace, load: tuple[float
              "| measure | native | python | native / python |", "|---|---|---|---|"]
     for label, key in rows:
         a, b = n.median(key), p.median(key)
-        lines.append(f"| {label} | {a:.3f} | {b:.3f} | {ratio(a, b):.2f} |")
+        lines.append(f"| {label} | {a:.3f} | {b:.3f} | {ratio(a, b):.2g} |")
     for label, attr, fmt in (("start-up to `hello` (ms)", "hello_s", 1000.0), ("peak RSS, VmHWM (MiB)", "peak_mib", 1)):
         a, b = statistics.median(getattr(n, attr)) * fmt, statistics.median(getattr(p, attr)) * fmt
-        lines.append(f"| {label} | {a:.1f} | {b:.1f} | {ratio(a, b):.2f} |")
+        lines.append(f"| {label} | {a:.1f} | {b:.1f} | {ratio(a, b):.2g} |")
     goal = ratio(n.median("sent_gap"), p.median("sent_gap"))
     lines += ["", f"per-token goal, native ≤ 1/5 of python (`sent_t` gap): ratio {goal:.2f}, "
               f"{'met' if goal <= 0.2 else 'not met'}"]
