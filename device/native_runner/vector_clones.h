@@ -8,6 +8,9 @@
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #define CONTRACTED __attribute__((optimize("fp-contract=fast")))
+#elif defined(__aarch64__) && defined(__GNUC__) && !defined(__clang__)
+#define VECTOR_CLONES              /* Armv8-A always has Advanced SIMD with FMA: one copy */
+#define CONTRACTED __attribute__((optimize("fp-contract=fast")))
 #else
 #define VECTOR_CLONES
 #define CONTRACTED
