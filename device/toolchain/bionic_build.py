@@ -38,8 +38,11 @@ STANDARD_HEADERS = (
     "stdlib.h", "string.h", "strings.h", "time.h", "unistd.h", "sys/mman.h", "sys/socket.h", "sys/stat.h",
     "sys/system_properties.h", "sys/time.h", "sys/types.h", "sys/un.h", "sys/utsname.h")
 # gcc's own headers (stddef.h, stdint.h, stdarg.h, stdbool.h) need -ffreestanding, or stdint.h asks for the libc's.
-# -mno-outline-atomics: libgcc's atomics helpers call __getauxval, which bionic lacks.
-COMPILE_FLAGS = ("-D__ANDROID__", "-ffreestanding", "-nostdinc", "-fno-stack-protector", "-mno-outline-atomics")
+# -fbuiltin undoes -ffreestanding's -fno-builtin, so that sqrtf, fabsf, memcpy, ... compile to the same instructions
+# as in the Linux builds the conformance tests check. -mno-outline-atomics: libgcc's atomics helpers call __getauxval,
+# which bionic lacks.
+COMPILE_FLAGS = ("-D__ANDROID__", "-ffreestanding", "-fbuiltin", "-nostdinc", "-fno-stack-protector",
+                 "-mno-outline-atomics")
 # Android 15+ on 16 KiB pages refuses LOAD segments aligned to less; Android 6's linker wants DT_HASH, newer DT_GNU_HASH.
 LINK_FLAGS = ("-nostdlib", "-Wl,--no-undefined", "-Wl,-z,max-page-size=16384", "-Wl,--hash-style=both",
               "-Wl,-z,noexecstack")

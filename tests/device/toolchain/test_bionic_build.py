@@ -1,6 +1,7 @@
 """The native runner built for Android arm64 without the NDK (device/toolchain/bionic_build.py, issue 54): it passes
 the readelf lint of what a current Android refuses, a glibc symbol slipped in fails the build and the lint, and, where
 ../shared/android-bionic holds Android's linker and libraries, it runs under qemu and speaks only frames on stdout."""
+import json
 import re
 import shutil
 import subprocess
@@ -157,3 +158,32 @@ def test_the_android_runner_speaks_frames_under_androids_linker(tmp_path, androi
     assert parser.at_boundary and all(isinstance(f, P.Frame) for f in frames), done.stdout[:200]
     assert [(f.header["type"], f.header["code"]) for f in frames] == [("error", P.MODEL_MISSING)]
     assert b"runner ERROR model not loaded" in done.stderr
+
+
+@pytest.mark.parametrize("library_there", [True, False])
+def test_a_namespace_refusal_is_one_line_naming_what_to_try(tmp_path, library_there):
+    """The runner's Neuron search, built for Android with a stand-in dlopen that a linker namespace refuses."""
+    android_root_or_skip()
+    sources = [HERE / "neuron_namespace.c", *(nrb.SOURCES / f for f in ("neuron_lib.c", "say.c", "json_out.c"))]
+    program = bionic_build.compile_bionic(sources, tmp_path / "namespace", flags=nrb.FLAGS,
+                                          include_dirs=(nrb.SPEC_HEADER.parent, nrb.SOURCES))
+    root, runner = android_root(tmp_path, program)
+    vendor = root / "vendor" / "lib64" / "mt8189" / "libneuron_runtime.8.so"
+    vendor.parent.mkdir(parents=True)
+    if library_there:
+        vendor.write_bytes(b"")
+    ask = [QEMU, "-L", str(root), str(runner)]
+    done = subprocess.run(ask, capture_output=True, text=True, timeout=60, env={"STANDIN_NAMESPACE": "1"})
+    rc, line, parts = done.stdout.splitlines()
+    tried = "/vendor/lib64/mt8189/libneuron_runtime.8.so" if library_there else "libneuronusdk_runtime.mtk.so.8"
+    assert rc == "-1" and line.startswith(f"Android's linker namespace keeps this runner from the Neuron runtime "
+                                          f"library {tried} (dlopen failed: ")
+    assert line.endswith(" — run the runner from /data/local/tmp with LD_LIBRARY_PATH=/vendor/lib64/mt8189:"
+                         "/vendor/lib64, or name the library by its absolute /vendor path: "
+                         "?neuron_lib=/vendor/lib64/mt8189/libneuron_runtime.8.so")
+    assert json.loads(parts)[1] == {"setting": "neuron_lib", "value": "/vendor/lib64/mt8189/libneuron_runtime.8.so"}
+    # not refused by a namespace: the search names only Android's places, /vendor's, then the sonames
+    line = subprocess.run(ask, capture_output=True, text=True, timeout=60, env={}).stdout.splitlines()[1]
+    if not library_there:
+        assert line.startswith("no Neuron runtime library here (tried /vendor/lib64/mt8189/libneuron_runtime.8.so, "
+                               "/vendor/lib64/libneuron_runtime.8.so,") and "/usr/" not in line.split(" — ")[0]
