@@ -12,8 +12,6 @@
 typedef long ssize_t;
 typedef long off_t;
 typedef long time_t;
-typedef long clock_t;
-typedef int pid_t;
 typedef unsigned int mode_t;
 typedef unsigned int uid_t;
 typedef unsigned int gid_t;
@@ -21,24 +19,15 @@ typedef unsigned long dev_t;
 typedef unsigned long ino_t;
 typedef unsigned int nlink_t;
 typedef int clockid_t;
+typedef int pid_t;
 typedef uint32_t socklen_t;
 typedef unsigned short sa_family_t;
-typedef unsigned int nfds_t;
 
 /* errno.h: bionic's errno is a call, glibc's __errno_location is not in bionic */
 int *__errno(void);
 #define errno (*__errno())
 #define ENOENT 2
 #define EINTR 4
-#define EIO 5
-#define EBADF 9
-#define EAGAIN 11
-#define ENOMEM 12
-#define EACCES 13
-#define EEXIST 17
-#define EINVAL 22
-#define EPIPE 32
-#define ERANGE 34
 
 /* stdio.h: API 23 exports stdin/stdout/stderr as pointers (before it they were &__sF[n]) */
 typedef struct __sFILE FILE;
@@ -46,12 +35,10 @@ extern FILE *stdin;
 extern FILE *stdout;
 extern FILE *stderr;
 #define EOF (-1)
-#define BUFSIZ 1024
 #define SEEK_SET 0
 #define SEEK_CUR 1
 #define SEEK_END 2
 FILE *fopen(const char *path, const char *mode);
-FILE *fdopen(int fd, const char *mode);
 int fclose(FILE *f);
 int fflush(FILE *f);
 size_t fread(void *buf, size_t size, size_t n, FILE *f);
@@ -61,24 +48,17 @@ long ftell(FILE *f);
 char *fgets(char *buf, int n, FILE *f);
 int fputc(int c, FILE *f);
 int fputs(const char *s, FILE *f);
-int putc(int c, FILE *f);
-int puts(const char *s);
 int putchar(int c);
 int printf(const char *fmt, ...);
 int fprintf(FILE *f, const char *fmt, ...);
 int sprintf(char *out, const char *fmt, ...);
 int snprintf(char *out, size_t n, const char *fmt, ...);
 int vsnprintf(char *out, size_t n, const char *fmt, va_list ap);
-int vfprintf(FILE *f, const char *fmt, va_list ap);
 int sscanf(const char *s, const char *fmt, ...);
 ssize_t getline(char **line, size_t *cap, FILE *f);
 void perror(const char *s);
 FILE *popen(const char *command, const char *mode);
 int pclose(FILE *f);
-int setvbuf(FILE *f, char *buf, int mode, size_t size);
-#define _IOFBF 0
-#define _IOLBF 1
-#define _IONBF 2
 
 /* stdlib.h */
 void *malloc(size_t n);
@@ -86,23 +66,15 @@ void *calloc(size_t n, size_t size);
 void *realloc(void *p, size_t n);
 void free(void *p);
 void abort(void) __attribute__((noreturn));
-void exit(int status) __attribute__((noreturn));
-void _exit(int status) __attribute__((noreturn));
 char *getenv(const char *name);
-int setenv(const char *name, const char *value, int overwrite);
 void qsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 double strtod(const char *s, char **end);
-float strtof(const char *s, char **end);
 long strtol(const char *s, char **end, int base);
-unsigned long strtoul(const char *s, char **end, int base);
-long long strtoll(const char *s, char **end, int base);
 unsigned long long strtoull(const char *s, char **end, int base);
 int atoi(const char *s);
 long atol(const char *s);
 double atof(const char *s);
 int abs(int x);
-#define EXIT_SUCCESS 0
-#define EXIT_FAILURE 1
 
 /* string.h, strings.h */
 void *memcpy(void *dst, const void *src, size_t n);
@@ -114,7 +86,6 @@ size_t strlen(const char *s);
 int strcmp(const char *a, const char *b);
 int strncmp(const char *a, const char *b, size_t n);
 int strcasecmp(const char *a, const char *b);
-int strncasecmp(const char *a, const char *b, size_t n);
 char *strcpy(char *dst, const char *src);
 char *strcat(char *dst, const char *src);
 char *strncpy(char *dst, const char *src, size_t n);
@@ -128,42 +99,27 @@ char *strerror(int e);
 char *strtok_r(char *s, const char *sep, char **save);
 
 /* ctype.h: real functions in bionic's libc (glibc's macros read __ctype_b_loc, which bionic lacks) */
-int isalnum(int c);
-int isalpha(int c);
 int isdigit(int c);
 int islower(int c);
-int isupper(int c);
-int isprint(int c);
 int isspace(int c);
-int isxdigit(int c);
 int tolower(int c);
-int toupper(int c);
 
 /* math.h: the classifications as gcc's builtins, the functions from bionic's libm */
 #define NAN (__builtin_nanf(""))
 #define INFINITY (__builtin_inff())
-#define HUGE_VAL (__builtin_huge_val())
 #define isnan(x) __builtin_isnan(x)
 #define isinf(x) __builtin_isinf(x)
 #define isfinite(x) __builtin_isfinite(x)
-#define signbit(x) __builtin_signbit(x)
 double exp(double x);
 float expf(float x);
 double log(double x);
 float logf(float x);
-double pow(double x, double y);
-double sqrt(double x);
-float sqrtf(float x);
-double fabs(double x);
-float fabsf(float x);
-double floor(double x);
-double ceil(double x);
 double round(double x);
+double floor(double x);
 float nearbyintf(float x);
 double fmod(double x, double y);
 long lround(double x);
 float ldexpf(float x, int e);
-double ldexp(double x, int e);
 
 /* time.h */
 struct timespec { time_t tv_sec; long tv_nsec; };
@@ -171,15 +127,10 @@ struct timespec { time_t tv_sec; long tv_nsec; };
 #define CLOCK_MONOTONIC 1
 #define CLOCK_PROCESS_CPUTIME_ID 2
 int clock_gettime(clockid_t clock, struct timespec *ts);
-int nanosleep(const struct timespec *want, struct timespec *left);
 
 /* unistd.h, fcntl.h (arm64: asm-generic's O_ values but its own O_DIRECTORY/O_NOFOLLOW) */
-#define STDIN_FILENO 0
-#define STDOUT_FILENO 1
-#define STDERR_FILENO 2
 #define F_OK 0
 #define X_OK 1
-#define W_OK 2
 #define R_OK 4
 #define O_RDONLY 0
 #define O_WRONLY 01
@@ -193,8 +144,6 @@ int nanosleep(const struct timespec *want, struct timespec *left);
 #define O_CLOEXEC 02000000
 /* bionic's own sysconf numbering (bionic/libc/include/bits/sysconf.h), not glibc's */
 #define _SC_PAGESIZE 0x0027
-#define _SC_PAGE_SIZE 0x0028
-#define _SC_NPROCESSORS_CONF 0x0060
 #define _SC_NPROCESSORS_ONLN 0x0061
 int open(const char *path, int flags, ...);
 int close(int fd);
@@ -205,10 +154,7 @@ int dup2(int fd, int to);
 int access(const char *path, int mode);
 ssize_t readlink(const char *path, char *buf, size_t n);
 long sysconf(int name);
-int unlink(const char *path);
-int usleep(unsigned int us);
 pid_t getpid(void);
-int pipe(int fds[2]);
 
 /* sys/stat.h: arm64 uses asm-generic's struct stat */
 struct stat {
@@ -237,7 +183,6 @@ struct stat {
 #define S_ISREG(m) (((m) & S_IFMT) == S_IFREG)
 int stat(const char *path, struct stat *st);
 int fstat(int fd, struct stat *st);
-int mkdir(const char *path, mode_t mode);
 
 /* sys/mman.h */
 #define PROT_READ 1
@@ -260,7 +205,6 @@ struct dirent {
 };
 int scandir(const char *dir, struct dirent ***found, int (*keep)(const struct dirent *),
             int (*order)(const struct dirent **, const struct dirent **));
-int alphasort(const struct dirent **a, const struct dirent **b);
 
 /* sys/utsname.h */
 struct utsname {
@@ -277,20 +221,8 @@ int uname(struct utsname *u);
 typedef void (*sighandler_t)(int);
 #define SIG_DFL ((sighandler_t)0)
 #define SIG_IGN ((sighandler_t)1)
-#define SIGINT 2
-#define SIGKILL 9
 #define SIGPIPE 13
-#define SIGTERM 15
 sighandler_t signal(int sig, sighandler_t handler);
-int kill(pid_t pid, int sig);
-
-/* poll.h */
-struct pollfd { int fd; short events; short revents; };
-#define POLLIN 0x0001
-#define POLLOUT 0x0004
-#define POLLERR 0x0008
-#define POLLHUP 0x0010
-int poll(struct pollfd *fds, nfds_t n, int timeout_ms);
 
 /* pthread.h: bionic's LP64 sizes (pthread_mutex_t is 40 bytes, pthread_cond_t 48), zero-initialised defaults */
 typedef long pthread_t;
@@ -302,20 +234,15 @@ typedef struct { uint64_t __private[7]; } pthread_attr_t;
 typedef int pthread_once_t;
 #define PTHREAD_ONCE_INIT 0
 #define PTHREAD_MUTEX_INITIALIZER {{0}}
-#define PTHREAD_COND_INITIALIZER {{0}}
 int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*run)(void *), void *arg);
 int pthread_detach(pthread_t t);
-int pthread_join(pthread_t t, void **result);
 int pthread_once(pthread_once_t *once, void (*fn)(void));
 int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr);
 int pthread_mutex_lock(pthread_mutex_t *m);
 int pthread_mutex_unlock(pthread_mutex_t *m);
-int pthread_mutex_destroy(pthread_mutex_t *m);
 int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *attr);
 int pthread_cond_signal(pthread_cond_t *c);
-int pthread_cond_broadcast(pthread_cond_t *c);
 int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m);
-int pthread_cond_destroy(pthread_cond_t *c);
 
 /* dlfcn.h: bionic's LP64 flag values */
 #define RTLD_LAZY 1
@@ -339,10 +266,5 @@ int socket(int domain, int type, int protocol);
 int connect(int fd, const struct sockaddr *addr, socklen_t len);
 ssize_t send(int fd, const void *buf, size_t n, int flags);
 ssize_t recv(int fd, void *buf, size_t n, int flags);
-int shutdown(int fd, int how);
-
-/* sys/system_properties.h: what getprop prints, without a shell */
-#define PROP_VALUE_MAX 92
-int __system_property_get(const char *name, char *value);
 
 #endif

@@ -51,6 +51,14 @@ def test_every_listed_symbol_is_exported_by_its_library():
         assert wrong == [], f"not exported by Android's {lib}.so as listed: {wrong}"
 
 
+def test_the_header_declares_what_the_symbol_list_holds():
+    """libc.h and symbols.txt name the same functions and data (__libc_init is the start-up file's)."""
+    text = re.sub(r"/\*.*?\*/", "", bionic_build.HEADER.read_text(), flags=re.S)
+    declared = set(re.findall(r"^(?!typedef)[A-Za-z_][\w \*]*?\b(\w+)\(", text, flags=re.M))
+    declared |= set(re.findall(r"^extern [\w \*]*?\b(\w+);", text, flags=re.M))
+    assert declared == {s.name for s in bionic_build.symbols()} - {"__libc_init"}
+
+
 def test_the_android_runner_passes_the_lint(android_runner):
     assert android_runner.parent.parent.name == "aarch64-android"
     assert bionic_lint.problems(android_runner) == []
