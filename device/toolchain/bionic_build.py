@@ -43,7 +43,8 @@ STANDARD_HEADERS = (
 # which bionic lacks.
 COMPILE_FLAGS = ("-D__ANDROID__", "-ffreestanding", "-fbuiltin", "-nostdinc", "-fno-stack-protector",
                  "-mno-outline-atomics")
-# Android 15+ on 16 KiB pages refuses LOAD segments aligned to less; Android 6's linker wants DT_HASH, newer DT_GNU_HASH.
+# Android 15+ on 16 KiB pages refuses LOAD segments aligned to less; Android 6's linker wants DT_HASH, newer ones
+# DT_GNU_HASH.
 LINK_FLAGS = ("-nostdlib", "-Wl,--no-undefined", "-Wl,-z,max-page-size=16384", "-Wl,--hash-style=both",
               "-Wl,-z,noexecstack")
 
@@ -129,7 +130,8 @@ def command(cc: str, c_files, out: Path, work: Path, *, shared: bool = False, de
     """The one compile-and-link line; `work` holds the staged headers and the stubs."""
     unknown = [lib for lib in libs if lib not in LIBRARIES]
     if unknown:
-        raise BuildError(f"no stub library for {', '.join(unknown)} on the bionic route (it has {', '.join(LIBRARIES)})",
+        raise BuildError(f"no stub library for {', '.join(unknown)} on the bionic route "
+                         f"(it has {', '.join(LIBRARIES)})",
                          f"add its symbols to {SYMBOLS} and its name to bionic_build.LIBRARIES")
     include = stage_headers(work / "include")
     stubs = make_stubs(cc, work / "stubs")

@@ -25,8 +25,8 @@ NDK_STABLE = frozenset({
 MIN_LOAD_ALIGN = 16384
 MIN_TLS_ALIGN = 64
 # readelf's options for each text problems_in reads
-VIEWS = {"header": ("-hW",), "program": ("-lW",), "dynamic": ("-dW",), "relocations": ("-rW",), "symbols": ("--dyn-syms", "-W"),
-         "versions": ("-VW",)}
+VIEWS = {"header": ("-hW",), "program": ("-lW",), "dynamic": ("-dW",), "relocations": ("-rW",),
+         "symbols": ("--dyn-syms", "-W"), "versions": ("-VW",)}
 
 
 def readelf() -> str:
@@ -34,7 +34,8 @@ def readelf() -> str:
         found = shutil.which(name)
         if found:
             return found
-    raise BuildError("no readelf to lint the Android build with", "install it: apt-get install binutils-aarch64-linux-gnu")
+    raise BuildError("no readelf to lint the Android build with",
+                     "install it: apt-get install binutils-aarch64-linux-gnu")
 
 
 def read(path: Path) -> dict[str, str]:
