@@ -7,7 +7,7 @@ crtbegin_dynamic.o's job), and linked with --no-undefined against stub libc.so/l
 bionic/symbols.txt, so that a glibc-only symbol (__errno_location, __isoc99_sscanf, ...) is a link error.
 
 `build(program)` is the native runner (or another program of native_runner_build.PROGRAMS) for Android, cached as
-native_runner_build caches its builds; `compile_bionic` builds any C, an executable or a shared library.
+native_runner_build caches its Linux builds; `compile_bionic` builds any C, an executable or a shared library.
 """
 from __future__ import annotations
 
@@ -21,15 +21,14 @@ from pathlib import Path
 
 from core.model.file_hash import sha256_files
 from device.runner.cache_paths import staged
-from device.toolchain import native_runner_build as nrb
-from device.toolchain.native_runner_build import BuildError
+from device.toolchain import native_runner_inputs as runner_inputs
+from device.toolchain.native_runner_inputs import BuildError
 
-KEY = "aarch64-android"          # native_runner_build's target name for this build
 FOLDER = Path(__file__).resolve().parent / "bionic"
 HEADER = FOLDER / "libc.h"
 START = FOLDER / "crtbegin.c"
 SYMBOLS = FOLDER / "symbols.txt"
-TARGET = nrb.TARGETS["aarch64"]  # the same cross compiler as the glibc build
+TARGET = runner_inputs.TARGETS["aarch64"]  # the same cross compiler as the glibc build
 INTERPRETER = "/system/bin/linker64"
 LIBRARIES = ("c", "dl", "m")     # the libraries symbols.txt has stubs for
 # Every standard header a source may include, each staged as one line including libc.h.
@@ -72,7 +71,7 @@ def symbols(path: Path = SYMBOLS) -> list[Symbol]:
 
 def compiler() -> str:
     """The cross compiler's path; BuildError with the one-line fix when it is missing."""
-    return nrb.compiler_path(TARGET)
+    return runner_inputs.compiler_path(TARGET)
 
 
 def _run(cmd: list[str], what: str) -> None:
@@ -162,25 +161,26 @@ def compile_bionic(c_files, out: Path, *, shared: bool = False, defines=(), incl
 def build_key(files: list[Path], jsmn: Path) -> str:
     """A hash of everything the Android build is made of: the runner's key's parts, the header, the start-up file,
     the symbol list and this route's flags."""
-    parts = [f"{f.name}:{sha256_files([f])}" for f in [*files, nrb.SPEC_HEADER, jsmn, HEADER, START, SYMBOLS]]
-    flags = " ".join([TARGET.compiler, *nrb.FLAGS, *COMPILE_FLAGS, *LINK_FLAGS, INTERPRETER])
+    made_of = [*files, runner_inputs.SPEC_HEADER, jsmn, HEADER, START, SYMBOLS]
+    parts = [f"{f.name}:{sha256_files([f])}" for f in made_of]
+    flags = " ".join([TARGET.compiler, *runner_inputs.FLAGS, *COMPILE_FLAGS, *LINK_FLAGS, INTERPRETER])
     return hashlib.sha256("\n".join([*parts, flags]).encode()).hexdigest()[:16]
 
 
-def build(program: str = nrb.NAME) -> Path:
+def build(program: str = runner_inputs.NAME) -> Path:
     """The native runner (or another of native_runner_build.PROGRAMS) for Android arm64, compiled unless these
     sources already have one in the user cache; its path."""
-    files = nrb.sources(program=program)
+    files = runner_inputs.sources(program=program)
     compiler()
-    jsmn = nrb.jsmn_header()
-    out = nrb.output_path(KEY, build_key(files, jsmn), program=program)
+    jsmn = runner_inputs.jsmn_header()
+    out = runner_inputs.output_path(runner_inputs.ANDROID, build_key(files, jsmn), program=program)
     if out.is_file() and os.access(out, os.X_OK):
         return out
     with staged(out.parent) as tmp:
         jsmn_folder = tmp / "jsmn"
         jsmn_folder.mkdir()
         shutil.copyfile(jsmn, jsmn_folder / "jsmn.h")
-        compile_bionic([f for f in files if f.suffix == ".c"], tmp / out.name, libs=LIBRARIES, flags=nrb.FLAGS,
-                       include_dirs=(nrb.SPEC_HEADER.parent, jsmn_folder))
+        compile_bionic([f for f in files if f.suffix == ".c"], tmp / out.name, libs=LIBRARIES, flags=runner_inputs.FLAGS,
+                       include_dirs=(runner_inputs.SPEC_HEADER.parent, jsmn_folder))
         shutil.rmtree(jsmn_folder)
     return out

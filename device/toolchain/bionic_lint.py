@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 from device.toolchain.bionic_build import INTERPRETER, symbols
-from device.toolchain.native_runner_build import BuildError
+from device.toolchain.native_runner_inputs import BuildError
 
 READELF = ("aarch64-linux-gnu-readelf", "readelf")    # binutils-aarch64-linux-gnu's, else the host's (reads any ELF)
 # The libraries an NDK app may link against (developer.android.com/ndk/guides/stable_apis).
