@@ -33,13 +33,13 @@ INTERPRETER = "/system/bin/linker64"
 LIBRARIES = ("c", "dl", "m")     # the libraries symbols.txt has stubs for
 # Every standard header a source may include, each staged as one line including libc.h.
 STANDARD_HEADERS = (
-    "ctype.h", "dirent.h", "dlfcn.h", "errno.h", "fcntl.h", "math.h", "poll.h", "pthread.h", "signal.h", "stdio.h",
-    "stdlib.h", "string.h", "strings.h", "time.h", "unistd.h", "sys/mman.h", "sys/socket.h", "sys/stat.h",
-    "sys/system_properties.h", "sys/time.h", "sys/types.h", "sys/un.h", "sys/utsname.h")
+    "ctype.h", "dirent.h", "dlfcn.h", "errno.h", "fcntl.h", "math.h", "pthread.h", "signal.h", "stdio.h", "stdlib.h",
+    "string.h", "strings.h", "time.h", "unistd.h", "sys/mman.h", "sys/socket.h", "sys/stat.h", "sys/time.h",
+    "sys/types.h", "sys/un.h", "sys/utsname.h")
 # gcc's own headers (stddef.h, stdint.h, stdarg.h, stdbool.h) need -ffreestanding, or stdint.h asks for the libc's.
 # -fbuiltin undoes -ffreestanding's -fno-builtin, so that sqrtf, fabsf, memcpy, ... compile to the same instructions
-# as in the Linux builds the conformance tests check. -mno-outline-atomics: libgcc's atomics helpers call __getauxval,
-# which bionic lacks.
+# as in the Linux builds the conformance tests check. -fno-stack-protector: Debian's gcc would read the canary where
+# glibc keeps it. -mno-outline-atomics: libgcc's atomics helpers call __getauxval, which bionic lacks.
 COMPILE_FLAGS = ("-D__ANDROID__", "-ffreestanding", "-fbuiltin", "-nostdinc", "-fno-stack-protector",
                  "-mno-outline-atomics")
 # Android 15+ on 16 KiB pages refuses LOAD segments aligned to less; Android 6's linker wants DT_HASH, newer ones
@@ -180,7 +180,7 @@ def build(program: str = runner_inputs.NAME) -> Path:
         jsmn_folder = tmp / "jsmn"
         jsmn_folder.mkdir()
         shutil.copyfile(jsmn, jsmn_folder / "jsmn.h")
-        compile_bionic([f for f in files if f.suffix == ".c"], tmp / out.name, libs=LIBRARIES, flags=runner_inputs.FLAGS,
+        compile_bionic([f for f in files if f.suffix == ".c"], tmp / out.name, flags=runner_inputs.FLAGS,
                        include_dirs=(runner_inputs.SPEC_HEADER.parent, jsmn_folder))
         shutil.rmtree(jsmn_folder)
     return out
