@@ -29,7 +29,8 @@ int *__errno(void);
 #define ENOENT 2
 #define EINTR 4
 
-/* stdio.h: API 23 exports stdin/stdout/stderr as pointers (before it they were &__sF[n]) */
+/* stdio.h: API 23 exports stdin/stdout/stderr as pointers (before it they were &__sF[n]). gcc's builtins may turn
+   a printf into puts, putchar or fwrite, so those stay declared and listed. */
 typedef struct __sFILE FILE;
 extern FILE *stdin;
 extern FILE *stdout;
@@ -49,6 +50,8 @@ char *fgets(char *buf, int n, FILE *f);
 int fputc(int c, FILE *f);
 int fputs(const char *s, FILE *f);
 int putchar(int c);
+int putc(int c, FILE *f);
+int puts(const char *s);
 int printf(const char *fmt, ...);
 int fprintf(FILE *f, const char *fmt, ...);
 int sprintf(char *out, const char *fmt, ...);
