@@ -165,7 +165,8 @@ def report(events, args, t0: float, ran: Ran) -> int:
         print(f"[stop: {s['stop_reason']} — {verdict} | {quality_label(diagnosis)}language {s['language']} | "
               f"{s['n_steps']} steps | encoder {s['encoder_ms']:.0f} ms | "
               f"per token {s['per_token_ms_median'] or 0:.1f} ms median | total {total_ms:.0f} ms | "
-              f"cache {args.cache} | {meta.get('runner') or '?'} runner | backend {meta.get('backend') or '?'} | "
+              f"cache {args.cache} | {meta.get('runner') or '?'} runner | "
+              + (f"{meta['os']} | " if meta.get("os") else "") + f"backend {meta.get('backend') or '?'} | "
               f"ran on {placed.label if placed else '?'}"
               + (f" | {placed.runtime}" if placed and placed.runtime else "")
               + "]", file=sys.stderr)

@@ -1,7 +1,8 @@
 """AdbTransport: the runner on a board reached with the `adb` client (USB or adb-over-TCP).
 
 `adb -s SERIAL shell -T CMD` gives a binary-safe stdin/stdout stream (no pty), `adb push`
-uploads files and `adb devices -l` lists what is attached.
+uploads files and `adb devices -l` lists what is attached. Without ?dir= the runner's folder is
+/data/local/tmp/whisperkv on an Android board (device/link/android.py), ~/whisperkv on a Linux one: asked once.
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from device.link import android
 from device.link.runner_choice import runner_argv
 from device.link.transport import (
     CommandResult,
@@ -64,7 +66,7 @@ class AdbTransport(Transport):
         self.serial = serial
         self.label = f"adb://{serial}"
         self.python = python or "python3"
-        self.runner_dir = dir or "~/whisperkv"
+        self.dir = dir
         self.runner = runner
         self._checked = False
 
@@ -73,6 +75,11 @@ class AdbTransport(Transport):
                  **options) -> AdbTransport:
         """`adb://SERIAL` (device/link/urls.py::SCHEMES): adb logs in by itself, so no password or host key."""
         return cls(url.host, python=url.python, dir=url.dir, runner=url.runner)
+
+    @property
+    def runner_dir(self) -> str:
+        """?dir=, else the folder Android lets adb's shell run programs from, else ~/whisperkv."""
+        return self.dir or (android.RUNNER_DIR if self.android() else android.LINUX_DIR)
 
     def _check(self) -> None:
         if self._checked:

@@ -87,7 +87,8 @@ class Decoder:
         info = self.info
         if info is None:
             return {"device": self.label}
-        return {"device": self.label, "runner": info.runner, "backend": info.backend,
+        return {"device": self.label, "runner": info.runner, **({"os": info.os} if info.os else {}),
+                "backend": info.backend,
                 "model_sha256": info.model_sha256, "runner_version": info.runner_version, "dtype": info.dtype,
                 "cross": info.cross,
                 "ran_on": info.ran_on.to_dict(), **({"soc": info.soc} if info.soc else {}),

@@ -72,6 +72,10 @@ class LocalTransport(Transport):
     def home(self) -> str:
         return str(Path.home())
 
+    def android(self) -> None:
+        """This PC: never Android, nothing to ask."""
+        return None
+
     def put(self, sources: list[Path], remote: str, progress: Progress | None = None) -> None:
         dst = Path(remote)
         dst.parent.mkdir(parents=True, exist_ok=True)

@@ -6,9 +6,12 @@ the Python runner.
 Deployed, the native runner is DIR/bin/whisperkv-runner beside the bundle, DIR/model/: it looks for `model/` in the
 parent of its executable's folder. It takes the settings rows' runner flags (the spec's C header) and --model, and
 stops with exit status 2 at any other, so the Python runner's own flags (--encoder-cache-mb, --log-level, ...) are
-left out of its command line."""
+left out of its command line. On Android it starts with LD_LIBRARY_PATH set to the vendor folders
+(device/link/android.py): deploy's record says the board is Android (`android`, its release), else the transport asks
+once."""
 from __future__ import annotations
 
+from device.link import android
 from device.link.transport import Transport, read_json
 from device.spec.settings import RUNNERS, SETTINGS
 
@@ -37,22 +40,37 @@ def native_args(args: list[str]) -> list[str]:
     return out
 
 
-def recorded_runner(transport: Transport, dir: str) -> str | None:
-    """The runner deploy's record in `dir` names (None: no record, or one older than the field)."""
-    runner = (read_json(transport, RECORD, cwd=dir) or {}).get("runner")
+def recorded(transport: Transport) -> dict:
+    """Deploy's record in the runner's folder ({}: none there)."""
+    return read_json(transport, RECORD, cwd=transport.runner_dir) or {}
+
+
+def recorded_runner(record: dict) -> str | None:
+    """The runner deploy's record names (None: no record, or one older than the field)."""
+    runner = record.get("runner")
     return runner if runner in RUNNERS else None
 
 
-def chosen_runner(transport: Transport, asked: str | None, deployed: bool = True) -> str:
+def chosen_runner(transport: Transport, asked: str | None, deployed: bool = True, record: dict | None = None) -> str:
     """The runner to start: the one asked for (?runner=), else a deployed folder's record's, else python."""
     if asked:
         return asked.lower()
-    return (recorded_runner(transport, transport.runner_dir) if deployed else None) or PYTHON
+    if record is None and deployed:
+        record = recorded(transport)
+    return recorded_runner(record or {}) or PYTHON
+
+
+def on_android(transport: Transport, record: dict) -> bool:
+    """The board runs Android: as deploy recorded it (`android`: its release, None off Android), else as the
+    transport finds (asked once a transport)."""
+    return bool(record["android"] if "android" in record else transport.android())
 
 
 def runner_argv(transport: Transport, args: list[str], asked: str | None, deployed: bool = True,
                 native_exe: str = NATIVE_EXE) -> list[str]:
-    """The command that starts the chosen runner in the runner's folder, with the flags it takes."""
-    if chosen_runner(transport, asked, deployed) == NATIVE:
-        return [native_exe, *native_args(args)]
+    """The command that starts the chosen runner in the runner's folder, with the flags it takes; the native one on
+    Android with the vendor folders' library path."""
+    record = recorded(transport) if deployed and not asked else {}
+    if chosen_runner(transport, asked, deployed, record) == NATIVE:
+        return [*android.runner_env(on_android(transport, record)), native_exe, *native_args(args)]
     return [transport.python, "-m", "device.runner", *args]

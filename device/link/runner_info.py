@@ -45,6 +45,11 @@ class RunnerInfo:
         return str(self.raw.get("runner") or "python")
 
     @property
+    def os(self) -> str:
+        """hello.os: the system the runner runs on, "Linux" or "Android 14" ("" from a runner that predates it)."""
+        return str(self.raw.get("os") or "")
+
+    @property
     def soc(self) -> dict:
         """hello.soc: the SoC the runner read on its board and its NPU ({} from a runner that predates it)."""
         soc = self.raw.get("soc")
@@ -69,7 +74,8 @@ class RunnerInfo:
 
     def summary(self) -> dict:
         """The hello fields a run record keeps (the studio's status bar, its session JSON)."""
-        return {"runner": self.runner, "runner_version": self.runner_version, "backend": self.backend,
+        return {"runner": self.runner, **({"os": self.os} if self.os else {}), "runner_version": self.runner_version,
+                "backend": self.backend,
                 "model_sha256": self.model_sha256, "cache_max_len": self.cache_max_len,
                 "bytes_per_token": self.bytes_per_token,
                 "protocol": self.protocol, "soc": self.soc, "dtype": self.dtype, "cross": self.cross,

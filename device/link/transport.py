@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 from core.errors import Fix, Setting, WhisperKVError
+from device.link import android
 
 Progress = Callable[[int, int], None]        # (bytes done, bytes total) of the current file
 CHUNK = 1 << 20
@@ -70,6 +71,7 @@ class Transport(ABC):
     python: str = "python3"
     runner: str | None = None   # ?runner=: python or native; None: the device's own (device/link/runner_choice.py)
     upload_method: str = ""     # how put() sends files ("over sftp", ...), once it has sent one
+    _android: object = ...      # Android's release once asked (None: not Android); ...: not asked yet
 
     @abstractmethod
     def start_runner(self, args: list[str]) -> Stream: ...
@@ -80,6 +82,14 @@ class Transport(ABC):
     @abstractmethod
     def put(self, sources: list[Path], remote: str, progress: Progress | None = None) -> None:
         """Write the concatenation of `sources` to the absolute device path `remote`."""
+
+    def android(self) -> str | None:
+        """Android's release where the device runs Android, else None: asked once a transport
+        (device/link/android.py), then remembered."""
+        if self._android is ...:
+            res = self.run(android.PROBE, timeout=60)
+            self._android = android.release(res.text) if res.rc == 0 else None
+        return self._android
 
     def home(self) -> str:
         res = self.run(["sh", "-c", 'printf %s "$HOME"'])

@@ -1,5 +1,5 @@
-"""`whisperkv transcribe` names the runner that served (hello.runner): its stop line, its --json, and the decoder's
-meta every record keeps."""
+"""`whisperkv transcribe` names the runner that served (hello.runner) and the system it runs on (hello.os): its stop
+line, its --json, and the decoder's meta every record keeps."""
 from __future__ import annotations
 
 import argparse
@@ -44,3 +44,13 @@ def test_the_stop_line_the_json_and_the_meta_name_the_runner(capsys, hello, name
     report(events(), argparse.Namespace(json=False, **ARGS), 0.0, ran)
     stop = capsys.readouterr().err.splitlines()[-1]
     assert stop.startswith("[stop: eot") and f"| {named} runner | backend dla | ran on " in stop
+
+
+def test_the_stop_line_the_json_and_the_meta_name_android_after_the_runner(capsys):
+    ran = ran_with({"runner": "native", "os": "Android 14"})
+    assert ran.decoder.meta()["os"] == "Android 14"
+    assert report(events(), argparse.Namespace(json=True, **ARGS), 0.0, ran) == 0
+    assert json.loads(capsys.readouterr().out)["os"] == "Android 14"
+    report(events(), argparse.Namespace(json=False, **ARGS), 0.0, ran)
+    stop = capsys.readouterr().err.splitlines()[-1]
+    assert "| cache on | native runner | Android 14 | backend dla | ran on " in stop

@@ -130,3 +130,26 @@ def install_stand_in(tmp_path: Path, monkeypatch, name: str, script: str, log_va
     monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv(log_var, str(log))
     return log
+
+
+# STAND-IN for Android's `getprop`, written by the tests: no Android device exists here. It answers what an MT8371
+# Android image answers (issue 54: ro.board.platform mt8189, ro.product.cpu.abi arm64-v8a) and nothing else.
+ANDROID_PROPS = {"ro.build.version.release": "14", "ro.board.platform": "mt8189", "ro.product.cpu.abi": "arm64-v8a"}
+STAND_IN_UNAME = '#!/bin/sh\n# STAND-IN for an arm64 board\'s uname (test only)\n[ "$1" = -m ] && echo aarch64 && ' \
+    'exit 0\nexec /bin/uname "$@"\n'
+
+
+def stand_in_android(tmp_path: Path, monkeypatch, props: dict | None = None, arm64: bool = False) -> Path:
+    """Put a STAND-IN `getprop` (and with `arm64` a `uname -m` that says aarch64) first on PATH, so that a shell
+    here answers as an Android board's does; returns its folder."""
+    bindir = tmp_path / "standin-android"
+    bindir.mkdir(parents=True, exist_ok=True)
+    cases = "".join(f"  {k}) echo {v} ;;\n" for k, v in (ANDROID_PROPS if props is None else props).items())
+    scripts = {"getprop": f'#!/bin/sh\n# STAND-IN for Android\'s getprop (test only)\ncase "$1" in\n{cases}esac\n'}
+    if arm64:
+        scripts["uname"] = STAND_IN_UNAME
+    for name, text in scripts.items():
+        (bindir / name).write_text(text)
+        (bindir / name).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    return bindir

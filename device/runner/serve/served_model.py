@@ -109,6 +109,7 @@ def hello_of(model, soc: dict, limits: dict) -> dict:
             "model": {"dims": asdict(dims), "sha256": model.sha256, "source": model.source},
             "cache": cache_of(model.backend),
             "soc": soc,
+            "os": platform.system(),     # "Linux"; the native runner says "Android <release>" on Android
             # what the runner runs on and which Neuron runtime it loaded: the doctor's board-only rungs read these
             "runner_kind": runner_kind(), "npu": npu_kind(model.backend),
             "machine": {"arch": platform.machine(), "cores": os.cpu_count()},

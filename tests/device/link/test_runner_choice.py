@@ -102,6 +102,7 @@ def test_ssh_starts_the_deployed_native_runner_in_the_runner_folder_with_its_fla
     t = open_transport("ssh://root@board?dir=/opt/wkv&runner=native", config_path=NO_CONFIG)
     lines = []
     monkeypatch.setattr(t, "_exec", lambda cmd: lines.append(cmd))
+    monkeypatch.setattr(t, "run", Recorded(None))       # getprop too: not Android
     monkeypatch.setattr(device.link.ssh, "SshStream", lambda chan: None)
     t.start_runner(["--backend", "dla", *PYTHON_ONLY])
     assert lines == [f"cd /opt/wkv && exec {NATIVE_EXE} --backend dla"]

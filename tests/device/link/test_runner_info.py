@@ -16,3 +16,10 @@ def test_the_runner_that_served_is_named_and_one_that_predates_the_field_is_the_
     native = RunnerInfo.from_hello({"protocol": 2, "runner": "native", "backend": "dla", "backend_detail": DLA_DETAIL})
     assert native.runner == "native" and native.summary()["runner"] == "native"
     assert RunnerInfo.from_hello({"protocol": 2, "backend": "onnx"}).summary()["runner"] == "python"
+
+
+def test_the_system_the_runner_runs_on_is_read_and_kept_and_a_runner_that_predates_it_names_none():
+    android = RunnerInfo.from_hello({"protocol": 2, "runner": "native", "os": "Android 14", "backend": "dla"})
+    assert android.os == "Android 14" and android.summary()["os"] == "Android 14"
+    older = RunnerInfo.from_hello({"protocol": 2, "backend": "onnx"})
+    assert older.os == "" and "os" not in older.summary()

@@ -1,4 +1,5 @@
 """The runner over raw frames: each bad input gets an `error` event and the runner keeps serving."""
+import platform
 import struct
 
 import numpy as np
@@ -41,6 +42,7 @@ def test_hello_reports_backend_model_and_cache_geometry(runner):
     ev = hello(runner)
     assert ev["protocol"] == P.PROTOCOL and ev["runner_version"] == P.RUNNER_VERSION
     assert ev["runner"] == "python"           # the native runner says "native" (docs/protocol.md)
+    assert ev["os"] == platform.system()      # "Linux"; the native runner on Android says "Android 14"
     assert ev["backend"] in REGISTRY
     assert len(ev["model"]["sha256"]) == 64 and ev["model"]["dims"]["n_text_layer"] == 6
     assert ev["cache"] == {"max_len": 448, "bytes_per_token": 2 * 6 * 512 * 4, "dtype": "float32"}
