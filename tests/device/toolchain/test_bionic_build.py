@@ -4,6 +4,7 @@ the readelf lint of what a current Android refuses, a glibc symbol slipped in fa
 import json
 import re
 import shutil
+import struct
 import subprocess
 from pathlib import Path
 
@@ -157,14 +158,17 @@ def test_the_android_runner_speaks_frames_under_androids_linker(tmp_path, androi
     root, runner = android_root(tmp_path, android_runner)
     empty = tmp_path / "cwd"
     empty.mkdir()
-    hello = P.encode_frame({"op": "hello", "protocol": P.PROTOCOL})
-    done = subprocess.run([QEMU, "-L", str(root), str(runner)], input=hello + P.encode_frame({"op": "bye"}),
-                          capture_output=True, timeout=60, cwd=empty)
+    not_json = struct.pack(P.LENGTH_FORMAT, 7) + b"{oops!}"
+    asked = [not_json, P.encode_frame({"op": "reboot", "id": "u1"}),
+             P.encode_frame({"op": "hello", "protocol": P.PROTOCOL}), P.encode_frame({"op": "bye"})]
+    done = subprocess.run([QEMU, "-L", str(root), str(runner)], input=b"".join(asked), capture_output=True,
+                          timeout=60, cwd=empty)
     assert done.returncode == 0, done.stderr.decode(errors="replace")
     parser = P.FrameParser(max_payload=0)
     frames = parser.feed(done.stdout)
     assert parser.at_boundary and all(isinstance(f, P.Frame) for f in frames), done.stdout[:200]
-    assert [(f.header["type"], f.header["code"]) for f in frames] == [("error", P.MODEL_MISSING)]
+    assert [(f.header["type"], f.header["code"]) for f in frames] == [
+        ("error", P.BAD_FRAME), ("error", P.UNKNOWN_OP), ("error", P.MODEL_MISSING)]
     assert b"runner ERROR model not loaded" in done.stderr
 
 
