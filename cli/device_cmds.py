@@ -186,7 +186,8 @@ def run_deploy(args) -> int:
     if args.json:
         print(json.dumps(result, indent=1))
     else:
-        print(f"deployed the {result['runner']} runner to {result['device']}:{result['dir']} — "
+        on = f" (Android {result['android']})" if result.get("android") else ""
+        print(f"deployed the {result['runner']} runner to {result['device']}:{result['dir']}{on} — "
               f"{len(result['uploaded'])} uploaded, "
               f"{len(result['skipped'])} unchanged; model {result['model_sha256']}")
         if result["backend"] != "auto":

@@ -26,7 +26,9 @@ def register(subs) -> None:
                    "against what deploy recorded there and its model.json read there")
     p.add_argument("--quick", action="store_true", help="decode the short hello-world clip only (the tokens rung)")
     p.add_argument("--json", action="store_true", help="print the report as JSON (the rung lines go to stderr)")
-    p.add_argument("--out", default=None, metavar="DIR", help="write doctor.json and a self-contained doctor.html")
+    p.add_argument("--out", default=None, metavar="DIR", help="write doctor.json and a self-contained doctor.html, "
+                   "with the runner's stderr (runner-stderr.txt) and on Android the Neuron lines of `logcat -d` "
+                   "(logcat-neuron.txt)")
     p.add_argument("--npu-profile", action="store_true", help="run the Neuron runtime's profiler on the ladder's "
                    "runner, for the placement rung's per-graph report (a profiled runner re-creates its runtimes "
                    "after every request; the speed rung times a runner of its own without it); default: placement "
@@ -63,9 +65,9 @@ class _Args:
 def run_doctor(args) -> int:
     checkup = checkup_for(args)
     out = sys.stderr if args.json else sys.stdout
-    doc = examine(checkup, on_rung=lambda r: print(r.line(), file=out, flush=True))
+    doc = examine(checkup, on_rung=lambda r: print(r.line(), file=out, flush=True), logs=bool(args.out))
     if args.out:
-        write_report(Path(args.out), doc, checkup.runs)
+        write_report(Path(args.out), doc, checkup.runs, checkup.logs)
     if args.json:
         print(json.dumps(doc, indent=1, ensure_ascii=False))
     return 1 if any(r["status"] == "fail" for r in doc["rungs"]) else 0

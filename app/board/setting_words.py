@@ -39,7 +39,7 @@ def npu_profile_tip() -> str:
 WORDS: dict[str, Words] = {
     "runner": Words("Runner"),
     "python": Words("Python", "default interpreter"),
-    "dir": Words("Runner dir", "~/whisperkv"),
+    "dir": Words("Runner dir", "empty: ~/whisperkv, on Android /data/local/tmp/whisperkv"),
     "key": Words("Key file", "~/.ssh/id_ed25519 (empty: agent and defaults)"),
     "trust_host_key": Words("Trust key", "SHA256:… to trust an unknown host key"),
     "model": Words("Model", "the deployed model (a directory on the device)"),

@@ -1,13 +1,12 @@
-"""Deploy the runner and the model bundle to a device directory (default ~/whisperkv).
+"""Deploy the runner and the model bundle to a device directory (default ~/whisperkv; on Android, see below).
 
 Layout on the device:  DIR/device/{runner,graphs}/  DIR/core/{model,decode}/  (RUNNER_FOLDERS)
                        DIR/model/model.bin + tokenizer.json  (the installed wheels' split parts, joined)
                        DIR/manifest.json  (device/deploy/deploy_record.py: sha256 of every file shipped, the
                                            model's sha256 and source, the bundle's model.json, the runner version,
                                            the deploy mode)
-Files whose sha256 already matches are skipped; every uploaded file is hashed again on the device.
-The transport says how it copied (`upload` in the result): over SSH that is sftp, or an exec channel
-streaming into `cat` when the board's sshd has no sftp subsystem.
+Files whose sha256 already matches are skipped; every uploaded file is hashed again on the device. The transport says
+how it copied (`upload` in the result): over SSH sftp, or an exec channel into `cat` where sshd has no sftp.
 
 `backend="tflite"` ships an exported bundle's TFLite graphs (.tflite, and .dla if compiled), its
 embedding tables (.npy), tokenizer.json and model.json (listing only those files): no ONNX, no weights.
@@ -16,9 +15,9 @@ Without a model directory it exports one from the installed wheels into BUNDLE_C
 Before uploading, it asks the board's Python what it lacks of what that backend needs, fetches it on the PC as
 wheels for the board (or takes them from `wheels`, a folder) and installs them there with no index
 (device/deploy/board_install.py); the manifest's `packages` says where.
-Where the board has no Python the runner can use, or `runner="native"` asks, the native runner ships instead, with the
-compiled bundle's .dla graphs and native tables (device/deploy/native_deploy.py); the record names the runner.
-"""
+Where the board has no Python the runner can use (Android: none), or `runner="native"` asks, the native runner ships
+instead, with the compiled bundle's .dla graphs and native tables (device/deploy/native_deploy.py); the record names
+the runner and Android's release (DIR there: /data/local/tmp/whisperkv, device/link/android.py)."""
 from __future__ import annotations
 
 import inspect
@@ -35,6 +34,7 @@ from core.model.weights import INSTALL_FIX, find_installed_model, load_model
 from device import ROOT, protocol
 from device.deploy import board_install, native_deploy
 from device.deploy.deploy_record import DeployRecord, remote_hashes, write_record
+from device.link.android import LINUX_DIR
 from device.link.runner_choice import NATIVE
 from device.link.transport import Transport
 from device.runner.cache_paths import cache_home
@@ -42,7 +42,7 @@ from device.spec import native_tables
 from device.spec.backend_rows import ROWS, deploy_modes
 from device.toolchain.export import export_bundle
 
-DEFAULT_DIR = "~/whisperkv"
+DEFAULT_DIR = LINUX_DIR            # off Android, where the transport names none
 TFLITE_EXPORT_FIX = ("export one with `whisperkv export --format tflite --out DIR`, then deploy it with "
                      "--model DIR --backend tflite")
 DLA_COMPILE_FIX = ("run `whisperkv compile DIR` first (DIR: a bundle from `whisperkv export --format tflite "
@@ -56,6 +56,7 @@ RUNNER_FILES = ("device/protocol.py", "core/errors.py")
 # Besides .py files, the ones a backend reads (the C step's source and header, built on the board); a backend's folder
 # ships only to a board whose CPU architecture it runs on (the registry's `arches`).
 RUNNER_SUFFIXES = (".py", ".c", ".h")
+
 
 class DeployError(WhisperKVError):
     code = "deploy"
@@ -197,15 +198,15 @@ def graph_bundle(model: str | Path | None, tmp: Path, mode: str = "tflite") -> l
 
 
 def bundle(model: str | Path | None = None, backend: str = "auto", tmp: Path | None = None,
-           arch: str | None = None, runner: str = "python") -> list[BundleFile]:
-    """The runner's files for a board of `arch` (runner_modules, or the native runner) and the model's; `tmp`
-    (needed for tflite, dla and the native runner) holds files written for this deploy."""
+           arch: str | None = None, runner: str = "python", android: bool = False) -> list[BundleFile]:
+    """The runner's files for a board of `arch` (runner_modules, or the native runner, for Android if `android`) and
+    the model's; `tmp` (needed for tflite, dla and the native runner) holds files written for this deploy."""
     if backend not in deploy_modes():
         raise DeployError(f"deploy has no backend {backend!r}", f"use one of: {', '.join(deploy_modes())}")
     if runner == NATIVE:
         native_deploy.check_backend(backend)
         assert tmp is not None, "a bundle deploy writes its model.json into tmp"
-        return ([_bundle_file(rel, srcs) for rel, srcs in native_deploy.runner_parts(arch)]
+        return ([_bundle_file(rel, srcs) for rel, srcs in native_deploy.runner_parts(arch, android)]
                 + graph_bundle(model, tmp, NATIVE))
     runner = runner_files(arch)
     if backend in BUNDLE_SUFFIXES:
@@ -255,7 +256,7 @@ def _deploy(transport, dir, model, progress, say, backend: str, tmp: Path, wheel
     runner = native_deploy.deployed_runner(transport, runner, say)
     native = runner == NATIVE
     backend = "dla" if native and backend == "auto" else backend
-    files = bundle(model, backend, tmp, board_arch(transport), runner)
+    files = bundle(model, backend, tmp, board_arch(transport), runner, bool(transport.android()))
     have = remote_hashes(transport, root, [f.rel for f in files], python=not native)
     packages = None if native else board_install.plan(transport, root, backend, wheels, tmp, say)
     todo = [f for f in files if have.get(f.rel) != f.sha256]
@@ -288,12 +289,12 @@ def _deploy(transport, dir, model, progress, say, backend: str, tmp: Path, wheel
     shipped_json = next((f.sources[0] for f in files if f.rel == "model/model.json"), None)
     write_record(transport, root, DeployRecord(
         runner_version=protocol.RUNNER_VERSION, protocol=protocol.PROTOCOL, model_sha256=model_hash, backend=backend,
-        runner=runner, packages=installed, files={f.rel: f.sha256 for f in files},
+        runner=runner, android=transport.android(), packages=installed, files={f.rel: f.sha256 for f in files},
         model_source=model_source(model, backend),
         model_json=json.loads(shipped_json.read_text()) if shipped_json else None), tmp)
     if progress:
         progress(total, total)
     say(f"uploaded {len(todo)} files {transport.upload_method}, verified by sha256; model {model_hash[:16]}…")
     return {"device": transport.label, "dir": root, "uploaded": [f.rel for f in todo], "skipped": skipped,
-            "bytes": total, "model_sha256": model_hash, "runner_version": protocol.RUNNER_VERSION,
-            "backend": backend, "runner": runner, "upload": transport.upload_method, "packages": installed}
+            "bytes": total, "model_sha256": model_hash, "runner_version": protocol.RUNNER_VERSION, "backend": backend,
+            "runner": runner, "android": transport.android(), "upload": transport.upload_method, "packages": installed}

@@ -1,11 +1,13 @@
 """What deploy leaves on the board beside what it shipped: DIR/manifest.json, the record of every file with its sha256,
-the model's identity, the runner's version, the deploy mode, the packages installed, where on the PC the model came
-from, and the bundle's model.json as shipped. The doctor's `deployed` rung checks the board against it when the PC
-does not hold the bundle (device/doctor/deployment.py); device-info reads the model's sha256 from it.
+the model's identity, the runner's version, the deploy mode, the runner and Android's release (None off Android), the
+packages installed, where on the PC the model came from, and the bundle's model.json as shipped. The doctor's
+`deployed` rung checks the board against it when the PC does not hold the bundle (device/doctor/deployment.py);
+device-info reads the model's sha256 from it.
 
 The record is read with `cat`, no Python; the board's files are hashed with its own Python (stdlib only), as deploy
 hashes them, or with its `sha256sum` where the native runner ships (a board without Python). The link reads the
-record's `runner` to start the runner deploy left there (device/link/runner_choice.py, which names the file).
+record's `runner` to start the runner deploy left there, and `android` to start it with Android's library path
+(device/link/runner_choice.py, which names the file).
 """
 from __future__ import annotations
 
@@ -52,6 +54,7 @@ class DeployRecord:
     model_sha256: str = ""
     backend: str = "auto"                   # the deploy mode: what of the model shipped
     runner: str = "python"                  # the runner shipped, python or native (an older record: python)
+    android: str | None = None              # Android's release where the board runs it (the link's LD_LIBRARY_PATH)
     packages: dict = field(default_factory=dict)
     files: dict = field(default_factory=dict)      # path under DIR -> sha256, every file shipped
     model_source: str | None = None         # the folder on the PC it came from (None: the installed wheels)

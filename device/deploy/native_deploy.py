@@ -1,11 +1,12 @@
 """Which runner `whisperkv deploy` ships, and what the native one takes with it.
 
 The Python runner where the board has a Python the runner can use (MIN_PYTHON or newer at ?python=, default python3);
-the native runner (the runner in C, device/native_runner/) where it has none, and wherever --runner native or
-?runner=native asks for it. The native runner ships as DIR/bin/whisperkv-runner, built on this PC for the board's CPU
-(device/toolchain/native_runner_build.py), beside DIR/model/: a compiled bundle's .dla graphs, its native tables
-(docs/native-tables.md) and model.json listing only those. No Python file ships, and the board hashes its files with
-`sha256sum` (device/deploy/deploy_record.py)."""
+the native runner (the runner in C, device/native_runner/) where it has none, on Android (getprop answers,
+device/link/android.py: Android ships no Python), and wherever --runner native or ?runner=native asks for it. The
+native runner ships as DIR/bin/whisperkv-runner, built on this PC for the board's CPU
+(device/toolchain/native_runner_build.py; on Android its bionic build, device/toolchain/bionic_build.py), beside
+DIR/model/: a compiled bundle's .dla graphs, its native tables (docs/native-tables.md) and model.json listing only
+those. No Python file ships, and the board hashes its files with `sha256sum` (device/deploy/deploy_record.py)."""
 from __future__ import annotations
 
 import re
@@ -13,12 +14,15 @@ from pathlib import Path
 
 from core.errors import Fix, Setting, WhisperKVError
 from device.deploy.board_packages import MIN_PYTHON
+from device.link.android import os_name
 from device.link.runner_choice import NATIVE, NATIVE_EXE, PYTHON
 from device.link.transport import Transport
 from device.spec import native_tables
 
 # The board's `uname -m` -> the build that runs there
 BUILD_ARCH = {"aarch64": "aarch64", "arm64": "aarch64", "x86_64": "x86_64", "amd64": "x86_64"}
+# ... and on Android, arm64 only: bionic's build (a glibc program cannot load the board's bionic Neuron library)
+ANDROID_ARCHES = ("aarch64", "arm64")
 VERSION_LINE = "import sys; print('%d.%d.%d' % sys.version_info[:3])"
 NATIVE_BACKENDS = ("auto", "dla")        # the native runner serves a compiled bundle on the Neuron runtime
 TABLES_FIX = ("export the bundle again (`whisperkv export --format tflite --out DIR`, which writes them), compile it "
@@ -46,14 +50,18 @@ def deployed_runner(transport: Transport, asked: str | None, say=lambda line: No
     native, and `say` tells why)."""
     if asked:
         return asked.lower()
-    runner, why = board_runner(transport.python, python_version(transport))
+    release = transport.android()
+    runner, why = board_runner(transport.python, None if release else python_version(transport), release)
     if runner == NATIVE:
         say(f"{transport.label}: {why}: deploying it")
     return runner
 
 
-def board_runner(python_at: str | None, version: str | None) -> tuple[str, str]:
-    """The runner deploy gives a board unasked, and why, from where its Python is and its version."""
+def board_runner(python_at: str | None, version: str | None, android: str | None = None) -> tuple[str, str]:
+    """The runner deploy gives a board unasked, and why, from where its Python is and its version (on Android, the
+    release: the native runner)."""
+    if android:
+        return NATIVE, f"{os_name(android)} has no Python the runner can use; the native runner needs none"
     if usable(version):
         return PYTHON, f"Python {version} at {python_at} can run the Python runner"
     least = ".".join(map(str, MIN_PYTHON))
@@ -68,18 +76,20 @@ def check_backend(backend: str) -> None:
                                                             Setting("runner", "python")))
 
 
-def runner_parts(arch: str | None) -> list[tuple[str, list[Path]]]:
-    """The native runner for a board of `arch` (uname -m) as (path under DIR, its source on this PC), built now
-    unless it already is."""
+def runner_parts(arch: str | None, android: bool = False) -> list[tuple[str, list[Path]]]:
+    """The native runner for a board of `arch` (uname -m; `android`: an Android one) as (path under DIR, its source
+    on this PC), built now unless it already is."""
     # only a native deploy needs the build: device-info and the link read this module without the toolchain
     # (tests/cli/test_main.py)
     from device.toolchain import native_runner_build
 
-    build = BUILD_ARCH.get(arch or "")
+    build = (native_runner_build.ANDROID if arch in ANDROID_ARCHES else None) if android else BUILD_ARCH.get(arch or "")
     if build is None:
-        raise NativeDeployError(f"the native runner is built for {' and '.join(native_runner_build.TARGETS)} "
-                                f"boards; {'this one is ' + arch if arch else 'this one names no CPU (uname -m)'}",
-                                Fix("deploy the Python runner: ", Setting("runner", "python")))
+        linux = " and ".join(sorted(set(BUILD_ARCH.values()), reverse=True))
+        this = f"this {'Android ' if android else ''}one is {arch}" if arch else "this one names no CPU (uname -m)"
+        raise NativeDeployError(f"the native runner is built for {linux} Linux boards and aarch64 Android ones; "
+                                f"{this}", "use an arm64 Android board (an x86 emulator's image is not served)"
+                                if android else Fix("deploy the Python runner: ", Setting("runner", "python")))
     return [(NATIVE_EXE, [native_runner_build.build(build)])]
 
 

@@ -39,11 +39,13 @@ def candidates(neuron_lib: str | None) -> list[str]:
 
 
 def probe_board(transport: Transport, neuron_lib: str | None = None) -> dict:
-    """The board's report: the shell's facts (`python_at`: where the interpreter is, None when it is not), and what
-    its Python said (`python`: its version, None when none answered; `python_error`: what one that is there printed
-    instead)."""
-    shell = asdict(shell_facts(transport))
-    board = {k: v for k, v in shell.items() if k != "python"} | {"python_at": shell["python"], "python": None}
+    """The board's report: the shell's facts (`python_at`: where the interpreter is, None when it is not; `abi` and
+    `os_name` as device-info names them), and what its Python said (`python`: its version, None when none answered;
+    `python_error`: what one that is there printed instead)."""
+    facts = shell_facts(transport)
+    shell = asdict(facts)
+    board = {k: v for k, v in shell.items() if k != "python"} | {"python_at": shell["python"], "python": None,
+                                                                 "abi": facts.abi, "os_name": facts.os_name}
     if shell["python"] is None:
         return board
     ask = {"libraries": candidates(neuron_lib)}
@@ -53,3 +55,11 @@ def probe_board(transport: Transport, neuron_lib: str | None = None) -> dict:
     except ValueError:
         said = (res.stderr.decode(errors="replace").strip() or res.text.strip()).splitlines()
         return board | {"python_error": said[-1] if said else f"exit status {res.rc}"}
+
+
+def present(transport: Transport, neuron_lib: str | None = None) -> list[str]:
+    """Which of the Neuron library's candidates are files on the board, asked of its shell: what the doctor can see
+    for the native runner before it runs (it opens the library itself, and says in hello which and how)."""
+    paths = candidates(neuron_lib)
+    res = transport.run(["sh", "-c", 'for f; do [ -f "$f" ] && echo "$f"; done; exit 0', "sh", *paths], timeout=60)
+    return [line for line in res.text.splitlines() if line in paths]

@@ -64,6 +64,7 @@ class Checkup:
     # Off by default: a profiled runner re-creates its runtimes after every request (served_model.py), and the
     # speed rung never times one.
     npu_profile: bool = False
+    logs: dict = field(default_factory=dict)      # file name -> text kept beside the report (board_logs.py)
 
     @property
     def kind(self) -> str:

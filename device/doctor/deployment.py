@@ -114,10 +114,10 @@ def deployed(c: Checkup) -> Verdict:
         return v.fail(f"nothing deployed in {d.root} on {t.label} (no {RECORD})", f"deploy: `{deploy_line(c, mode)}`")
     recorded = d.record.model_files() if d.record else {}
     with tempfile.TemporaryDirectory(prefix="whisperkv-doctor-") as tmp:
-        arch, native = board_arch(t), runner_of(d) == NATIVE
-        runner = ({rel: sha256_files(sources) for rel, sources in runner_parts(arch)} if native else
+        arch, native, android = board_arch(t), runner_of(d) == NATIVE, bool(t.android())
+        runner = ({rel: sha256_files(sources) for rel, sources in runner_parts(arch, android)} if native else
                   {f.rel: f.sha256 for f in runner_files(arch)})
-        pc = {f.rel: f.sha256 for f in bundle(c.bundle, mode, Path(tmp), arch, runner_of(d))
+        pc = {f.rel: f.sha256 for f in bundle(c.bundle, mode, Path(tmp), arch, runner_of(d), android)
               if f.rel.startswith("model/")} if c.bundle is not None else {}
     want = runner | (pc or recorded)
     have = remote_hashes(t, d.root, sorted(want), python=not native)

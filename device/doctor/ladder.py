@@ -10,6 +10,7 @@ from typing import Callable
 
 from core.errors import WhisperKVError
 from device.doctor import deployment, rungs_board, rungs_run
+from device.doctor.board_logs import board_logs
 from device.doctor.checkup import (  # noqa: F401  (STATUSES: tests/app/board/test_check_view.py reads it here)
     MARKS,
     STATUSES,
@@ -22,11 +23,13 @@ from device.doctor.checkup import (  # noqa: F401  (STATUSES: tests/app/board/te
 RUNGS = (
     Rung("reach", check=rungs_board.reach, checks="the link opens (SSH or adb); an unknown host key is named with "
          "the way to trust it", board_must_show="a shell answers"),
-    Rung("identity", check=rungs_board.identity, checks="SoC and NPU generation, OS image (Linux, not Android), "
-         "kernel, cores, memory, thermal zones; the bundle's SoC against the board's",
-         board_must_show="an MT8371 (MDLA 5.3) on a Linux image"),
+    Rung("identity", check=rungs_board.identity, checks="SoC and NPU generation, OS image (Linux, or Android: its "
+         "release, platform and ABI), kernel, cores, memory, thermal zones; the runner it gets (native without a "
+         "Python the runner can use); the bundle's SoC against the board's",
+         board_must_show="an MT8371 (MDLA 5.3) on a Linux or Android image"),
     Rung("runtime", check=rungs_board.runtime, checks="Python and the backend's packages; for dla the Neuron library "
-         "(path, version, API) and /dev/apusys*; the .dla's compiler against the runtime",
+         "(path, version, API; for the native runner its file) and /dev/apusys*; the .dla's compiler against the "
+         "runtime",
          board_must_show="MediaTek's runtime library with the V1 or V2 API, and /dev/apusys*"),
     Rung("deployed", check=deployment.deployed, checks="the runner on the board against this PC's, and every model "
          "file against what deploy recorded there (with --model: against this PC's bundle too), by sha256",
@@ -105,11 +108,13 @@ def climb(checkup: Checkup, on_rung: Callable[[RungResult], None] | None = None,
     return results
 
 
-def examine(checkup: Checkup, on_rung: Callable[[RungResult], None] | None = None) -> dict:
+def examine(checkup: Checkup, on_rung: Callable[[RungResult], None] | None = None, logs: bool = False) -> dict:
     """Climb, close what the rungs opened, and return the report (the CLI's --json): the device, the bundle, and
-    every rung in ladder order."""
+    every rung in ladder order. `logs`: keep the board's logs in `checkup.logs` first (board_logs.py)."""
     try:
         results = climb(checkup, on_rung)
+        if logs:
+            checkup.logs = board_logs(checkup)
     finally:
         release(checkup)
     return {"device": checkup.target.label, "bundle": str(checkup.bundle) if checkup.bundle else None,

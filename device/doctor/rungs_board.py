@@ -4,19 +4,20 @@ from __future__ import annotations
 
 from core.model.device_words import machine_words
 from device.deploy import board_packages
-from device.deploy.native_deploy import board_runner
-from device.doctor.board_probe import probe_board
+from device.deploy.native_deploy import board_runner, check_backend
+from device.doctor.board_probe import candidates, present, probe_board
 from device.doctor.checkup import Checkup, Verdict, expected_here
 from device.doctor.deployment import backend_of, bundle_soc, deploy_mode, deployment, model_doc
 from device.link.connect import open_transport
+from device.link.runner_choice import NATIVE, PYTHON
 from device.spec.neuron_paths import LIB_FIX, version_warning
 from device.spec.soc import SOCS
 
 _PY = ".".join(map(str, board_packages.MIN_PYTHON))
-# Android images ship no Python and keep the Neuron runtime for the vendor's apps: the public MT8371 Android ports
-# (superLin006/MTK_model_zoo) push native C++ binaries instead (docs/board.md, section 1).
-LINUX_FIX = (f"the runner needs a Linux image (Genio IoT Yocto or Ubuntu) with Python {_PY} or newer and the Neuron "
-             "runtime's Linux library: flash one, or run on a board that has one")
+# Android images ship no Python: the public MT8371 Android ports (superLin006/MTK_model_zoo) push native binaries, and
+# deploy the native runner's bionic build (docs/board.md, section 1).
+ANDROID_FIX = ("Android has no Python the runner can use: deploy the native runner (`whisperkv deploy --device URL "
+               "--backend dla --model BUNDLE`), or pass ?runner=native")
 PYTHON_FIX = (f"the Python runner needs Python {_PY} or newer on the board (Genio IoT Yocto and Ubuntu images ship "
               "python3): install it, or name it with ?python=/usr/bin/python3; `whisperkv deploy` then brings what the "
               "backend needs. A board without one gets the native runner from `whisperkv deploy --model BUNDLE`")
@@ -44,26 +45,29 @@ def reach(c: Checkup) -> Verdict:
 
 
 def identity(c: Checkup) -> Verdict:
-    """The board as its shell names it, then its Python; a board without Python, or on Android, is named and
-    stops here with what the runner needs there."""
+    """The board as its shell names it (on Android: its release, platform and ABI), then its Python, and the runner
+    the link starts there: where that is the Python runner, a board without its Python is named and stops here with
+    what it needs (on Android, and wherever it has no Python, the native runner deploy gives it)."""
     c.board = b = probe_board(c.transport, c.target.neuron_lib)
     soc = b.get("soc") or {}
-    runner, why = board_runner(b.get("python_at"), b.get("python_version"))
+    runner, runner_why = board_runner(b.get("python_at"), b.get("python_version"), b.get("android"))
+    record = deployment(c).record       # the runner the link starts: ?runner=, else deploy's, else python
+    b["runner"] = starts = c.target.runner or (record.runner if record else PYTHON)
     v = Verdict(figures={"soc": soc.get("name"), "npu": soc.get("npu"), "soc_read_from": soc.get("read_from"),
-                         "os": b.get("os"), "kernel": b.get("kernel"), "arch": b.get("arch"),
+                         "os": b.get("os_name") or b.get("os"), "kernel": b.get("kernel"), "arch": b.get("arch"),
                          "cores": b.get("cores"), "mem_total_mb": b.get("mem_total_mb"),
                          "thermal_zones": b.get("thermal_zones"), "runner_kind": b.get("runner_kind"),
-                         "python": b.get("python"), "python_at": b.get("python_at"),
-                         "abi": ", ".join(filter(None, (b.get("arch"), b.get("libc")))) or None,
-                         "board_runner": runner, "board_runner_why": why, "board_platform": b.get("board_platform"),
+                         "python": b.get("python"), "python_at": b.get("python_at"), "abi": b.get("abi"),
+                         "cpu_abi": b.get("cpu_abi"), "board_runner": runner, "board_runner_why": runner_why,
+                         "runner": starts, "board_platform": b.get("board_platform"),
                          "named": machine_words({"device": c.transport.label, "soc": soc, "runner_kind":
                                                  b.get("runner_kind"), "machine": {"arch": b.get("arch"), "cores":
                                                  sum(g.get("count", 0) for g in b.get("cores") or ())}})})
     named = _named(b)
-    if b.get("android"):
-        v.figures["os"] = f"Android {b['android']}"
-        return v.fail(f"{c.transport.label} runs Android {b['android']} ({named})", LINUX_FIX)
-    if not b.get("python"):
+    if starts == PYTHON and not b.get("python"):
+        if b.get("android"):
+            return v.fail(f"{c.transport.label} runs {b['os_name']} ({named}), which has no Python for the Python "
+                          "runner", ANDROID_FIX)
         said = f": {b['python_error']}" if b.get("python_error") else ""
         return v.fail(f"no Python at {c.transport.python!r} on {c.transport.label} ({named}){said}", PYTHON_FIX)
     built_for = bundle_soc(model_doc(c))      # --model's, else the board's
@@ -79,7 +83,10 @@ def identity(c: Checkup) -> Verdict:
             return v.fail(f"the bundle was compiled for {built_for.upper()} ({want}); the board is "
                           f"{soc['name']} ({have})", f"compile it for this board: `whisperkv compile "
                           f"{_bundle_dir(c)} --soc {soc['name'].lower()}`, then deploy it again")
-    v.decided_by = f"{v.figures['named']}, {v.figures['os']}"
+    os_named = str(v.figures["os"] or "")      # "Android 14 on MT8189" names the SoC already
+    said = [v.figures["named"] if str(soc.get("name")) not in os_named else None, os_named,
+            b.get("abi") if starts == NATIVE else None]
+    v.decided_by = ", ".join(filter(None, said)) + (f"; {runner_why}" if starts == NATIVE == runner else "")
     return v
 
 
@@ -92,7 +99,8 @@ def _named(b: dict) -> str:
         what = f"{soc['name']} ({where})" if where.startswith("getprop") else soc["name"]
     elif b.get("board_platform"):
         what = f"{b['board_platform']} (getprop ro.board.platform)"
-    return ", ".join(x for x in (what, b.get("os"), b.get("arch")) if x) or "a board that names nothing"
+    return ", ".join(x for x in (what, b.get("os_name") or b.get("os"), b.get("arch")) if x) or \
+        "a board that names nothing"
 
 
 def _bundle_dir(c: Checkup) -> str:
@@ -103,6 +111,8 @@ def _bundle_dir(c: Checkup) -> str:
 
 def runtime(c: Checkup) -> Verdict:
     b, backend = c.board, backend_of(c)
+    if b.get("runner") == NATIVE:
+        return native_runtime(c, backend)
     mode = deploy_mode(backend)
     t = c.transport
     # deploy's own probe: what the board's Python finds, with what an earlier deploy installed on the runner's path
@@ -140,4 +150,21 @@ def runtime(c: Checkup) -> Verdict:
         v.warn(f"{mismatch}; {VERSION_UNCONFIRMED}" + (" (a STAND-IN runtime)" if lib.get("kind") == "stand-in"
                                                        else ""))
     v.decided_by = f"{lib['path']} ({lib.get('api')} of {'/'.join(lib['apis'])}, {lib.get('version') or 'no version'})"
+    return v
+
+
+def native_runtime(c: Checkup, backend: str) -> Verdict:
+    """The native runner needs no Python: the backend it serves (dla), the Neuron library's file among the search
+    order's, /dev/apusys*. It opens the library itself: its version and API are hello's, at the loads rung."""
+    check_backend(backend)
+    found, b = present(c.transport, c.target.neuron_lib), c.board
+    v = Verdict(figures={"runner": NATIVE, "backend": "dla", "library": found[0] if found else None,
+                         "apusys": b.get("apusys")})
+    if not found:
+        v.warn(f"no Neuron runtime library at {', '.join(candidates(c.target.neuron_lib))}: the native runner asks "
+               "the loader for its soname last; the loads rung decides")
+    if not b.get("apusys"):
+        v.warn(APUSYS_UNCONFIRMED)
+    v.decided_by = (f"{found[0]}, for the native runner to open" if found else "no library file found") + \
+        " (its version and API: the runner's hello)"
     return v

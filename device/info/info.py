@@ -18,6 +18,7 @@ from device.deploy.board_packages import MIN_PYTHON
 from device.deploy.native_deploy import board_runner
 from device.info.probe_script import probe_script
 from device.info.shell_probe import ShellFacts, shell_facts
+from device.link.android import is_android
 from device.link.transport import Transport, TransportError
 from device.spec import board_files, deployed_packages, neuron_paths
 from device.spec.backend_rows import TFLITE_INTERPRETERS
@@ -96,10 +97,11 @@ SH_PROBE = ('for t in neuronrt:-v ncc-tflite:--version; do p=$(command -v "${t%%
             'echo "${t%%:*}=$p|$("$p" "${t#*:}" 2>&1 | grep -i version | head -n 1)"; done; '
             'echo "neuron_delegates=$(ls -d $DELEGATE_GLOBS 2>/dev/null | tr \'\\n\' \' \')"; '
             'echo "compiler=$(command -v cc gcc clang 2>/dev/null | head -n 1)"')
-# Android images ship no Python, so the runner cannot start there: the public MT8371 Android ports
-# (superLin006/MTK_model_zoo) push native C++ binaries over adb instead, while Genio IoT Yocto (Python 3.12.11
-# on a Genio 520, bbudaedu/talkybuddy `edge/`) and Ubuntu on Genio (22.04: Python 3.10) ship one.
-ANDROID_NO_PYTHON = "absent: Android has no Python; the runner needs a Linux image (IoT Yocto or Ubuntu)"
+# Android images ship no Python: the public MT8371 Android ports (superLin006/MTK_model_zoo) push native binaries over
+# adb, and so does deploy (the native runner's bionic build), while Genio IoT Yocto (Python 3.12.11 on a Genio 520,
+# bbudaedu/talkybuddy `edge/`) and Ubuntu on Genio (22.04: Python 3.10) ship one.
+ANDROID_NO_PYTHON = ("absent: Android has no Python the runner can use; `whisperkv deploy` ships the native runner, "
+                     "built for Android (bionic)")
 NO_PYTHON = (f"absent: the Python runner needs Python {'.'.join(map(str, MIN_PYTHON))} or newer here (install python3, "
              "or name it with ?python=PATH); `whisperkv deploy` ships the native runner instead")
 
@@ -137,9 +139,10 @@ def device_info(transport: Transport, dir: str | None = None, delegate_globs: tu
 
 
 def _identity(board: ShellFacts) -> dict:
-    """What the shell read, under device-info's names (Android's release as the OS: getprop answers only there)."""
-    runner, why = board_runner(board.python, board.python_version)
-    return {"os": f"Android {board.android}" if board.android else board.os, "kernel": board.kernel,
+    """What the shell read, under device-info's names (on Android its release and platform as the OS, "Android 14 on
+    MT8189": getprop answers only there)."""
+    runner, why = board_runner(board.python, board.python_version, board.android)
+    return {"os": board.os_name, "kernel": board.kernel,
             "arch": board.arch, "abi": board.abi, "board_runner": f"{runner}: {why}", "soc": board.soc,
             "cpu": board.cpu, "cpu_count": board.cpu_count,
             "mem_total_mb": board.mem_total_mb, "mem_free_mb": board.mem_free_mb, "npu": board.apusys}
@@ -217,7 +220,7 @@ def _show(key: str, value, info: dict) -> str:
 
 def format_info(info: dict) -> str:
     """One `name value` line per field: `absent` for what the device lacks, `not found` for NPU tools."""
-    android = (info.get("os") or "").startswith("Android")
+    android = is_android(info.get("os"))
     no_python = (ANDROID_NO_PYTHON if android else NO_PYTHON) if info.get("python") is None else None
     return "\n".join(f"{key:17} {no_python if key == 'python' and no_python else _show(key, info.get(key), info)}"
                      for key in FIELDS)

@@ -4,7 +4,8 @@ its SoC (the runner's own list, device/spec/soc.py), `getprop` where it exists (
 runner's interpreter is there and its version, and the C library (with `uname -m`, the ABI a native runner needs).
 One `sh -c` on the board prints it all as sections; the PC reads them. The doctor's identity rung
 (device/doctor/board_probe.py) and `whisperkv device-info` (device/info/info.py) start here, so a board without
-Python is still named, on Android by its `ro.board.platform`."""
+Python is still named, on Android by its release, `ro.board.platform` and `ro.product.cpu.abi` ("Android 14 on
+MT8189", arm64-v8a, bionic: the native runner's Android build)."""
 from __future__ import annotations
 
 import re
@@ -13,11 +14,12 @@ from dataclasses import dataclass, field
 
 from device.deploy.native_deploy import VERSION_LINE
 from device.info import cpu_name
+from device.link import android
 from device.link.transport import Transport, TransportError
 from device.spec import soc as soc_table
 
-# Android's properties: the SoC ones the runner asks (soc.GETPROP), the OS release, and the product's name.
-GETPROPS = (*soc_table.GETPROP, "ro.build.version.release", "ro.product.model")
+# Android's properties: the SoC ones the runner asks (soc.GETPROP), the OS release, the product's name and its ABI.
+GETPROPS = tuple(dict.fromkeys((*soc_table.GETPROP, android.RELEASE, "ro.product.model", android.CPU_ABI)))
 SOC_FILES = soc_table.COMPATIBLE + soc_table.SOC0
 MARK = "@@"
 # POSIX sh, as Yocto's, Debian's and Android's (mksh and toybox) shells run it. WHISPERKV_SOC_ROOT: where a replica
@@ -61,12 +63,20 @@ class ShellFacts:
     apusys: list = field(default_factory=list)
     python: str | None = None                          # where the runner's interpreter is, None: not there
     python_version: str | None = None                  # its version, None: none answered
-    libc: str | None = None                            # "glibc 2.39", "musl", None: neither said
+    libc: str | None = None                            # "glibc 2.39", "musl", "bionic" (Android), None: unsaid
+    cpu_abi: str | None = None                         # Android's ro.product.cpu.abi, e.g. arm64-v8a
 
     @property
     def abi(self) -> str | None:
-        """The CPU architecture and C library a native program must be built for: "aarch64, glibc 2.39"."""
-        return ", ".join(filter(None, (self.arch, self.libc))) or None
+        """The CPU architecture and C library a native program must be built for: "aarch64, glibc 2.39", on Android
+        "aarch64, bionic (arm64-v8a)"."""
+        abi = ", ".join(filter(None, (self.arch, self.libc))) or None
+        return f"{abi} ({self.cpu_abi})" if abi and self.cpu_abi else abi or self.cpu_abi
+
+    @property
+    def os_name(self) -> str | None:
+        """The OS as device-info and the doctor name it: "Android 14 on MT8189" (getprop), else os-release's."""
+        return android.os_name(self.android, self.board_platform) or self.os
 
 
 def sections(text: str) -> dict[str, str]:
@@ -134,17 +144,18 @@ def facts(text: str) -> ShellFacts:
     cpuinfo = s.get("cpuinfo", "")
     found = cores(cpuinfo, s.get("cpufreq", ""))
     python = s.get("python", "").splitlines() + [""] * 2
+    release = android.release(s.get(f"getprop {android.RELEASE}", ""))
     return ShellFacts(
         os=osr.get("PRETTY_NAME") or uname[0] or None, os_id=osr.get("ID"),
-        android=s.get("getprop ro.build.version.release") or None,
-        board_platform=s.get("getprop ro.board.platform") or None, product=s.get("getprop ro.product.model") or None,
+        android=release, board_platform=s.get(f"getprop {android.PLATFORM}") or None,
+        product=s.get("getprop ro.product.model") or None, cpu_abi=s.get(f"getprop {android.CPU_ABI}") or None,
         kernel=uname[1] or None, arch=uname[2] or None, cpu=cpu_name.cpu_name(cpuinfo) or None,
         cpu_count=sum(g["count"] for g in found) or None, cores=found,
         mem_total_mb=int(mem["MemTotal"]) // 1024 if "MemTotal" in mem else None,
         mem_free_mb=int(mem.get("MemAvailable", mem.get("MemFree", 0))) // 1024 if mem else None,
         thermal_zones=s.get("thermal", "").splitlines(), soc=pick_soc(s), apusys=s.get("apusys", "").split(),
         python=python[0] or None, python_version=python[1] if re.fullmatch(r"\d+\.\d+\.\d+", python[1]) else None,
-        libc=libc_of(s.get("libc", "")))
+        libc="bionic" if release else libc_of(s.get("libc", "")))
 
 
 def shell_facts(transport: Transport, python: str | None = None) -> ShellFacts:

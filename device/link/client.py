@@ -78,6 +78,7 @@ class BoardClient:
         # A runner started with --npu-profile sends its Neuron profiler's reports after each request.
         self.on_npu_profile: Callable[[dict], None] | None = None
         self._stream: Stream | None = None
+        self._ended: Stream | None = None        # the last runner's stream, closed: its stderr for a report
         self._parser = P.FrameParser(max_payload=0)
         self._frames: list[tuple[float, P.Frame | P.BadFrame]] = []
         self._send_lock = threading.Lock()
@@ -109,8 +110,14 @@ class BoardClient:
                     raise refusal(h)
         return self.info
 
+    def stderr_tail(self) -> str:
+        """The last lines the runner logged: the running one's, else the last one's ("" before any)."""
+        stream = self._stream or self._ended
+        return stream.stderr_tail() if stream is not None else ""
+
     def close(self) -> None:
         stream, self._stream = self._stream, None
+        self._ended = stream or self._ended
         if stream is not None:
             try:
                 with self._send_lock:
@@ -281,6 +288,7 @@ class BoardClient:
 
     def _drop(self) -> None:
         stream, self._stream = self._stream, None
+        self._ended = stream or self._ended
         self.info = None
         if stream is not None:
             try:

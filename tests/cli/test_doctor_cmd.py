@@ -4,7 +4,6 @@ its fix and keeping what the rungs before it measured. `--quick` wherever the to
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
 
@@ -14,7 +13,12 @@ from device.doctor.ladder import NAMES
 from device.doctor.numbers import BOUNDS
 from device.link.local import LocalTransport
 from tests.cli.doctor_helpers import bundle_for, claim_soc, compiled_bundle, standin_library
-from tests.device.link_helpers import STAND_IN_ADB, install_stand_in, sshd  # noqa: F401  (sshd: a real OpenSSH server)
+from tests.device.link_helpers import (  # noqa: F401  (sshd: a real OpenSSH server)
+    STAND_IN_ADB,
+    install_stand_in,
+    sshd,
+    stand_in_android,
+)
 
 
 def doctor(capsys, device: str, *extra: str, model=None) -> tuple[int, dict]:
@@ -71,6 +75,8 @@ def test_the_whole_ladder_passes_with_warnings_and_writes_its_report(capsys, tmp
             assert {"size", "padded_size", "element_bytes", "pitch", "row"} <= set(slot), slot
     page = (tmp_path / "doctor.html").read_text()
     assert "the board" in page and "NumPy reference" in page and "hello" in page.lower()
+    # the ladder's runner's stderr beside the report; logcat only on Android
+    assert (tmp_path / "runner-stderr.txt").is_file() and not (tmp_path / "logcat-neuron.txt").exists()
 
 
 def test_the_quick_ladder_with_no_device_passes_on_this_pc(capsys):
@@ -97,18 +103,34 @@ def test_an_unknown_host_key_stops_at_reach_with_the_way_to_trust_it(capsys, ssh
     assert "--trust-host-key SHA256:" in by["reach"]["fix"]
 
 
-GETPROP = "#!/bin/sh\n# STAND-IN for Android's getprop (test only)\n[ \"$1\" = ro.build.version.release ] && echo 14\n"
+# STAND-IN for Android's `logcat`, written by the tests: a dump with Neuron lines among others.
+LOGCAT = """#!/bin/sh
+# STAND-IN for Android's logcat (test only)
+[ "$1" = -d ] || exit 2
+echo "11-29 05:00:00.000  100  100 I ActivityManager: Start proc"
+echo "11-29 05:00:01.000  200  200 E NeuronRuntime: dlopen failed: library not accessible for the namespace"
+echo "11-29 05:00:02.000  300  300 W APUSYS  : power on"
+echo "11-29 05:00:03.000  300  300 D mdla    : cmd done"
+"""
 
 
-def test_an_android_device_stops_at_identity(capsys, tmp_path, monkeypatch):
-    """A STAND-IN adb whose device answers getprop as Android does."""
-    bindir = install_stand_in(tmp_path, monkeypatch, "adb", STAND_IN_ADB, "ADB_STANDIN_LOG").parent / "standin-adb"
-    (bindir / "getprop").write_text(GETPROP)
-    (bindir / "getprop").chmod(0o755)
-    code, doc = doctor(capsys, "adb://STANDIN01?python=" + sys.executable)
+def test_an_android_device_without_the_native_runner_stops_at_identity_and_keeps_logcat_s_neuron_lines(
+        capsys, tmp_path, monkeypatch):
+    """A STAND-IN adb whose device answers getprop and logcat as Android does; nothing deployed there."""
+    install_stand_in(tmp_path, monkeypatch, "adb", STAND_IN_ADB, "ADB_STANDIN_LOG")
+    bindir = stand_in_android(tmp_path, monkeypatch)
+    (bindir / "logcat").write_text(LOGCAT)
+    (bindir / "logcat").chmod(0o755)
+    out = tmp_path / "report"
+    code, doc = doctor(capsys, f"adb://STANDIN01?python=/nonexistent/python3&dir={tmp_path / 'w'}", "--out",
+                       str(out), model=False)
     by = stopped_at(doc, "identity")
-    assert code == 1 and by["identity"]["figures"]["os"] == "Android 14"
-    assert "Linux image" in by["identity"]["fix"] and by["reach"]["figures"]["link"].startswith("adb")
+    assert code == 1 and by["identity"]["figures"]["os"] == "Android 14 on MT8189"
+    assert by["identity"]["figures"]["board_runner"] == "native" and "deploy the native runner" in by["identity"]["fix"]
+    assert by["reach"]["figures"]["link"].startswith("adb")
+    lines = (out / "logcat-neuron.txt").read_text().splitlines()
+    assert [line.split()[5] for line in lines] == ["NeuronRuntime:", "APUSYS", "mdla"]
+    assert not (out / "runner-stderr.txt").exists()          # no runner ran
 
 
 def test_a_bundle_for_an_mdla_3_soc_stops_at_identity_on_an_mt8371(capsys, tmp_path, monkeypatch):

@@ -83,3 +83,18 @@ def test_fields_are_shown_and_hidden_by_setting_name_not_by_label(qtbot, monkeyp
     assert panel.host.isVisibleTo(panel) and panel.fields["key"].isVisibleTo(panel)
     assert not panel.serial.isVisibleTo(panel) and panel.fields["model"].isVisibleTo(panel)
     assert panel.floor.isVisibleTo(panel) and panel.require_npu.isVisibleTo(panel)
+
+
+def test_an_adb_profile_offers_the_runner_and_its_folder_and_gives_its_url_back(qtbot):
+    """An Android board over adb (issue 54): the panel shows the serial, the runner choice and the runner's folder,
+    whose placeholder names Android's default, and the profile saves the URL unchanged."""
+    panel = DevicePanel()
+    qtbot.addWidget(panel)
+    url = "adb://SER123?runner=native&backend=dla"
+    panel.show_profile(DeviceProfile.from_url(url))
+    assert panel.serial.text() == "SER123" and panel.serial.isVisibleTo(panel)
+    assert panel.fields["runner"].isVisibleTo(panel) and panel.fields["dir"].isVisibleTo(panel)
+    assert "/data/local/tmp/whisperkv" in panel.fields["dir"].placeholderText()
+    assert not panel.fields["key"].isVisibleTo(panel)                   # SSH's only
+    profile = panel.save_as("android")
+    assert profile.kind == "adb" and profile.target.runner == "native" and profile.url() == url

@@ -117,7 +117,8 @@ def test_the_build_is_the_boards_cpu_and_an_unbuilt_one_is_one_line(built):
     assert [rel for rel, _ in runner_parts("aarch64")] == ["bin/whisperkv-runner"] and built == ["aarch64"]
     runner_parts("x86_64")
     assert built == ["aarch64", "x86_64"]
-    with pytest.raises(NativeDeployError, match="built for x86_64 and aarch64 boards; this one is riscv64") as err:
+    with pytest.raises(NativeDeployError, match="built for x86_64 and aarch64 Linux boards and aarch64 Android ones; "
+                       "this one is riscv64") as err:
         runner_parts("riscv64")
     assert str(err.value.fix) == "deploy the Python runner: ?runner=python"
 

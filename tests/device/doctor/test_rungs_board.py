@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from device.deploy.native_deploy import NativeDeployError
 from device.doctor import rungs_board
 from device.doctor.checkup import Checkup
 from device.doctor.rungs_board import deploy_mode, identity, runtime
@@ -17,11 +18,7 @@ from device.link.local import LocalTransport
 from device.link.target import parse_target
 from device.spec.soc import describe
 from tests.cli.doctor_helpers import claim_soc
-
-GETPROP = """#!/bin/sh
-# STAND-IN for an Android device's getprop (test only)
-case "$1" in ro.build.version.release) echo 14 ;; ro.board.platform) echo mt6989 ;; esac
-"""
+from tests.device.link_helpers import ANDROID_PROPS, stand_in_android
 
 
 def checkup(tmp_path, url: str = "local", python: str | None = None, bundle=None) -> Checkup:
@@ -42,22 +39,53 @@ def test_a_board_without_python_is_named_by_its_shell_and_told_what_the_runner_n
     assert "gets the native runner from `whisperkv deploy --model BUNDLE`" in v.fix
 
 
+def test_a_board_without_python_where_deploy_left_the_native_runner_passes_naming_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("WHISPERKV_SOC_ROOT", str(claim_soc(tmp_path / "board", "MT8371")))
+    (tmp_path / "runner").mkdir()
+    (tmp_path / "runner" / "manifest.json").write_text(json.dumps({"runner": "native", "backend": "dla"}))
+    v = identity(checkup(tmp_path, python="/nonexistent/python3"))
+    assert v.status == "pass" and v.figures["runner"] == "native" and v.figures["python"] is None
+    assert v.decided_by.endswith("no Python 3.10 or newer here; the native runner needs none")
+
+
 def test_a_board_with_python_says_it_and_the_runner_it_gets(tmp_path):
     v = identity(checkup(tmp_path, python=sys.executable))
     assert (v.figures["python"], v.figures["python_at"]) == (platform.python_version(), sys.executable)
     assert v.figures["board_runner"] == "python" and v.figures["abi"].startswith(platform.machine() + ", glibc ")
 
 
-def test_an_android_board_is_named_by_its_platform_property(tmp_path, monkeypatch):
-    bindir = tmp_path / "android-bin"
-    bindir.mkdir()
-    (bindir / "getprop").write_text(GETPROP)
-    (bindir / "getprop").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
-    v = identity(checkup(tmp_path, python="/nonexistent/python3"))
-    assert v.status == "fail" and v.figures["os"] == "Android 14" and v.figures["board_platform"] == "mt6989"
+def test_an_android_board_is_named_by_its_properties_and_told_to_take_the_native_runner(tmp_path, monkeypatch):
+    stand_in_android(tmp_path, monkeypatch, {**ANDROID_PROPS, "ro.board.platform": "mt6989"})
+    v = identity(checkup(tmp_path, python="/nonexistent/python3"))     # nothing deployed: the link starts python
+    assert v.status == "fail" and v.figures["os"] == "Android 14 on MT6989" and v.figures["board_platform"] == "mt6989"
+    assert v.figures["cpu_abi"] == "arm64-v8a"
+    assert v.figures["board_runner"] == "native" and v.figures["runner"] == "python"
+    assert v.figures["abi"] == f"{platform.machine()}, bionic (arm64-v8a)"
     assert "MT6989 (getprop ro.board.platform)" in v.decided_by
-    assert "Linux image" in v.fix and "Python 3.10" in v.fix
+    assert "has no Python for the Python runner" in v.decided_by
+    assert "deploy the native runner" in v.fix and "?runner=native" in v.fix
+    native = identity(checkup(tmp_path, "local?runner=native", python="/nonexistent/python3"))
+    assert native.status != "fail" and native.figures["runner"] == "native"
+    assert native.decided_by == (f"Android 14 on MT6989, {platform.machine()}, bionic (arm64-v8a); Android 14 has no "
+                                 "Python the runner can use; the native runner needs none")
+
+
+def test_the_native_runner_s_runtime_is_its_library_file_and_dla(tmp_path, monkeypatch):
+    stand_in_android(tmp_path, monkeypatch)
+    lib = tmp_path / "libneuron_runtime.8.so"
+    lib.write_bytes(b"a library file")
+    c = checkup(tmp_path, f"local?runner=native&neuron_lib={lib}", python="/nonexistent/python3")
+    identity(c)
+    v = runtime(c)
+    assert v.status == "warn" and v.figures["library"] == str(lib) and v.figures["runner"] == "native"
+    assert v.decided_by.startswith(f"{lib}, for the native runner to open") and "apusys" in v.notes[0]
+    c = checkup(tmp_path, f"local?runner=native&neuron_lib={tmp_path / 'missing.so'}", python="/nonexistent/python3")
+    identity(c)
+    assert "no Neuron runtime library at " in runtime(c).notes[0] and "loads rung decides" in runtime(c).notes[0]
+    c = checkup(tmp_path, "local?runner=native&backend=tflite", python="/nonexistent/python3")
+    identity(c)
+    with pytest.raises(NativeDeployError, match="the native runner serves a compiled bundle"):
+        runtime(c)
 
 
 def test_an_soc_the_table_lacks_warns_on_a_board_and_leaves_the_loads_rung_to_decide(tmp_path, monkeypatch):

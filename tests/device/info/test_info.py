@@ -14,6 +14,7 @@ import pytest
 from device.info.info import FIELDS, device_info, format_info, tflite_used
 from device.link.adb import AdbTransport
 from device.link.local import LocalTransport
+from tests.device.link_helpers import stand_in_android
 
 STAND_IN_TOOL = """#!/bin/sh
 # STAND-IN for MediaTek's {name} (test only): prints what the real one prints for its version.
@@ -137,28 +138,19 @@ def test_undeployed_directory_reports_runner_and_model_absent(stand_in_adb, tmp_
     assert info["runner_version"] is None and info["model_sha256"] is None
 
 
-STAND_IN_GETPROP = """#!/bin/sh
-# STAND-IN for an Android device's getprop (test only): no Android device exists here.
-case "$1" in
-  ro.build.version.release) echo 14 ;;
-  ro.board.platform) echo mt8189 ;;
-esac
-"""
-
-
-def test_an_android_device_says_the_runner_needs_a_linux_image(stand_in_adb, tmp_path, monkeypatch):
-    """Android answers getprop and has no python3: device-info says the runner needs IoT Yocto or Ubuntu."""
-    bindir = tmp_path / "android-bin"
-    bindir.mkdir()
-    (bindir / "getprop").write_text(STAND_IN_GETPROP)
-    (bindir / "getprop").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+def test_an_android_device_is_named_by_its_properties_and_gets_the_native_runner(stand_in_adb, tmp_path, monkeypatch):
+    """Android answers getprop (a STAND-IN's: release 14, platform mt8189, ABI arm64-v8a) and has no python3:
+    device-info names it "Android 14 on MT8189", its ABI bionic's, and the runner it gets the native one."""
+    stand_in_android(tmp_path, monkeypatch)
     info = device_info(AdbTransport("STANDIN01", python="/nonexistent/python3"), dir=str(tmp_path))
-    assert info["os"] == "Android 14" and info["python"] is None
+    assert info["os"] == "Android 14 on MT8189" and info["python"] is None
+    assert info["abi"] == f"{platform.machine()}, bionic (arm64-v8a)"
     # named with no Python: the shell asked getprop for the SoC (MT8189, a family the SoC table does not list)
     assert info["soc"]["name"] == "MT8189" and info["soc"]["read_from"] == "getprop ro.board.platform"
     lines = dict(line.split(None, 1) for line in format_info(info).splitlines())
-    assert lines["python"] == "absent: Android has no Python; the runner needs a Linux image (IoT Yocto or Ubuntu)"
+    assert lines["python"] == ("absent: Android has no Python the runner can use; `whisperkv deploy` ships the native "
+                               "runner, built for Android (bionic)")
+    assert lines["board_runner"] == "native: Android 14 has no Python the runner can use; the native runner needs none"
     assert lines["soc"].startswith("MT8189") and "getprop ro.board.platform" in lines["soc"]
 
 

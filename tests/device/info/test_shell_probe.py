@@ -31,3 +31,14 @@ def test_a_python_that_prints_no_version_has_none():
     said = f"{MARK}uname\nLinux\n6.6\naarch64\n{MARK}python\n/usr/bin/python3\nSyntaxError\n{MARK}libc\nglibc 2.39\n"
     board = facts(said + f"{MARK}end\n")
     assert (board.python, board.python_version, board.abi) == ("/usr/bin/python3", None, "aarch64, glibc 2.39")
+
+
+def test_an_android_board_is_named_by_its_release_platform_and_abi_and_its_c_library_is_bionic():
+    said = (f"{MARK}uname\nLinux\n6.1\naarch64\n{MARK}getprop ro.board.platform\nmt8189\n"
+            f"{MARK}getprop ro.build.version.release\n14\n{MARK}getprop ro.product.cpu.abi\narm64-v8a\n"
+            f"{MARK}python\n{MARK}libc\nsh: ldd: not found\n{MARK}end\n")
+    board = facts(said)
+    assert (board.android, board.board_platform, board.cpu_abi, board.libc) == ("14", "mt8189", "arm64-v8a", "bionic")
+    assert board.os_name == "Android 14 on MT8189" and board.abi == "aarch64, bionic (arm64-v8a)"
+    linux = facts(f"{MARK}uname\nLinux\n6.6\naarch64\n{MARK}os-release\nPRETTY_NAME=\"Poky 5.0\"\n{MARK}end\n")
+    assert linux.os_name == "Poky 5.0" and linux.android is None and linux.abi == "aarch64"
