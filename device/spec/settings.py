@@ -57,7 +57,8 @@ SETTINGS: list[Setting] = [
             "where the device has a Python the runner can use, else native", kind="choice",
             choices=RUNNERS, runner=False, studio=KINDS),
     Setting("python", "the interpreter that runs the runner on the device", cli=False, runner=False, studio=KINDS),
-    Setting("dir", "the runner's directory on the device", cli=False, runner=False, studio=KINDS),
+    Setting("dir", "the runner's directory on the device (default: ~/whisperkv; on Android, over adb, "
+            "/data/local/tmp/whisperkv)", cli=False, runner=False, studio=KINDS),
     Setting("key", "the SSH identity file", cli=False, runner=False, studio=SSH),
     Setting("trust_host_key", "accept this SSH host key fingerprint although known_hosts lacks it",
             metavar="SHA256:...", runner=False, studio=SSH),
