@@ -161,8 +161,10 @@ def native_runtime(c: Checkup, backend: str) -> Verdict:
     v = Verdict(figures={"runner": NATIVE, "backend": "dla", "library": found[0] if found else None,
                          "apusys": b.get("apusys")})
     if not found:
-        v.warn(f"no Neuron runtime library at {', '.join(candidates(c.target.neuron_lib))}: the native runner asks "
-               "the loader for its soname last; the loads rung decides")
+        looked = candidates(c.target.neuron_lib)
+        where = looked[0] if len(looked) == 1 else f"any of the search order's {len(looked)} paths (neuron_paths.py)"
+        v.warn(f"no Neuron runtime library at {where}: the native runner asks the loader for its soname last; the "
+               "loads rung decides")
     if not b.get("apusys"):
         v.warn(APUSYS_UNCONFIRMED)
     v.decided_by = (f"{found[0]}, for the native runner to open" if found else "no library file found") + \
