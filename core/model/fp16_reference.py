@@ -44,9 +44,10 @@ class Fp16Reference(NumpyBackend):
         super().__init__(replace(weights, params={k: to_fp16(v) if v.dtype.kind == "f" else v
                                                   for k, v in weights.params.items()}), cross)
 
-    def encode(self, mel):
+    def encode_window(self, mel, window_s: int):
         with fp16_ops():
-            return tuple(None if a is None else to_fp16(a) for a in super().encode(to_fp16(np.asarray(mel))))
+            return tuple(None if a is None else to_fp16(a)
+                         for a in super().encode_window(to_fp16(np.asarray(mel)), window_s))
 
     def step(self, *args):
         with fp16_ops():

@@ -16,7 +16,7 @@ import numpy as np
 
 from core.model.alignment import alignment_heads
 from core.model.backend import Backend, check_cross
-from core.model.dims import ModelDims
+from core.model.dims import FULL_WINDOW_S, WINDOWS_S, ModelDims
 from core.model.layers import (
     Conv1d,
     DecoderBlock,
@@ -35,6 +35,7 @@ class NumpyBackend:
     """The MTK-form graphs computed with NumPy in fp32 (satisfies core.model.backend.Backend)."""
 
     name = "numpy"
+    windows = WINDOWS_S
 
     def __init__(self, weights: WhisperWeights, cross: str = "kv"):
         """`cross`: kv (encode gives cross_k, cross_v) or absorbed (encode gives F, None)."""
@@ -58,15 +59,22 @@ class NumpyBackend:
 
     # --- encoder graph: mel [1, 80, 3000] -> cross_k, cross_v [L, 1, 1500, d] (absorbed: F, None) ---
     def encode_features(self, mel: np.ndarray) -> np.ndarray:
+        """mel [1, 80, 2A'] -> [A', d]: a window of A' positions adds the positional table's first A' rows."""
         x = np.asarray(mel, dtype=np.float32).reshape(self.dims.n_mels, -1)
         x = gelu(self.conv1(x))
-        x = rounded(gelu(self.conv2(x)).T + self.audio_positional_embedding)
+        x = gelu(self.conv2(x)).T
+        x = rounded(x + self.audio_positional_embedding[:x.shape[0]])
         for block in self.encoder_blocks:
             x = block(x)
-        return self.ln_post(x)  # [1500, d]
+        return self.ln_post(x)  # [A', d]
 
     def encode(self, mel: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        feats = self.encode_features(mel)
+        return self.encode_window(mel, FULL_WINDOW_S)
+
+    def encode_window(self, mel: np.ndarray, window_s: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """The cross state of the mel's first `window_s` (core.model.backend.WindowBackend): [L, 1, A', d]."""
+        frames = self.dims.window_frames(window_s)
+        feats = self.encode_features(np.asarray(mel).reshape(self.dims.n_mels, -1)[:, :frames])
         if self.cross == "absorbed":
             return feats[None, None], None                                      # F [1, 1, A, d]
         ks = [block.cross.attn.key(feats) for block in self.decoder_blocks]

@@ -23,10 +23,6 @@ import onnx
 
 from core.errors import ModelError
 
-# Graphs of these dtypes are made from the fp32 params by a deterministic pass, so the uncached reference and
-# the attention variant are rebuilt from those params and quantised the same way: one set of numbers.
-FROM_FP32 = ("fp32", "int8b")
-
 
 def quantize_model(model, dtype: str):
     """An fp32 ModelProto -> its fp16 or int8 counterpart (a new ModelProto)."""

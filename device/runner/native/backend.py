@@ -41,12 +41,16 @@ class NativeBackend:
     token_embedding = property(lambda self: self.onnx.token_embedding)
     positional_embedding = property(lambda self: self.onnx.positional_embedding)
     alignment_heads = property(lambda self: self.onnx.alignment_heads)
+    windows = property(lambda self: self.onnx.windows)
 
     def adopt_cache(self, directory: Path, tables) -> None:
         self.onnx.adopt_cache(directory, tables)
 
     def encode(self, mel):
         return self.onnx.encode(mel)
+
+    def encode_window(self, mel, window_s: int):
+        return self.onnx.encode_window(mel, window_s)
 
     def prefill(self, x, cross_k, cross_v, mask, attention: bool = False):
         return self.onnx.prefill(x, cross_k, cross_v, mask, attention)

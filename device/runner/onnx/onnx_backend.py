@@ -15,9 +15,10 @@ from typing import Callable
 import numpy as np
 
 from core.model.alignment import alignment_heads
-from core.model.dims import ModelDims
+from core.model.dims import FULL_WINDOW_S, ModelDims
 from core.model.kv_cache import to_head_major
-from device.runner.onnx.host_graphs import ATTENTION_GRAPH, PREFILL_GRAPHS, host_session
+from device.graphs.dtypes import FROM_FP32
+from device.runner.onnx.host_graphs import ATTENTION_GRAPH, PREFILL_GRAPHS, host_session, window_encoder_session
 from device.runner.onnx.ort_session import NP_DTYPES, BoundRuns, open_session
 from device.spec.runtime_config import RuntimeConfig
 
@@ -38,11 +39,13 @@ class OnnxBackend:
 
     def __init__(self, encoder, step, *, dims: ModelDims, sha256: str, dtype: str, cross: str,
                  tables: tuple[np.ndarray, np.ndarray], full_params: Callable[[], dict], config: RuntimeConfig,
-                 alignment: tuple | None = None, cache_dir: Path | None = None):
+                 alignment: tuple | None = None, cache_dir: Path | None = None,
+                 windows: tuple[int, ...] = (FULL_WINDOW_S,)):
         """`encoder`, `step`: onnxruntime sessions (`step` None for a backend that runs the step itself,
         device/runner/native/backend.py). `tables`: the token and positional embeddings. `full_params()`: the
         canonical params the host-only graphs are built from, read only if one is asked for. `cache_dir`: the
-        start-up cache the host-only graphs are kept in (None: built at each start)."""
+        start-up cache the host-only graphs are kept in (None: built at each start). `windows`: the lengths it
+        encodes (core.model.backend.WindowBackend); a shorter one's encoder is built on first use."""
         self._encoder, self._step = encoder, step
         self.dims, self.sha256, self.dtype, self.cross, self.config = dims, sha256, dtype, cross, config
         self.token_embedding, self.positional_embedding = tables
@@ -50,6 +53,7 @@ class OnnxBackend:
         self.name = "onnx" if dtype == "fp32" else f"onnx-{dtype}"
         self._full = self._step_attention = None
         self._prefill: dict = {}
+        self.windows, self._encoders = tuple(windows), {FULL_WINDOW_S: encoder}
         self._bound = BoundRuns(self._feeds_and_views)
         # The KV cache the step reads (core/model/backend.py); without a step session, the host graphs' layout.
         self.cache_layout = (_cache_layout(step) if step is not None
@@ -78,33 +82,44 @@ class OnnxBackend:
         return np.ascontiguousarray(arr, dtype=dtype)
 
     def encode(self, mel: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        return self.encode_window(mel, FULL_WINDOW_S)
+
+    def encode_window(self, mel: np.ndarray, window_s: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """The cross state of the mel's first `window_s` (core.model.backend.WindowBackend), of that window's
+        positions; its encoder session built on first use (device/runner/onnx/host_graphs.py)."""
+        if window_s not in self.windows:
+            raise ValueError(f"the {self.name} backend has no {window_s} s window")
+        encoder = self._encoders.get(window_s)
+        if encoder is None:
+            encoder = self._encoders[window_s] = window_encoder_session(self, window_s)
         self._bound.reset()      # the last window's K/V go before this one's are made
         d = self.dims
-        mel = {"mel": self._feed("mel", np.asarray(mel).reshape(1, d.n_mels, 2 * d.n_audio_ctx))}
+        mel = np.asarray(mel).reshape(d.n_mels, -1)[:, :d.window_frames(window_s)]
+        mel = {"mel": self._feed("mel", mel[None])}
         if self.cross == "absorbed":
-            return self._encoder.run(["F"], mel)[0].astype(np.float32, copy=False), None
-        if "cross_k.0" in {o.name for o in self._encoder.get_outputs()}:
-            k, v = self._encode_by_layer(mel["mel"])
+            return encoder.run(["F"], mel)[0].astype(np.float32, copy=False), None
+        if "cross_k.0" in {o.name for o in encoder.get_outputs()}:
+            k, v = self._encode_by_layer(encoder, mel["mel"])
         else:
-            k, v = self._encoder.run(["cross_k", "cross_v"], mel)
+            k, v = encoder.run(["cross_k", "cross_v"], mel)
         # An encoder host_passes could not rewrite (onnx-int8's quantised projection) writes them stacked: moved
         # once a window (~10 ms), not a layer at every step.
         return tuple(np.ascontiguousarray(self._head_major(t), np.float32) for t in (k, v))
 
-    def _encode_by_layer(self, mel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _encode_by_layer(self, encoder, mel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """An encoder rewritten by cross_by_layer (and head_major_kv): each layer's [H, T, d/H] (or [T, d]) output
         bound to its slice of the [L, H, T, d/H] (or [L, 1, T, d]) arrays, which ONNX Runtime fills in place."""
         d = self.dims
-        out = next(o for o in self._encoder.get_outputs() if o.name == "cross_k.0")
+        out = next(o for o in encoder.get_outputs() if o.name == "cross_k.0")
         dtype, shape = NP_DTYPES[out.type], list(out.shape)          # [H, T, d/H] head-major, else [T, d]
         stacked = (d.n_text_layer, *shape) if len(shape) == 3 else (d.n_text_layer, 1, *shape)
         k, v = (np.empty(stacked, dtype) for _ in range(2))
-        io = self._encoder.io_binding()
+        io = encoder.io_binding()
         io.bind_cpu_input("mel", mel)
         for name, arr in (("cross_k", k), ("cross_v", v)):
             for layer in range(d.n_text_layer):
                 io.bind_output(f"{name}.{layer}", "cpu", 0, dtype, shape, arr[layer].ctypes.data)
-        self._encoder.run_with_iobinding(io)
+        encoder.run_with_iobinding(io)
         return k, v
 
     def _cross_feeds(self, cross_k, cross_v) -> tuple[dict, tuple]:
@@ -187,7 +202,7 @@ class OnnxBackend:
             # onnx and the graph builders: imported only if the uncached reference is asked for
             from device.graphs import onnx_graphs as G
             from device.graphs.host_passes import host_decoder
-            from device.graphs.quantize import FROM_FP32, quantize_model
+            from device.graphs.quantize import quantize_model
 
             full = G.build_decoder_full(self._full_params(), self.dims, self.cross)
             full = host_decoder(quantize_model(full, self.dtype) if self.dtype in FROM_FP32 else full,

@@ -13,32 +13,15 @@ from pathlib import Path
 
 from core.model.alignment import alignment_heads
 from core.model.backend import check_cross
-from core.model.dims import ModelDims
+from core.model.dims import FULL_WINDOW_S, WINDOWS_S, ModelDims
 from core.model.weights import WhisperWeights, load_model
+from device.graphs.dtypes import FROM_FP32
 from device.runner.bundle import read_bundle
 from device.runner.cache_paths import embedding_tables
+from device.runner.onnx.host_graphs import host_encoder, prepack_encoder
 from device.runner.onnx.onnx_backend import OnnxBackend
 from device.runner.onnx.ort_session import open_session
 from device.spec.runtime_config import RuntimeConfig
-
-ENCODER_ROW_BLOCKS = 4
-
-
-def _host_encoder(encoder, dims: ModelDims):
-    """Attention and MLP over blocks of rows, and the cross K/V written per layer, head-major, into the arrays
-    encode() returns: the encoder's peak holds [375, 1500] and [375, 2048] activations instead of [1500, ...] ones
-    and no [T, L*d] copy of the cross K/V (same values to the bit; docs/benchmarks.md)."""
-    from device.graphs.encoder_passes import attention_by_head, cross_by_layer, mlp_by_rows  # onnx: see build()
-    from device.graphs.host_passes import fuse_layer_norms, head_major_kv
-
-    blocks = ENCODER_ROW_BLOCKS if dims.n_audio_ctx % ENCODER_ROW_BLOCKS == 0 else 1
-    encoder = mlp_by_rows(attention_by_head(fuse_layer_norms(encoder), dims.n_audio_head, blocks), blocks)
-    return head_major_kv(cross_by_layer(encoder), dims.n_text_head)
-
-
-def prepack_encoder(config: RuntimeConfig, dtype: str) -> bool:
-    # Unpacked MatMulNBits blocks are repacked at every call: int8b's encoder is ~25 % slower without it.
-    return config.prepack_encoder or dtype == "int8b"
 
 
 def _reload_params(weights: WhisperWeights):
@@ -58,7 +41,7 @@ def build(source: WhisperWeights | str | Path, *, config: RuntimeConfig, cross: 
 
     from device.graphs import onnx_graphs as G
     from device.graphs.host_passes import host_decoder
-    from device.graphs.quantize import FROM_FP32, quantize_model
+    from device.graphs.quantize import quantize_model
 
     step_model = None                      # kept for full() only when its weights exist nowhere else
     if isinstance(source, WhisperWeights):
@@ -86,21 +69,28 @@ def build(source: WhisperWeights | str | Path, *, config: RuntimeConfig, cross: 
             full_params = lambda: G.params_from_graph(onnx.load(str(b.decoder_step_path)))   # noqa: E731
     if step_model is not None:
         full_params = lambda: G.params_from_graph(step_model)    # noqa: E731
-    encoder = _host_encoder(encoder, dims).SerializeToString()
+    encoder = host_encoder(encoder, dims).SerializeToString()
     encoder = open_session(encoder, replace(config, profile=None), save_dir and save_dir / "encoder.onnx",
                            prepack_encoder(config, dtype))
     if step_graph is not None:
         step_graph = open_session(host_decoder(step_graph, dims.n_text_head).SerializeToString(), config,
                                   save_dir and save_dir / "decoder_step.onnx", config.prepack_step)
     return OnnxBackend(encoder, step_graph, dims=dims, sha256=sha, dtype=dtype, cross=cross, tables=tables,
-                       full_params=full_params, config=config, alignment=heads)
+                       full_params=full_params, config=config, alignment=heads,
+                       windows=windows(dtype, isinstance(source, WhisperWeights)))
+
+
+def windows(dtype: str, from_weights: bool) -> tuple[int, ...]:
+    """The windows a backend encodes: every length where its encoders are rebuilt from the canonical params
+    (weights, not a bundle, whose encoder's params are not kept; fp32 and int8b, quantised deterministically)."""
+    return WINDOWS_S if from_weights and dtype in FROM_FP32 else (FULL_WINDOW_S,)
 
 
 def reload_params(weights_path, dtype: str, cross: str):
     """The params full() runs on, for a backend opened from the start-up cache: the canonical ones (fp32, int8b),
     or the step graph's own, dequantised; read only if full() is ever called."""
     def params():
-        from device.graphs.quantize import FROM_FP32, quantize_model  # onnx: only if full() is asked for
+        from device.graphs.quantize import quantize_model  # onnx: only if full() is asked for
 
         weights = load_model(weights_path)
         if dtype in FROM_FP32:
@@ -121,4 +111,4 @@ def open_cached(directory: Path, *, dims: ModelDims, sha256: str, weights_path, 
                     if step else None)
     return OnnxBackend(encoder, step_session, dims=dims, sha256=sha256, dtype=dtype, cross=check_cross(cross),
                        tables=embedding_tables(directory), full_params=reload_params(weights_path, dtype, cross),
-                       config=config, cache_dir=directory)
+                       config=config, cache_dir=directory, windows=windows(dtype, True))
