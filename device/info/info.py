@@ -15,6 +15,7 @@ import json
 from core.errors import WhisperKVError
 from core.model.device_words import machine_words
 from device.deploy.board_packages import MIN_PYTHON
+from device.deploy.deploy_record import read_record
 from device.deploy.native_deploy import board_runner
 from device.info.probe_script import probe_script
 from device.info.shell_probe import ShellFacts, shell_facts
@@ -132,7 +133,7 @@ def device_info(transport: Transport, dir: str | None = None, delegate_globs: tu
             raise DeviceInfoError(f"the probe on {transport.label} printed no report: {res.text[:200]!r}",
                                   "check that the device's shell prints nothing on login") from None
     else:
-        info |= _shell_probe(transport, delegate_globs) | {"python": None}
+        info |= _shell_probe(transport, delegate_globs) | {"python": None} | _deployed(transport, root)
     info["tflite_used"] = tflite_used(info)
     info["npu_ready"] = npu_ready(info)
     return {"device": transport.label, **{k: info.get(k) for k in FIELDS[1:]}}
@@ -146,6 +147,17 @@ def _identity(board: ShellFacts) -> dict:
             "arch": board.arch, "abi": board.abi, "board_runner": f"{runner}: {why}", "soc": board.soc,
             "cpu": board.cpu, "cpu_count": board.cpu_count,
             "mem_total_mb": board.mem_total_mb, "mem_free_mb": board.mem_free_mb, "npu": board.apusys}
+
+
+def _deployed(transport: Transport, root: str) -> dict:
+    """Without a Python there (Android): the deployed runner and model as deploy's record in `root` says (`cat`)."""
+    record = read_record(transport, transport.resolve(root).rstrip("/"))
+    if record is None:
+        return {"runner_dir": root}
+    model = next((rel for rel in ("model/model.json", "model/model.bin", "model/model.safetensors")
+                  if rel in record.files), None)
+    return {"runner_dir": root, "runner_version": f"{record.runner_version} ({record.runner} runner)",
+            "model": f"deployed: {model}" if model else None, "model_sha256": record.model_sha256 or None}
 
 
 def _shell_probe(transport: Transport, delegate_globs: tuple) -> dict:

@@ -4,6 +4,7 @@ This PC has no NPU: no /dev/apusys*, no neuronrt, no Neuron delegate; ai_edge_li
 The NPU tools' tests put STAND-IN `neuronrt` and `ncc-tflite` scripts (they only print a version) and a
 stand-in delegate file (an empty file) where the probe looks: MediaTek's real ones need a board and its SDK.
 """
+import json
 import os
 import platform
 import shutil
@@ -152,6 +153,13 @@ def test_an_android_device_is_named_by_its_properties_and_gets_the_native_runner
                                "runner, built for Android (bionic)")
     assert lines["board_runner"] == "native: Android 14 has no Python the runner can use; the native runner needs none"
     assert lines["soc"].startswith("MT8189") and "getprop ro.board.platform" in lines["soc"]
+    # what deploy left there, read from its record with `cat` (no Python to ask)
+    (tmp_path / "manifest.json").write_text(json.dumps({
+        "runner_version": "0.1.0", "runner": "native", "android": "14", "model_sha256": "ab" * 32,
+        "files": {"bin/whisperkv-runner": "00", "model/model.json": "11", "model/encoder.dla": "22"}}))
+    info = device_info(AdbTransport("STANDIN01", python="/nonexistent/python3"), dir=str(tmp_path))
+    assert (info["runner_dir"], info["runner_version"]) == (str(tmp_path), "0.1.0 (native runner)")
+    assert (info["model"], info["model_sha256"]) == ("deployed: model/model.json", "ab" * 32)
 
 
 def test_a_linux_board_without_python_is_named_from_its_shell(stand_in_adb, tmp_path, monkeypatch):
