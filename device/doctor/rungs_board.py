@@ -15,7 +15,7 @@ from device.spec.soc import SOCS
 
 _PY = ".".join(map(str, board_packages.MIN_PYTHON))
 # Android images ship no Python: the public MT8371 Android ports (superLin006/MTK_model_zoo) push native binaries, and
-# deploy the native runner's bionic build (docs/board.md, section 1).
+# deploy the native runner's bionic build (docs/board.md, section 10).
 ANDROID_FIX = ("Android has no Python the runner can use: deploy the native runner (`whisperkv deploy --device URL "
                "--backend dla --model BUNDLE`), or pass ?runner=native")
 PYTHON_FIX = (f"the Python runner needs Python {_PY} or newer on the board (Genio IoT Yocto and Ubuntu images ship "

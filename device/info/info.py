@@ -5,8 +5,9 @@ would use), the Neuron delegate, a TFLite interpreter (and which one the runner'
 
 The board is read with shell commands first (device/info/shell_probe.py: uname, the files that name the SoC, getprop
 where it exists, /proc/cpuinfo, /proc/meminfo, /dev/apusys*), so a device without Python is still named; then one
-probe script runs with the device's own Python (stdlib only) for what only it can say. Without a Python there, a
-shell probe reports the NPU tools, the delegates and a compiler, and Python is reported absent.
+probe script runs with the device's own Python (stdlib only) for what only it can say. Without a Python there (an
+Android board: "Android 14 on MT8189", bionic, the native runner), a shell probe reports the NPU tools, the delegates
+and a compiler, deploy's record the deployed runner and model, and Python is reported absent.
 """
 from __future__ import annotations
 
