@@ -32,8 +32,8 @@ def profile_bundle(target: Target) -> Path | None:
 
 
 def check_board(checkup: Checkup, progress: Callable[[int, int], None] | None = None) -> dict:
-    """The doctor's report, with each rung's line (`lines`) as the CLI prints it and the clips' runs (`runs`, for
-    doctor.html)."""
+    """The doctor's report, with each rung's line (`lines`) as the CLI prints it, the clips' runs (`runs`, for
+    doctor.html) and the board's logs (`logs`: the runner's stderr, on Android logcat's Neuron lines)."""
     lines: list[str] = []
 
     def heard(result: RungResult) -> None:      # the climb hears every rung in ladder order, not-run ones too
@@ -41,4 +41,4 @@ def check_board(checkup: Checkup, progress: Callable[[int, int], None] | None = 
         if progress is not None:
             progress(len(lines) - 1, STATUSES.index(result.status))
 
-    return examine(checkup, heard) | {"lines": lines, "runs": checkup.runs}
+    return examine(checkup, heard, logs=True) | {"lines": lines, "runs": checkup.runs, "logs": checkup.logs}

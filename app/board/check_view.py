@@ -130,7 +130,7 @@ class CheckView(QWidget):
         if self.report is None:
             return None
         try:
-            self.last = write_report(folder, self.report, self.report.get("runs") or {})
+            self.last = write_report(folder, self.report, self.report.get("runs") or {}, self.report.get("logs"))
         except OSError as exc:
             self.where.setText(f"doctor.html could not be written to {folder}: {exc.strerror or exc}")
             return None

@@ -43,7 +43,7 @@ def report(fail_at: str | None = None, fix: str = NUMBERS_FIX) -> dict:
                                   f"{name} decided"))
         failed = status == "fail"
     return {"device": "local", "bundle": None, "rungs": [r.to_dict() for r in results],
-            "lines": [r.line() for r in results], "runs": RUNS}
+            "lines": [r.line() for r in results], "runs": RUNS, "logs": {"runner-stderr.txt": "runner INFO ready\n"}}
 
 
 def test_the_legend_lists_every_mark_with_its_meaning(qtbot):
@@ -110,6 +110,7 @@ def test_the_buttons_write_doctor_html_and_json_to_the_chosen_folder_and_open_it
     assert doc == {k: report()[k] for k in ("device", "bundle", "rungs")}
     page = (chosen / "doctor.html").read_text()
     assert "whisperkv doctor" in page and "Hello world." in page and "speed decided" in page
+    assert (chosen / "runner-stderr.txt").read_text() == "runner INFO ready\n"     # the board's logs beside it
     assert window.settings.export_dir == str(chosen) and str(chosen / "doctor.html") in view.where.text()
     assert view.open_button.isEnabled()
     view.open_button.click()
