@@ -5,8 +5,9 @@ the native runner (the runner in C, device/native_runner/) where it has none, on
 device/link/android.py: Android ships no Python), and wherever --runner native or ?runner=native asks for it. The
 native runner ships as DIR/bin/whisperkv-runner, built on this PC for the board's CPU
 (device/toolchain/native_runner_build.py; on Android its bionic build, device/toolchain/bionic_build.py), beside
-DIR/model/: a compiled bundle's .dla graphs, its native tables (docs/native-tables.md) and model.json listing only
-those. No Python file ships, and the board hashes its files with `sha256sum` (device/deploy/deploy_record.py)."""
+DIR/model/: the two .dla graphs of a compiled bundle it drives, its native tables (docs/native-tables.md) and
+model.json listing only those. No Python file ships, and the board hashes its files with `sha256sum`
+(device/deploy/deploy_record.py)."""
 from __future__ import annotations
 
 import re
@@ -25,6 +26,10 @@ BUILD_ARCH = {"aarch64": "aarch64", "arm64": "aarch64", "x86_64": "x86_64", "amd
 ANDROID_ARCHES = ("aarch64", "arm64")
 VERSION_LINE = "import sys; print('%d.%d.%d' % sys.version_info[:3])"
 NATIVE_BACKENDS = ("auto", "dla")        # the native runner serves a compiled bundle on the Neuron runtime
+# The graphs it drives (device/native_runner/model.c), named after their .tflite by `whisperkv compile`; not the
+# step's attention variant, which only the Python runner opens (word timings): a second copy of the step's weights
+# that need not cross adb push or SFTP.
+NATIVE_GRAPHS = ("encoder.dla", "decoder_step.dla")
 TABLES_FIX = ("export the bundle again (`whisperkv export --format tflite --out DIR`, which writes them), compile it "
               "with `whisperkv compile DIR`, then deploy it")
 
@@ -94,8 +99,9 @@ def runner_parts(arch: str | None, android: bool = False) -> list[tuple[str, lis
 
 
 def ships(name: str) -> bool:
-    """A bundle file the native runner reads: the .dla graphs and the native tables (model.json aside)."""
-    return Path(name).suffix == ".dla" or name in native_tables.FILES
+    """A bundle file the native runner reads: the two .dla graphs it drives and the native tables (model.json
+    aside)."""
+    return name in NATIVE_GRAPHS or name in native_tables.FILES
 
 
 def check_tables(doc: dict, bundle: Path) -> None:

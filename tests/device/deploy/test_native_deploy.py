@@ -27,10 +27,13 @@ NO_PYTHON = "/nonexistent/python3"      # a board without Python: every use of o
 
 
 def native_bundle(src: Path, tables: bool = True) -> Path:
-    """A compiled bundle (placeholder graphs) with placeholder native tables, listed in model.json as export lists
-    them."""
+    """A compiled bundle (placeholder graphs, the step's attention variant too) with placeholder native tables, listed
+    in model.json as export and compile list them."""
     _compiled(src)
     doc = json.loads((src / "model.json").read_text())
+    (src / "decoder_step_attention.dla").write_bytes(b"compiled attention variant")
+    doc["files"]["decoder_step_attention.dla"] = sha256_files([src / "decoder_step_attention.dla"])
+    doc["dla"]["graphs"]["decoder_step_attention"] = {"file": "decoder_step_attention.dla"}
     if tables:
         for name in native_tables.FILES:
             (src / name).write_bytes(b"table " + name.encode())
@@ -63,6 +66,7 @@ def test_a_board_without_python_gets_the_native_runner_unasked_and_the_link_star
     assert os.access(board / "bin" / "whisperkv-runner", os.X_OK)
     assert not list(board.rglob("*.py")) and not list(board.rglob("*.npy")) and not (board / "model" /
                                                                                       "tokenizer.json").exists()
+    assert not (board / "model" / "decoder_step_attention.dla").exists()      # the Python runner's only
     record = json.loads((board / "manifest.json").read_text())
     assert (record["runner"], record["backend"], record["packages"]) == ("native", "dla", {"installed": [],
                                                                                            "into": None})
