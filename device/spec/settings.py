@@ -53,8 +53,8 @@ SSH = ("ssh",)
 SETTINGS: list[Setting] = [
     # the transport's: where and how the runner starts (device/link/connect.py)
     Setting("runner", "which runner the device starts: python (python -m device.runner) or native (the runner in "
-            "C, for a board without a Python the runner can use); default: the one deploy left there, else python "
-            "where the device has a Python the runner can use, else native", kind="choice",
+            "C, for a board without a Python the runner can use, Android's among them); default: the one deploy left "
+            "there (deploy gives such a board the native one), else python", kind="choice",
             choices=RUNNERS, runner=False, studio=KINDS),
     Setting("python", "the interpreter that runs the runner on the device", cli=False, runner=False, studio=KINDS),
     Setting("dir", "the runner's directory on the device (default: ~/whisperkv; on Android, over adb, "
