@@ -9,7 +9,8 @@ import sysconfig
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SOURCES = ("neuron_runtime.c", "own_python.c", "neuron_compute.py", "apu.py")   # what a board needs to build and run it
+# what a board needs to build and run it
+SOURCES = ("neuron_runtime.c", "python_call.c", "own_python.c", "neuron_compute.py", "apu.py")
 
 
 def library_name(*defines: str, name: str | None = None) -> str:
@@ -57,3 +58,12 @@ def build_empty(out_dir: Path) -> Path:
     lib = Path(out_dir) / "libempty.so"
     subprocess.run(["cc", "-shared", "-fPIC", str(src), "-o", str(lib)], check=True)
     return lib
+
+
+def build_wire(out_dir: Path, *defines: str, apu: str, log: str, name: str) -> Path:
+    """The WIRE build for an Android board (bionic arm64, device/toolchain/bionic_build.py): no Python in it, each
+    call sent to the STAND-IN APU at the board's path `apu` (apu_wire.py), its log lines appended to `log`."""
+    from device.toolchain.bionic_build import compile_bionic
+
+    wire = ("WIRE", f'STANDIN_APU="{apu}"', f'STANDIN_LOG="{log}"', *defines)
+    return compile_bionic([HERE / "neuron_runtime.c"], Path(out_dir) / name, shared=True, defines=wire, libs=("c",))

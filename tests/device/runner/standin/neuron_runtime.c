@@ -19,14 +19,22 @@
  * OWN_PYTHON: for a process without Python (the native runner): the library starts its own interpreter (own_python.c).
  * INSTANT: no Python and no computing (instant.c): the slots are read from the .dla's graph, each run returns success
  * at once with its outputs left as they are, so a runner's own cost per token can be timed (bench/native_runner.py).
+ * WIRE: no Python in the library (wire.c), for a board that has none (Android: built for bionic, build.py): each
+ * call goes as a binary message to the STAND-IN APU at STANDIN_APU (apu_wire.py).
+ * Without INSTANT or WIRE, each call goes to the running Python (python_call.c).
  */
-#ifdef INSTANT
+#if defined(INSTANT) || defined(WIRE)
 typedef void PyObject;                /* the argument builders below are compiled but never called */
 #define Py_BuildValue(...) NULL
 #define PyList_New(n) NULL
 #define PyList_SET_ITEM(list, i, item) ((void)(item))
-static long instant_call(const char* name, void* arg);
-#define locked_call(name, build, arg) instant_call(name, arg)
+#ifdef INSTANT
+#define DIRECT_CALL instant_call
+#else
+#define DIRECT_CALL wire_call
+#endif
+static long DIRECT_CALL(const char* name, void* arg);
+#define locked_call(name, build, arg) DIRECT_CALL(name, arg)
 #else
 #include <Python.h>
 #endif
@@ -42,53 +50,14 @@ static long instant_call(const char* name, void* arg);
 #define STANDIN_APU ""
 #endif
 
+#if !defined(INSTANT) && !defined(WIRE)
+#include "python_call.c"
+#endif
+
 #ifdef WITH_MARKER
 const char whisperkv_standin[] = "STAND-IN Neuron runtime (tests/device/runner/standin)";
 #endif
 
-#ifndef INSTANT
-static PyObject* compute_module(void) {
-    static PyObject* module = NULL;
-    if (module == NULL) {
-        PyObject* path = PySys_GetObject("path");   /* borrowed */
-        PyObject* dir = PyUnicode_FromString(STANDIN_DIR);
-        PyList_Insert(path, 0, dir);
-        Py_DECREF(dir);
-        module = PyImport_ImportModule("neuron_compute");
-        if (module != NULL) {
-            PyObject* apu = PyUnicode_FromString(STANDIN_APU);
-            PyObject_SetAttrString(module, "APU", apu);
-            Py_DECREF(apu);
-        }
-    }
-    return module;
-}
-
-/* A call of neuron_compute.NAME(args) returning an int (-1 and a printed traceback when it raised). */
-static long call_int(const char* name, PyObject* args) {
-    long out = -1;
-    PyObject* m = compute_module();
-    if (m != NULL && args != NULL) {
-        PyObject* fn = PyObject_GetAttrString(m, name);
-        PyObject* r = fn != NULL ? PyObject_CallObject(fn, args) : NULL;
-        if (r != NULL) {
-            out = PyLong_AsLong(r);
-            Py_DECREF(r);
-        }
-        Py_XDECREF(fn);
-    }
-    if (PyErr_Occurred()) PyErr_Print();
-    Py_XDECREF(args);
-    return out;
-}
-
-static long locked_call(const char* name, PyObject* (*build)(void*), void* arg) {
-    PyGILState_STATE g = PyGILState_Ensure();
-    long r = call_int(name, build(arg));
-    PyGILState_Release(g);
-    return r;
-}
-#endif
 
 typedef struct { long rt; const char* kind; long slot; int padded; } SizeQuery;
 static PyObject* size_args(void* q) {
@@ -250,19 +219,9 @@ void NeuronRuntime_release(void* runtime) {
 #endif
 
 #ifdef WITH_V2
-typedef struct {
-    void* buffer;
-    size_t length;
-    int fd;
-    int offset;
-    uint64_t reserved2_should_be_init_zero;
-    uint64_t reserved3_should_be_init_zero;
-} IOBuffer;
-
-typedef struct {
-    IOBuffer* inputs;
-    IOBuffer* outputs;
-} SyncInferenceRequest;
+typedef struct { void* buffer; size_t length; int fd; int offset; uint64_t reserved2_should_be_init_zero;
+                 uint64_t reserved3_should_be_init_zero; } IOBuffer;
+typedef struct { IOBuffer* inputs; IOBuffer* outputs; } SyncInferenceRequest;
 
 int NeuronRuntimeV2_create(const char* pathToDlaFile, size_t nbThreads, void** runtime, size_t backlog) {
     (void)backlog;
@@ -316,22 +275,19 @@ void NeuronRuntimeV2_release(void* runtime) { locked_call("release", handle_args
 #endif
 
 #ifndef NO_VERSION
-typedef struct {
-    uint8_t major;
-    uint8_t minor;
-    uint8_t patch;
-} NeuronVersion;
+typedef struct { uint8_t major, minor, patch; } NeuronVersion;
 
 int NeuronRuntime_getVersion(NeuronVersion* version) {
-    version->major = 0;
-    version->minor = 0;
-    version->patch = 1;
+    *version = (NeuronVersion){0, 0, 1};
     return 0;
 }
 #endif
 
 #ifdef INSTANT
 #include "instant.c"
+#endif
+#ifdef WIRE
+#include "wire.c"
 #endif
 #ifdef OWN_PYTHON
 #include "own_python.c"
