@@ -47,8 +47,9 @@ def fetch(out_dir: Path) -> Path | None:
         subprocess.run(["dpkg-deb", "-x", str(deb), str(tmp / "x")], check=True)
         out_dir.mkdir(parents=True, exist_ok=True)
         out = out_dir / deb.name.replace(".deb", ".busybox")
-        shutil.copy2(tmp / "x/bin/busybox", out.with_suffix(".part"))
-        out.with_suffix(".part").rename(out)
+        part = out.with_suffix(f".part{os.getpid()}")       # two test workers may fetch it at once
+        shutil.copy2(tmp / "x/bin/busybox", part)
+        part.rename(out)
         return out
 
 
