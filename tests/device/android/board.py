@@ -72,9 +72,14 @@ def missing() -> str | None:
         return f"{SHARED} (arm64 Android's linker and libraries) is absent"
     if os.geteuid() != 0:
         return "the STAND-IN Android board needs root (chroot, mounts)"
-    handler = Path("/proc/sys/fs/binfmt_misc/qemu-aarch64")
-    if not handler.is_file() or not handler.read_text().startswith("enabled"):
-        return "binfmt_misc has no qemu-aarch64 handler (Debian: apt-get install qemu-user-static binfmt-support)"
+    from tools.board_box import host
+
+    try:
+        host.enable_binfmt()          # registered as the box registers it, when binfmt-support has not yet
+    except (host.Missing, OSError) as exc:
+        return f"qemu-aarch64 is not registered with binfmt_misc: {exc}"
+    if not (host.BINFMT / "qemu-aarch64").read_text().startswith("enabled"):
+        return "binfmt_misc's qemu-aarch64 handler is disabled (update-binfmts --enable qemu-aarch64)"
     if shutil.which("aarch64-linux-gnu-gcc") is None:
         return "no arm64 cross compiler for the bionic builds (Debian: apt-get install gcc-aarch64-linux-gnu)"
     return None
