@@ -58,7 +58,7 @@ def test_deploy_ships_the_bionic_native_runner_to_data_local_tmp(android_board, 
     assert any(c[2:3] == ["push"] and c[4].startswith("/data/local/tmp/whisperkv/") for c in calls if len(c) > 4)
 
 
-@pytest.mark.parametrize("clip", ["test_en.wav", "test_zh.wav"])   # test_zh's tokens split characters
+@pytest.mark.parametrize("clip", ["test_en.wav", "test_zh.wav"])
 def test_transcribe_over_adb_gives_the_python_dla_runners_tokens(android_board, deployed, clip):
     r = whisperkv(android_board, "transcribe", str(AUDIO / clip), "--json", "--device", URL)
     assert r.returncode == 0, r.stderr
@@ -68,8 +68,23 @@ def test_transcribe_over_adb_gives_the_python_dla_runners_tokens(android_board, 
     assert board["ran_on"]["library"] == android.VENDOR_LIB
     if clip == "test_en.wav":
         assert board["text"] == JFK
-    else:
+    else:       # the clip whose tokens split a multi-byte character (issue 42's third case)
         assert board["language"] == "zh" and board["text"].startswith("甚至出现交易")
+        assert splits_a_character(board["tokens"]), "no character split in test_zh"
+
+
+def splits_a_character(tokens: list[int]) -> bool:
+    """Some token's bytes are part of a character only."""
+    from core.model.tokenizer import WhisperTokenizer
+    from core.model.weights import find_tokenizer
+
+    tokenizer = WhisperTokenizer.from_file(find_tokenizer())
+    for token in tokens:
+        try:
+            tokenizer.token_bytes(token).decode("utf-8")
+        except UnicodeDecodeError:
+            return True
+    return False
 
 
 def test_the_stop_line_names_the_native_runner_android_and_the_library(android_board, deployed):
