@@ -92,14 +92,17 @@ class PrefillBackend(Protocol):
 @runtime_checkable
 class WindowBackend(Protocol):
     """A backend whose encoder also takes windows shorter than 30 s (core/model/dims.py, WINDOWS_S): the same
-    weights over the mel's first frames and the positional table's first rows. Optional: a backend without it
-    serves 30 s windows only."""
+    weights over the mel's first frames and the positional table's first rows; and whose step, prefill and `full`
+    take that window's cross state, of A' = dims.audio_positions(window_s) positions, and attend to those alone:
+    what an additive cross-attention mask over the rest computes in a graph of fixed shapes (whisper.cpp's
+    `audio_ctx`; docs/benchmarks.md, "Encoder windows", measured it against zero-padding, which changes the
+    words). Optional: a backend without it serves 30 s windows only."""
     windows: tuple[int, ...]
     """The lengths it encodes, in seconds, shortest first (30 among them)."""
 
     def encode_window(self, mel: np.ndarray, window_s: int) -> tuple[np.ndarray, np.ndarray | None]:
-        """The encoder over the first `window_s` of mel [1, n_mels, 2*A]: the cross state (as `encode`'s) of
-        A' = dims.audio_positions(window_s) positions."""
+        """The encoder over the first `window_s` of mel [1, n_mels, 2*A]: the cross state (as `encode`'s) of A'
+        positions."""
         ...
 
 
@@ -111,24 +114,14 @@ def windows_of(backend) -> tuple[int, ...]:
     return tuple(getattr(backend, "windows", (FULL_WINDOW_S,)))
 
 
-def pad_cross(t: np.ndarray | None, n_audio_ctx: int) -> np.ndarray | None:
-    """A shorter window's cross state (positions on axis 2, any form) zero-padded to the step's `n_audio_ctx`
-    positions, so the step's fixed shapes take it: zero keys score 0 and zero values add nothing."""
-    if t is None or t.shape[2] == n_audio_ctx:
-        return t
-    out = np.zeros((*t.shape[:2], n_audio_ctx, t.shape[3]), t.dtype)
-    out[:, :, :t.shape[2]] = t
-    return out
-
-
 def encode_sized(backend, mel: np.ndarray, window_s: int = FULL_WINDOW_S) -> tuple[np.ndarray, np.ndarray | None]:
-    """The cross state of the mel's first `window_s`, as the step reads it (A positions, the tail zero)."""
+    """The cross state of the mel's first `window_s`: `encode`'s for 30 s, else `encode_window`'s."""
     if window_s == FULL_WINDOW_S:
         return backend.encode(mel)
     if window_s not in windows_of(backend):
         raise ModelError(f"the {getattr(backend, 'name', 'backend')} backend has no {window_s} s window",
                          f"ask for one of: {', '.join(map(str, windows_of(backend)))} s")
-    return tuple(pad_cross(t, backend.dims.n_audio_ctx) for t in backend.encode_window(mel, window_s))
+    return backend.encode_window(mel, window_s)
 
 
 def check_cross(cross: str) -> str:

@@ -229,11 +229,43 @@ def growing_cache(model: onnx.ModelProto, names=("self_k", "self_v")) -> onnx.Mo
     return m
 
 
+def any_window(model: onnx.ModelProto, names=("cross_k", "cross_v")) -> onnx.ModelProto:
+    """A copy of a decoder graph after head_major_kv whose per-layer cross K/V inputs [1, H, A, d/H] take any A: a
+    shorter encoder window's positions only (core/model/dims.py WINDOWS_S), which is what an additive mask over the
+    rest computes, as whisper.cpp's audio_ctx attends to the window alone; a step then reads A/1500 of the cross
+    K/V. Unchanged if any is in another form (the absorbed form's F)."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    g = m.graph
+    inits, users = {i.name: i for i in g.initializer}, _users(g)
+    cross = _per_layer(g.input, names)
+    found = []
+    for c in cross:
+        dims = [x.dim_value for x in c.type.tensor_type.shape.dim]
+        uses = users.get(c.name, [])
+        shape = uses[0].input[1] if len(uses) == 1 and uses[0].op_type == "Reshape" else None
+        if len(dims) != 4 or shape not in inits or list(numpy_helper.to_array(inits[shape])) != dims[1:]:
+            m.CopyFrom(model)
+            return m
+        found.append((c, uses[0], dims))
+    for c, reshape, (_, n_head, _, d_head) in found:
+        reshape.input[1] = _const(g, reshape.input[1] + ".any_window", [n_head, -1, d_head])
+        c.type.tensor_type.shape.dim[2].ClearField("dim_value")
+        c.type.tensor_type.shape.dim[2].dim_param = "audio_positions"
+    del g.value_info[:]          # inferred shapes still say 1500
+    used = {x for nd in g.node for x in nd.input}
+    kept = [i for i in g.initializer if i.name in used]
+    del g.initializer[:]
+    g.initializer.extend(kept)
+    return m
+
+
 def layer_norm_count(model: onnx.ModelProto) -> int:
     return sum(n.op_type == "LayerNormalization" for n in model.graph.node)
 
 
 def host_decoder(graph, n_head: int) -> onnx.ModelProto:
     """A decoder graph (step, prefill, full) as the onnx backends' sessions run it: stacked inputs per layer,
-    LayerNorms fused, the cross K/V and the cache read head-major, the cache of any length."""
-    return growing_cache(head_major_kv(fuse_layer_norms(per_layer_inputs(graph)), n_head))
+    LayerNorms fused, the cross K/V and the cache read head-major, the cache of any length, the cross K/V of any
+    window."""
+    return any_window(growing_cache(head_major_kv(fuse_layer_norms(per_layer_inputs(graph)), n_head)))

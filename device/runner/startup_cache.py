@@ -6,6 +6,7 @@ cross-attention form, core/model/backend.py; meta.json records the form too):
 
     encoder.onnx, decoder_step.onnx (+ .data)   the optimised graphs, their initializers beside them
     decoder_step_attention.onnx (+ .data)       the attention variant, added when a runner is first asked for it
+    encoder_10s.onnx, encoder_20s.onnx (+ .data)    a shorter window's encoder, added when first asked for
     token_embedding.npy, positional_embedding.npy   memory-mapped on later starts
     native.*.npy                                    native-int8b's step weights, memory-mapped
                                                     (device/runner/native/step.py; its compiled library
@@ -40,7 +41,7 @@ from device.spec.runtime_config import RuntimeConfig
 
 log = logging.getLogger("whisperkv.agent")
 
-FORMAT = 11       # 11: native-int8b caches (their weights quantised as onnx-int8b's, bit for bit)
+FORMAT = 12       # 12: steps that read a shorter window's cross K/V; 11: native-int8b caches
 
 
 def weights_sha256(paths: list[Path]) -> str:

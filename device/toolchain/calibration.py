@@ -66,12 +66,20 @@ class Samples:
     utterances: int = 0
 
 
-def _say(text: str, voice: str, wav: Path) -> None:
+def say(text: str, voice: str, rate: int = 150) -> np.ndarray:
+    """`text` spoken by espeak-ng's `voice` at `rate` words a minute: 16 kHz mono float32."""
+    with tempfile.TemporaryDirectory(prefix="whisperkv-say-") as tmp:
+        wav = Path(tmp) / "say.wav"
+        _say(text, voice, wav, rate)
+        return load_audio(wav)
+
+
+def _say(text: str, voice: str, wav: Path, rate: int = 150) -> None:
     exe = shutil.which(ESPEAK)
     if exe is None:
         raise ModelError(f"{ESPEAK} is not installed: the integer graphs are calibrated on speech it synthesizes",
                          ESPEAK_FIX)
-    p = subprocess.run([exe, "-v", voice, "-s", "150", "-w", str(wav), text], capture_output=True, text=True,
+    p = subprocess.run([exe, "-v", voice, "-s", str(rate), "-w", str(wav), text], capture_output=True, text=True,
                        stdin=subprocess.DEVNULL)
     if p.returncode != 0 or not wav.is_file():
         raise ModelError(f"{ESPEAK} -v {voice} failed: {(p.stderr or p.stdout).strip()[:200]}", ESPEAK_FIX)
@@ -83,13 +91,7 @@ def speech(limit: int | None = None, sentences: dict = SENTENCES, voices: dict =
     plan = [(lang, voice, text) for lang in sentences for text in sentences[lang] for voice in voices[lang]]
     en, zh = [u for u in plan if u[0] == "en"], [u for u in plan if u[0] == "zh"]
     mixed = [u for pair in zip(en, zh) for u in pair] + en[len(zh):] + zh[len(en):]
-    out = []
-    with tempfile.TemporaryDirectory(prefix="whisperkv-calib-") as tmp:
-        for i, (lang, voice, text) in enumerate(mixed[:limit]):
-            wav = Path(tmp) / f"{i}.wav"
-            _say(text, voice, wav)
-            out.append(Utterance(lang, voice, text, load_audio(wav)))
-    return out
+    return [Utterance(lang, voice, text, say(text, voice)) for lang, voice, text in mixed[:limit]]
 
 
 class _Recorder:

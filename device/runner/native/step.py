@@ -135,12 +135,13 @@ class NativeStep:
         k0, v0, packed = self._packed
         if k0 is cross_k and v0 is cross_v:
             return packed
-        L, H, A = self.dims.n_text_layer, self.dims.n_text_head, self.dims.n_audio_ctx
+        L, H, A = self.dims.n_text_layer, self.dims.n_text_head, cross_k.shape[2]   # A: a shorter window's, or 1500
+        a_pad = -(-A // 16) * 16
         k, v = (np.ascontiguousarray(to_head_major(t, H) if t.shape[1] == 1 else t, np.float32)
                 for t in (cross_k, cross_v))
-        kt, vo = np.empty((L, H, DH, self.a_pad), np.int8), np.empty((L, H, self.a_pad, DH), np.int8)
-        ks, vs = np.empty((L, H, self.a_pad), np.float32), np.empty((L, H, self.a_pad), np.float32)
-        self.lib.wkv_pack_cross(_ptr(k), _ptr(v), L, H, A, self.a_pad, _ptr(kt), _ptr(ks), _ptr(vo), _ptr(vs))
+        kt, vo = np.empty((L, H, DH, a_pad), np.int8), np.empty((L, H, a_pad, DH), np.int8)
+        ks, vs = np.empty((L, H, a_pad), np.float32), np.empty((L, H, a_pad), np.float32)
+        self.lib.wkv_pack_cross(_ptr(k), _ptr(v), L, H, A, a_pad, _ptr(kt), _ptr(ks), _ptr(vo), _ptr(vs))
         self._packed = (cross_k, cross_v, (kt, ks, vo, vs))
         return self._packed[2]
 
@@ -149,6 +150,8 @@ class NativeStep:
         logits [1,1,V], new_k/new_v [L,1,1,d], and with `attention` every head's cross-attention weights
         [L,H,A] (new arrays each call: a caller may keep a step's logits)."""
         kt, ks, vo, vs = self._pack(cross_k, cross_v)
+        # The window's positions: the step attends to them alone (core/model/dims.py, WINDOWS_S).
+        self._model.n_audio, self._model.a_pad = cross_k.shape[2], ks.shape[-1]
         x, mask, cap = np.ascontiguousarray(x), np.ascontiguousarray(mask), self_k.shape[2]   # held over the call
         if not (self_k.flags.c_contiguous and self_v.flags.c_contiguous and self_k.shape[1] == self.dims.n_text_head
                 and mask.size == cap + 1 and x.dtype == np.float32 and mask.dtype == np.float32):
@@ -157,7 +160,7 @@ class NativeStep:
         logits = np.empty((1, 1, d.n_vocab), np.float32)
         new_k, new_v = np.empty((d.n_text_layer, 1, 1, d.n_text_state), np.float32), np.empty(
             (d.n_text_layer, 1, 1, d.n_text_state), np.float32)
-        weights = np.empty((d.n_text_layer, d.n_text_head, d.n_audio_ctx), np.float32) if attention else None
+        weights = np.empty((d.n_text_layer, d.n_text_head, cross_k.shape[2]), np.float32) if attention else None
         self.lib.wkv_step(C.addressof(self._model), _ptr(x), _ptr(self_k), _ptr(self_v), cap,
                           _ptr(mask), _ptr(kt), _ptr(ks), _ptr(vo), _ptr(vs), _ptr(logits), _ptr(new_k),
                           _ptr(new_v), None if weights is None else _ptr(weights))

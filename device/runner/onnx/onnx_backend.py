@@ -34,6 +34,12 @@ def _cache_layout(step) -> dict:
     return {"n_head": shape[1], "grow_by": CACHE_GROW_BY if isinstance(shape[2], str) else 0}
 
 
+def _takes_any_window(step) -> bool:
+    """Whether a step session reads a shorter window's cross K/V (device/graphs/host_passes.py, any_window)."""
+    shape = next((i.shape for i in step.get_inputs() if i.name == "cross_k.0"), [0, 0, 0])
+    return isinstance(shape[2], str)
+
+
 class OnnxBackend:
     """Encoder and decoder step under ONNX Runtime; embeddings are looked up on the CPU."""
 
@@ -53,7 +59,9 @@ class OnnxBackend:
         self.name = "onnx" if dtype == "fp32" else f"onnx-{dtype}"
         self._full = self._step_attention = None
         self._prefill: dict = {}
-        self.windows, self._encoders = tuple(windows), {FULL_WINDOW_S: encoder}
+        # A step of the board's fixed form (an older start-up cache's) serves 30 s only.
+        self.windows = tuple(windows) if step is None or _takes_any_window(step) else (FULL_WINDOW_S,)
+        self._encoders = {FULL_WINDOW_S: encoder}
         self._bound = BoundRuns(self._feeds_and_views)
         # The KV cache the step reads (core/model/backend.py); without a step session, the host graphs' layout.
         self.cache_layout = (_cache_layout(step) if step is not None

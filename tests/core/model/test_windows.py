@@ -1,11 +1,13 @@
 """Encoder windows shorter than 30 s (core/model/dims.py WINDOWS_S): the NumPy reference encodes the mel's first
-frames with the positional table's first rows, and the step gets them zero-padded to its fixed 1500 positions."""
+frames with the positional table's first rows, and its step attends to the window's positions alone: what an
+additive mask over the rest of 1500 positions computes."""
 import numpy as np
 import pytest
 
 from core.errors import ModelError
-from core.model.backend import encode_sized, pad_cross, windows_of
+from core.model.backend import encode_sized, windows_of
 from core.model.dims import FULL_WINDOW_S, WINDOWS_S, ModelDims
+from core.model.kv_cache import KVCache
 from core.model.weights import load_model
 from core.model.whisper import NumpyBackend
 from tests.core.model.test_weights import _tiny_hf_checkpoint
@@ -34,14 +36,6 @@ def test_lengths_come_from_one_table():
         dims.audio_positions(15)
 
 
-def test_pad_cross_keeps_the_window_and_zeroes_the_rest():
-    t = np.arange(2 * 3 * 4 * 2, dtype=np.float32).reshape(2, 3, 4, 2) + 1
-    padded = pad_cross(t, 10)
-    assert padded.shape == (2, 3, 10, 2)
-    assert np.array_equal(padded[:, :, :4], t) and not padded[:, :, 4:].any()
-    assert pad_cross(t, 4) is t and pad_cross(None, 10) is None
-
-
 def test_a_short_window_reads_only_its_frames_and_the_first_positions(tiny, mel):
     assert windows_of(tiny) == WINDOWS_S
     k, v = tiny.encode_window(mel, 10)
@@ -60,12 +54,21 @@ def test_a_short_window_reads_only_its_frames_and_the_first_positions(tiny, mel)
         tiny.audio_positional_embedding = table
 
 
-def test_the_30_s_window_is_the_encoder_and_the_others_are_padded(tiny, mel):
+def test_the_30_s_window_is_the_encoder_and_the_step_attends_to_a_window_alone(tiny, mel):
     assert all(np.array_equal(a, b) for a, b in zip(encode_sized(tiny, mel), tiny.encode(mel)))
     k, v = encode_sized(tiny, mel, 20)
-    short = tiny.encode_window(mel, 20)
-    assert k.shape == (1, 1, 1500, 16) and np.array_equal(k[:, :, :1000], short[0])
-    assert not k[:, :, 1000:].any() and not v[:, :, 1000:].any()
+    assert k.shape == (1, 1, 1000, 16)
+    d = tiny.dims
+    cache = KVCache(d.n_text_layer, d.n_text_ctx, d.n_text_state)
+    x = np.random.default_rng(5).standard_normal((1, 1, 16)).astype(np.float32)
+    mask = np.full((1, 1, 1, d.n_text_ctx + 1), -1e9, np.float32)
+    mask[..., -1] = 0
+    logits = tiny.step(x, cache.k, cache.v, k, v, mask)[0]
+    assert logits.shape == (1, 1, d.n_vocab) and np.isfinite(logits).all()
+    # Zero-padded to 1500 positions without a mask, the padding takes attention: other numbers.
+    pad = ((0, 0), (0, 0), (0, 500), (0, 0))
+    padded = tiny.step(x, cache.k, cache.v, np.pad(k, pad), np.pad(v, pad), mask)[0]
+    assert np.abs(padded - logits).max() > 1e-4
 
 
 def test_a_backend_without_windows_serves_30_s_only(tiny, mel):

@@ -155,3 +155,21 @@ def test_the_absorbed_form_and_a_stacked_cache_are_handled(model, native):
     want = model.backend.step(x, stacked, stacked, ck, ck, mask)[0]
     got = native.step(x, stacked, stacked, ck, ck, mask)[0]
     assert np.abs(got - want).max() < 1.0 and got.argmax() == want.argmax()
+
+
+def test_a_shorter_windows_step_follows_the_reference(model, native, clip_mels):
+    """The C step takes a 20 s window's 1000 positions (core/model/dims.py WINDOWS_S) and attends to them alone."""
+    from core.model.kv_cache import KVCache
+    from core.model.whisper import embed
+
+    d = model.backend.dims
+    cross = model.backend.encode_window(clip_mels("test_en.wav")[0], 20)
+    x = embed(model.backend, [model.tokenizer.special.sot], 0)
+    cache = KVCache()
+    mask = np.full((1, 1, 1, d.n_text_ctx + 1), -1e9, np.float32)
+    mask[..., -1] = 0
+    want = model.backend.step_with_attention(x, cache.k, cache.v, *cross, mask)
+    got = native.step_with_attention(x, cache.k, cache.v, *cross, mask)
+    assert got[3].shape == want[3].shape == (len(native.alignment_heads), 1, 1000)
+    assert np.abs(got[0] - want[0]).max() < 0.5      # int8 weights and cross K/V, as on 30 s windows above
+    assert np.abs(got[3] - want[3]).max() < 0.02     # where each head looks, position by position

@@ -1,12 +1,12 @@
 """The onnx backends' shorter windows: encoders built on first use from the same params, the 30 s one's numbers on
-the window's frames (within fp32 rounding of the NumPy reference), kept in the start-up cache; a backend whose
-encoder cannot be rebuilt from fp32 params serves 30 s only."""
+the window's frames (within fp32 rounding of the NumPy reference), kept in the start-up cache; steps that attend to
+the window's positions alone; a backend whose encoder cannot be rebuilt from fp32 params serves 30 s only."""
 import numpy as np
 import pytest
 
 from core.model.backend import encode_sized, windows_of
 from core.model.dims import FULL_WINDOW_S, WINDOWS_S
-from core.model.kv_cache import to_stacked
+from core.model.kv_cache import KVCache, to_stacked
 from core.model.weights import load_model
 from core.model.whisper import NumpyBackend
 from device.runner.backends import make_backend
@@ -38,9 +38,23 @@ def test_each_window_is_the_reference_on_its_frames(name, tiny, mel):
         rk, rv = ref.encode_window(mel, window_s)
         assert to_stacked(k).shape == rk.shape == (1, 1, tiny.dims.audio_positions(window_s), 16)
         assert np.abs(to_stacked(k) - rk).max() < tol and np.abs(to_stacked(v) - rv).max() < tol
-    # The step's fixed shapes: a short window padded with zeros.
-    k, _ = encode_sized(backend, mel, 10)
-    assert k.shape[2] == 1500 and not k[:, :, 500:].any() and k[:, :, :500].any()
+
+
+def test_the_steps_read_a_shorter_windows_cross_state(tiny, mel):
+    backend, ref = make_backend("onnx", tiny), NumpyBackend(tiny)
+    d = tiny.dims
+    cross = encode_sized(ref, mel, 10)
+    x = np.random.default_rng(6).standard_normal((1, 1, d.n_text_state)).astype(np.float32)
+    cache = KVCache(d.n_text_layer, d.n_text_ctx, d.n_text_state)
+    mask = np.full((1, 1, 1, d.n_text_ctx + 1), -1e9, np.float32)
+    mask[..., -1] = 0
+    want = ref.step_with_attention(x, cache.k, cache.v, *cross, mask)
+    got = backend.step_with_attention(x, cache.k, cache.v, *cross, mask)
+    assert got[3].shape == want[3].shape == (len(backend.alignment_heads), 1, 500)
+    assert all(np.abs(a - b).max() < 1e-4 for a, b in zip(got, want))
+    assert np.abs(backend.step(x, cache.k, cache.v, *cross, mask)[0] - want[0]).max() < 1e-4
+    causal = np.zeros((1, 1, 1, 1), np.float32)
+    assert np.abs(backend.full(x, *cross, causal) - ref.full(x, *cross, causal)).max() < 1e-4
 
 
 def test_a_window_encoder_is_kept_in_the_start_up_cache(tiny, mel, tmp_path):
@@ -68,6 +82,11 @@ def test_native_int8b_encodes_its_windows_with_onnx_int8b(mel):
 
     backend = NativeBackend(Onnx(), native=None)
     assert windows_of(backend) == WINDOWS_S and backend.encode_window(mel, 20) == ("onnx-int8b", 20)
+
+
+def test_a_step_of_fixed_cross_shape_serves_30_s(tiny):
+    """The absorbed form's step reads F [1, 1, 1500, d], which any_window leaves as it is."""
+    assert make_backend("onnx", tiny, cross="absorbed").windows == (FULL_WINDOW_S,)
 
 
 def test_backends_that_cannot_rebuild_their_encoder_serve_30_s():
