@@ -169,7 +169,7 @@ static void put_call(Out* o, const char* name, void* arg) {
 /* A run's answer: [code, [outputs]], each output copied into the runner's buffer. */
 static long get_run(RunArgs* r) {
     uint32_t n = 0, m = 0;
-    if (get_head('l', &n) != 0 || n != 2) return -1;
+    if (get_head('l', &n) != 0 || n != 2) return wire_broken = -1;
     long code = get_i();
     if (get_head('l', &m) != 0) return -1;
     for (uint32_t i = 0; i < m; i++) {
