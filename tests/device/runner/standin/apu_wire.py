@@ -2,8 +2,8 @@
 graphs a runtime on a board without Python hands it (the Android board of the tests), as apu.py does for the box.
 
 The library speaks a binary protocol, not Python's pickles: each call is one tagged value, the list [name, env,
-args...] ('i' int64, 's' text and 'b' bytes with a u32 length, 'l' a u32 count of values), answered by an int, or
-for a run by [code, [outputs]]. Each connection is served by apu.py's own loop (apu._serve: the runtimes' table,
+args...] ('i' int64, 's' text and 'b' bytes with a u32 length, 'l' a u32 count of values; 'h', a run's input the
+same as the one last sent for its slot), answered by an int, or for a run by [code, [outputs]]. Each connection is served by apu.py's own loop (apu._serve: the runtimes' table,
 the forwarded environment, the paths under ROOT), through `WireConn`, which reads and writes that protocol.
 
     python3 -m tests.device.runner.standin.apu_wire SOCKET ROOT
@@ -21,6 +21,8 @@ import threading
 from tests.device.runner.standin import apu
 
 MAX_BYTES = 1 << 31       # a length past this is a link out of step, not a buffer
+HELD_BYTES = 1 << 20      # wire.c's: an input this large may come as 'h', the one last sent for its slot
+HELD = object()
 
 
 class WireConn:
@@ -29,6 +31,7 @@ class WireConn:
     def __init__(self, sock: socket.socket):
         self.sock = sock
         self.reader = sock.makefile("rb", buffering=1 << 20)
+        self.held: dict[tuple[int, int], bytes] = {}     # (runtime, slot) -> the input last sent in full
 
     def _exact(self, n: int) -> bytes:
         data = self.reader.read(n)
@@ -45,6 +48,8 @@ class WireConn:
             raise EOFError(f"a length of {n} bytes: the link is out of step")
         if tag == b"l":
             return [self._value() for _ in range(n)]
+        if tag == b"h":
+            return HELD
         if tag in (b"s", b"b"):
             data = self._exact(n)
             return data.decode() if tag == b"s" else data
@@ -52,6 +57,13 @@ class WireConn:
 
     def recv(self) -> tuple[str, tuple, dict]:
         name, env, *args = self._value()
+        if name == "run":
+            handle, inputs = args[0], args[1]
+            for i, data in enumerate(inputs):
+                if data is HELD:
+                    inputs[i] = self.held[handle, i]
+                elif len(data) >= HELD_BYTES:
+                    self.held[handle, i] = data
         return name, tuple(args), dict(kv.split("=", 1) for kv in env.split("\n") if "=" in kv)
 
     def send(self, reply) -> None:

@@ -98,6 +98,34 @@ static long get_i(void) {
     return (long)v;
 }
 
+/* A large input the same as the one last sent for its runtime and slot (the cross K/V through a window) goes as
+ * 'h' (held) with no bytes: the APU keeps what each connection last sent, as a real APU keeps its input buffers. */
+#define HELD_BYTES (1 << 20)
+#define MAX_HELD 32
+typedef struct { long rt, slot; void* copy; size_t n; } Held;
+static Held held[MAX_HELD];
+
+static void forget_held(void) {
+    for (int i = 0; i < MAX_HELD; i++) free(held[i].copy);
+    memset(held, 0, sizeof held);
+}
+
+static void put_input(Out* o, long rt, long slot, const void* p, size_t n) {
+    Held* h = NULL;
+    for (int i = 0; i < MAX_HELD && n >= HELD_BYTES && h == NULL; i++)
+        if (held[i].copy != NULL && held[i].rt == rt && held[i].slot == slot) h = &held[i];
+    for (int i = 0; i < MAX_HELD && n >= HELD_BYTES && h == NULL; i++)
+        if (held[i].copy == NULL) h = &held[i];
+    if (h != NULL && h->copy != NULL && h->n == n && memcmp(h->copy, p, n) == 0) return put_head(o, 'h', 0);
+    if (h != NULL && (h->n == n || (h->copy = realloc(h->copy, n)) != NULL)) {
+        *h = (Held){rt, slot, h->copy, n};
+        memcpy(h->copy, p, n);
+    } else if (h != NULL) {
+        *h = (Held){0, 0, NULL, 0};
+    }
+    put_b(o, 'b', p, n);
+}
+
 /* The forwarded environment (apu.FORWARDED_ENV): the faults a test asks of the APU, the profiler's settings. */
 static void put_env(Out* o) {
     static const char* const keys[] = {"STANDIN_NOISE", "STANDIN_SWAP", "STANDIN_REL_NOISE", "STANDIN_EOT_FROM",
@@ -120,6 +148,7 @@ static int wire_connect(void) {
     _Static_assert(sizeof STANDIN_APU <= sizeof a.sun_path, "STANDIN_APU is longer than a socket's path");
     memcpy(a.sun_path, STANDIN_APU, sizeof STANDIN_APU);
     wire_fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    forget_held();                           /* a new connection's APU holds nothing yet */
     if (wire_fd >= 0 && connect(wire_fd, (struct sockaddr*)&a, sizeof a) == 0) return 0;
     if (wire_fd >= 0) close(wire_fd);
     wire_fd = -1;
@@ -158,7 +187,7 @@ static void put_call(Out* o, const char* name, void* arg) {
     } else if (strcmp(name, "run") == 0) {
         RunArgs* r = arg;
         put_head(o, 'l', 5), put_s(o, name), put_env(o), put_i(o, r->rt), put_head(o, 'l', (uint32_t)r->n_in);
-        for (long i = 0; i < r->n_in; i++) put_b(o, 'b', r->ins[i].buffer, r->ins[i].length);
+        for (long i = 0; i < r->n_in; i++) put_input(o, r->rt, i, r->ins[i].buffer, r->ins[i].length);
         put_head(o, 'l', (uint32_t)r->n_out);
         for (long i = 0; i < r->n_out; i++) put_i(o, (long)r->outs[i].length);
     } else {                                 /* release */
