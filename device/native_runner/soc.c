@@ -13,6 +13,7 @@
 #define TEXT 4096
 
 static const char *const NAMES[] = WKV_SOC_NAMES, *const NPUS[] = WKV_SOC_NPUS, *const FLAGS[] = WKV_SOC_FLAGS;
+static const int FAMILY[] = WKV_SOC_FAMILY;
 
 /* soc.py _read: the file's first 4 KiB, NULs as spaces, stripped */
 static void read_source(const char *path, char *text) {
@@ -120,14 +121,16 @@ void wkv_board_soc(wkv_out *o) {
     }
     int first = -1;
     char name[7], first_name[7] = "";
-    for (int i = 0; i < n; i++)
-        for (size_t at = 0; !next_name(text[i], &at, name);) {
-            if (known(name) >= 0) {
-                describe(o, name, where[i], text[i]);
-                return;
+    for (int family = 0; family <= 1; family++)      /* a member's row first, a family's only where none is named */
+        for (int i = 0; i < n; i++)
+            for (size_t at = 0; !next_name(text[i], &at, name);) {
+                int row = known(name);
+                if (row >= 0 && FAMILY[row] == family) {
+                    describe(o, name, where[i], text[i]);
+                    return;
+                }
+                if (first < 0) first = i, memcpy(first_name, name, sizeof name);
             }
-            if (first < 0) first = i, memcpy(first_name, name, sizeof name);
-        }
     if (first >= 0) describe(o, first_name, where[first], text[first]);
     else describe(o, NULL, NULL, "");
 }

@@ -61,7 +61,8 @@ def soc_table() -> dict:
     """The SoC table as parallel lists (a SoC's flags in one space-separated text), and where a board names its SoC
     (soc.py board_soc)."""
     return {"NAMES": list(soc.SOCS), "NPUS": [row["npu"] for row in soc.SOCS.values()],
-            "FLAGS": [" ".join(row["flags"]) for row in soc.SOCS.values()], "UNKNOWN": soc.UNKNOWN,
+            "FLAGS": [" ".join(row["flags"]) for row in soc.SOCS.values()],
+            "FAMILY": [int(row.get("family", False)) for row in soc.SOCS.values()], "UNKNOWN": soc.UNKNOWN,
             "COMPATIBLE": list(soc.COMPATIBLE), "SOC0": list(soc.SOC0), "GETPROP": list(soc.GETPROP),
             "ROOT_VARIABLE": soc.ROOT_VARIABLE}
 

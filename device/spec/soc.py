@@ -28,6 +28,12 @@ SOCS = {
                "about": "MT8189 family, Genio 720 EVK",
                "source": "Linux MMC patch series naming the MT8189 variants MT8371 and MT8391; a public Genio 720 "
                          "guide compiles with --arch=mdla5.3,edma3.6"},
+    # A family row answers only where no member is named: an Android image of an MT8371 names its platform mt8189
+    # (ro.board.platform; its libraries sit in /vendor/lib64/mt8189, superLin006/MTK_model_zoo), and both members
+    # above have the same NPU and --arch.
+    "MT8189": {"npu": "MDLA 5.3", "flags": ["--arch=mdla5.3,edma3.6"], "family": True,
+               "about": "the MT8189 family (MT8371, MT8391), as an Android image names its platform",
+               "source": "the MT8371 and MT8391 rows; superLin006/MTK_model_zoo's /vendor/lib64/mt8189 paths"},
     "MT8390": {"npu": "MDLA 3.0", "flags": ["--arch=mdla3.0"], "about": "Genio 700", "source": GENIO_SOURCE},
     "MT8370": {"npu": "MDLA 3.0", "flags": ["--arch=mdla3.0"], "about": "Genio 510", "source": GENIO_SOURCE},
     "MT8395": {"npu": "MDLA 2.0", "flags": ["--arch=mdla2.0"], "about": "Genio 1200 (no transformer support)",
@@ -71,19 +77,18 @@ def describe(name: str | None, read_from: str | None = None, raw: str = "") -> d
 
 def board_soc(root: str | None = None) -> dict:
     """The SoC this board names: the first source that names one the table knows, else the first MTxxxx seen
-    (NPU unknown), else unknown. Family names (MT8189) are skipped when a member is named. getprop (Android)
+    (NPU unknown), else unknown. A family's row (MT8189) answers only when no member is named. getprop (Android)
     is asked only when no file names anything. `root`: where the board's / is; by default WHISPERKV_SOC_ROOT, where
     a replica board or a test keeps the files that name the SoC it poses as, else /."""
     root = root or os.environ.get(ROOT_VARIABLE) or "/"
     sources = [(p, _read(root.rstrip("/") + p)) for p in COMPATIBLE + SOC0]
     sources += [(f"getprop {p}", _getprop(p)) for p in GETPROP if not any(t for _, t in sources)]
-    first = None
-    for where, text in sources:
-        for name in soc_names(text):
-            if name in SOCS:
+    found = [(name, where, text) for where, text in sources for name in soc_names(text)]
+    for family in (False, True):
+        for name, where, text in found:
+            if name in SOCS and SOCS[name].get("family", False) == family:
                 return describe(name, where, text)
-            first = first or (name, where, text)
-    return describe(*first) if first else describe(None)
+    return describe(*found[0]) if found else describe(None)
 
 
 def flags_for(name: str) -> list[str]:

@@ -154,12 +154,14 @@
 #define WKV_KIND_STANDIN_VERSION "0.0.1"
 
 /* soc */
-#define WKV_SOC_NAMES_COUNT 5
-#define WKV_SOC_NAMES {"MT8371", "MT8391", "MT8390", "MT8370", "MT8395"}
-#define WKV_SOC_NPUS_COUNT 5
-#define WKV_SOC_NPUS {"MDLA 5.3", "MDLA 5.3", "MDLA 3.0", "MDLA 3.0", "MDLA 2.0"}
-#define WKV_SOC_FLAGS_COUNT 5
-#define WKV_SOC_FLAGS {"--arch=mdla5.3,edma3.6 --l1-size-kb=256 --num-mdla=1", "--arch=mdla5.3,edma3.6", "--arch=mdla3.0", "--arch=mdla3.0", "--arch=mdla2.0"}
+#define WKV_SOC_NAMES_COUNT 6
+#define WKV_SOC_NAMES {"MT8371", "MT8391", "MT8189", "MT8390", "MT8370", "MT8395"}
+#define WKV_SOC_NPUS_COUNT 6
+#define WKV_SOC_NPUS {"MDLA 5.3", "MDLA 5.3", "MDLA 5.3", "MDLA 3.0", "MDLA 3.0", "MDLA 2.0"}
+#define WKV_SOC_FLAGS_COUNT 6
+#define WKV_SOC_FLAGS {"--arch=mdla5.3,edma3.6 --l1-size-kb=256 --num-mdla=1", "--arch=mdla5.3,edma3.6", "--arch=mdla5.3,edma3.6", "--arch=mdla3.0", "--arch=mdla3.0", "--arch=mdla2.0"}
+#define WKV_SOC_FAMILY_COUNT 6
+#define WKV_SOC_FAMILY {0, 0, 1, 0, 0, 0}
 #define WKV_SOC_UNKNOWN "unknown"
 #define WKV_SOC_COMPATIBLE_COUNT 2
 #define WKV_SOC_COMPATIBLE {"/proc/device-tree/compatible", "/sys/firmware/devicetree/base/compatible"}

@@ -52,3 +52,12 @@ def test_getprop_on_android(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     got = soc.board_soc(str(tmp_path / "empty"))
     assert (got["name"], got["read_from"]) == ("MT8395", "getprop ro.board.platform")
+
+
+def test_a_family_answers_only_where_no_member_is_named(tmp_path):
+    # an Android image of an MT8371 names its platform mt8189: the family's row, with the members' NPU
+    got = soc.board_soc(_tree(tmp_path / "a", {"/sys/devices/soc0/family": b"MT8189\n"}))
+    assert (got["name"], got["npu"], got["flags"]) == ("MT8189", "MDLA 5.3", ["--arch=mdla5.3,edma3.6"])
+    # named first, the family still gives way to a member named after it
+    got = soc.board_soc(_tree(tmp_path / "b", {"/proc/device-tree/compatible": b"mediatek,mt8189\0mediatek,mt8391\0"}))
+    assert got["name"] == "MT8391"
