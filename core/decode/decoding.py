@@ -20,20 +20,22 @@ from core.decode.steppers import CachedStepper, Stepper, UncachedStepper
 from core.decode.timestamps import kept_length, split_segments
 from core.decode.window_feed import HeldMels, decode_source
 from core.decode.word_timing import window_words
-from core.model.backend import Backend, cross_bytes, cross_form
+from core.model.backend import Backend, cross_bytes, cross_form, encode_sized
+from core.model.dims import FULL_WINDOW_S
 from core.model.encoder_cache import EncoderCache, cross_key
 from core.model.mel import N_FRAMES
 from core.model.tokenizer import Utf8Assembler, WhisperTokenizer
 
 
-def encoder_features(backend: Backend, mel: np.ndarray,
-                     encoder_cache: EncoderCache | None) -> tuple[tuple[np.ndarray, np.ndarray], bool]:
-    """A window's cross K/V, and whether `encoder_cache` already held them (the encoder then does not run)."""
-    key = cross_key(backend, mel) if encoder_cache is not None else ""
+def encoder_features(backend: Backend, mel: np.ndarray, encoder_cache: EncoderCache | None,
+                     window_s: int = FULL_WINDOW_S) -> tuple[tuple[np.ndarray, np.ndarray], bool]:
+    """The cross K/V of the mel's first `window_s`, and whether `encoder_cache` already held them (the encoder then
+    does not run)."""
+    key = cross_key(backend, mel, window_s) if encoder_cache is not None else ""
     cached = encoder_cache.get(key) if encoder_cache is not None else None
     if cached is not None:
         return cached, True
-    cross = backend.encode(mel.reshape(1, *mel.shape[-2:]))
+    cross = encode_sized(backend, mel.reshape(1, *mel.shape[-2:]), window_s)
     if encoder_cache is not None:
         encoder_cache.put(key, cross)
     return cross, False
@@ -64,7 +66,8 @@ class WindowDecoder:
     def run(self, mel: np.ndarray, language: str | None = None, encoder_cache: EncoderCache | None = None,
             offset_s: float = 0.0, segment_frames: int = N_FRAMES) -> Iterator[Event]:
         t0 = time.perf_counter()
-        (cross_k, cross_v), cache_hit = encoder_features(self.backend, mel, encoder_cache)
+        window_s = self.options.window_s
+        (cross_k, cross_v), cache_hit = encoder_features(self.backend, mel, encoder_cache, window_s)
         enc_ms = (time.perf_counter() - t0) * 1e3
         self.t_step = time.perf_counter()
         stepper = self.stepper(cross_k, cross_v)
@@ -74,7 +77,8 @@ class WindowDecoder:
             stepper, sot_logits = self.stepper(cross_k, cross_v), None
         yield EncodedEvent(window=self.window, ms=enc_ms, language=language, language_probs=probs,
                            cache_hit=cache_hit, offset_s=offset_s, cross_form=cross_form(self.backend),
-                           cross_bytes=cross_bytes(cross_k, cross_v), cross_dtype=str(cross_k.dtype))
+                           cross_bytes=cross_bytes(cross_k, cross_v), cross_dtype=str(cross_k.dtype),
+                           window_s=window_s)
         # Greedy first; with temperature_fallback, whisper's re-decodes at rising temperatures while the
         # window fails its thresholds. Each attempt's token events go out live, marked with its temperature.
         temperatures = (0.0, *FALLBACK_TEMPERATURES) if self.options.temperature_fallback else (0.0,)

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field, fields
 import numpy as np
 
 from core.decode.quality import WindowQuality
+from core.model.dims import FULL_WINDOW_S
 
 STOP_REASONS = ("eot", "max_tokens", "cache_full", "cancelled", "error")
 
@@ -27,6 +28,7 @@ class EncodedEvent:
     cross_form: str = ""      # kv or absorbed (core/model/backend.py); "" from a runner that does not say
     cross_bytes: int = 0      # bytes of the window's cross state the runner holds (cross K/V, or F)
     cross_dtype: str = ""     # the element it holds them in (float16 on the dla backend's native path)
+    window_s: int = FULL_WINDOW_S   # the encoder window, seconds (core/model/dims.py); 30 from older runners
     type: str = "encoded"
 
 
@@ -104,6 +106,8 @@ def event_to_dict(ev: Event) -> dict:
             del d["attention"]
         else:
             d["attention"] = attention_to_dict(d["attention"])
+    if type(ev) is EncodedEvent and ev.window_s == FULL_WINDOW_S:
+        del d["window_s"]      # Whisper's own window, as every runner's events leave it unsaid (the native runner's)
     return d
 
 

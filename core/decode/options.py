@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import InitVar, asdict, dataclass, field, fields, replace
 from typing import NamedTuple
 
-from core.model.dims import ModelDims
+from core.model.dims import FULL_WINDOW_S, WINDOWS_S, ModelDims
 from core.model.mel import N_FRAMES
 
 TASKS = ("transcribe", "translate")
@@ -38,10 +38,12 @@ class Bounds(NamedTuple):
     """What the model allows, where it is known: its tokenizer's language codes, its decoder's context
     (ModelDims.n_text_ctx) and its vocabulary. None: not known here, so not checked: options made before any
     model answers, or for a decode in this process, which may ask for more tokens than its cache holds and stop
-    at cache_full (a QA suite's forced loop)."""
+    at cache_full (a QA suite's forced loop). `windows`: the encoder windows the backend serves (None: the table's,
+    core/model/dims.py WINDOWS_S)."""
     languages: object = None
     max_len: int | None = None
     n_vocab: int | None = None
+    windows: tuple[int, ...] | None = None
 
 
 WHISPER = Bounds(None, ModelDims().n_text_ctx, ModelDims().n_vocab)   # the wire reader's, without a model
@@ -70,6 +72,9 @@ class DecodeOptions:
     # Tokens this decode is expected to produce (a live stream's previous pass): fed with the prefix in one
     # batched call and kept as far as greedy decoding agrees with them. The tokens do not change, only the cost.
     draft: list[int] = field(default_factory=list)
+    # The encoder window, in seconds: the mel's first window_s are encoded (core/model/dims.py WINDOWS_S); 30 is
+    # Whisper's own and what a runner without `windows` in its hello serves.
+    window_s: int = FULL_WINDOW_S
 
     # The model's bounds when known (the runner's `from_wire`); not a field, so never saved nor compared.
     bounds: InitVar[Bounds | None] = None
@@ -116,7 +121,9 @@ class DecodeOptions:
                 "suppress_eot": self.suppress_eot} | {name: True for name in ("attention", "word_timestamps",
                                                                                     "seek_timestamps")
                                                       if getattr(self, name)} | self._fallback_wire() | (
-                   {"prompt": list(self.prompt)} if self.prompt else {}) | ({"draft": list(self.draft)} if self.draft else {})
+                   {"prompt": list(self.prompt)} if self.prompt else {}) | (
+                   {"draft": list(self.draft)} if self.draft else {}) | (
+                   {"window_s": self.window_s} if self.window_s != FULL_WINDOW_S else {})
 
     def _fallback_wire(self) -> dict:
         return {"temperature_fallback": True, "seed": self.seed} if self.temperature_fallback else {}
@@ -128,14 +135,15 @@ class DecodeOptions:
 
     @classmethod
     def from_wire(cls, h: dict, languages=None, max_len: int = ModelDims().n_text_ctx,
-                  n_vocab: int = ModelDims().n_vocab) -> "DecodeOptions":
+                  n_vocab: int = ModelDims().n_vocab, windows: tuple[int, ...] | None = None) -> "DecodeOptions":
         """Checked options from a header; OptionsError names the first bad field. `languages`: the
-        tokenizer's language codes; `max_len`: the decoder's context (ModelDims.n_text_ctx)."""
+        tokenizer's language codes; `max_len`: the decoder's context (ModelDims.n_text_ctx); `windows`: the
+        encoder windows the backend serves."""
         cache = h.get("cache", "on")
         if cache not in ("on", "off"):
             raise OptionsError(f"cache {cache!r} is not 'on' or 'off'")
         values = {f.name: h[f.name] for f in fields(cls) if f.name in h}
-        return cls(**values | {"cache": cache == "on"}, bounds=Bounds(languages, max_len, n_vocab))
+        return cls(**values | {"cache": cache == "on"}, bounds=Bounds(languages, max_len, n_vocab, windows))
 
 
 FLAGS = ("timestamps", "suppress_eot", "attention", "word_timestamps", "seek_timestamps", "temperature_fallback")
@@ -144,7 +152,7 @@ FLAGS = ("timestamps", "suppress_eot", "attention", "word_timestamps", "seek_tim
 def check_options(o: DecodeOptions, bounds: Bounds = Bounds()) -> DecodeOptions:
     """Every rule of DecodeOptions, from every door (the constructor runs it; `bounds`: the model's, where
     known): OptionsError names the first field that breaks one."""
-    languages, max_len, n_vocab = bounds
+    languages, max_len, n_vocab, windows = bounds
     if o.language is not None and (not isinstance(o.language, str)
                                    or (languages is not None and o.language not in languages)):
         raise OptionsError(f"unknown language {o.language!r}; use null for auto-detect or a code such as 'en'")
@@ -165,7 +173,20 @@ def check_options(o: DecodeOptions, bounds: Bounds = Bounds()) -> DecodeOptions:
     checked_prompt(o.draft, max_len, n_vocab, "draft")
     if o.wants_attention and not o.cache:
         raise AttentionNeedsCache("word_timestamps" if o.word_timestamps else "attention")
+    check_window(o, windows or WINDOWS_S)
     return o
+
+
+def check_window(o: DecodeOptions, windows: tuple[int, ...]) -> None:
+    """window_s: one of the lengths served; a shorter one without attention (its rows would not be the
+    documented 1500 positions, docs/protocol.md) until the host reads them."""
+    if type(o.window_s) is not int or o.window_s not in windows:
+        raise OptionsError(f"window_s {o.window_s!r} is not a window this runner serves: "
+                           f"{', '.join(map(str, windows))} (seconds)")
+    if o.window_s != FULL_WINDOW_S and o.wants_attention:
+        asked = "word_timestamps" if o.word_timestamps else "attention"
+        raise OptionsError(f"{asked} needs window_s {FULL_WINDOW_S}: a shorter window's attention is not served; "
+                           f"leave {asked} off or window_s out")
 
 
 def for_length(options: DecodeOptions, n_frames: int) -> DecodeOptions:

@@ -10,6 +10,7 @@ from collections import OrderedDict
 import numpy as np
 
 from core.model.backend import cross_bytes, cross_form
+from core.model.dims import FULL_WINDOW_S
 
 
 def mel_key(mel: np.ndarray) -> str:
@@ -17,13 +18,13 @@ def mel_key(mel: np.ndarray) -> str:
     return hashlib.sha256(str(mel.dtype).encode() + str(mel.shape).encode() + mel.tobytes()).hexdigest()
 
 
-def cross_key(backend, mel: np.ndarray) -> str:
-    """The key of `mel`'s cross state as `backend` returns it: the mel's content and the state's layout (kv or
-    absorbed, head-major or stacked, and fp16 where the backend keeps its cache so: the dla backend's native path),
-    so that a cache two backends share never hands one the other's layout."""
+def cross_key(backend, mel: np.ndarray, window_s: int = FULL_WINDOW_S) -> str:
+    """The key of `mel`'s cross state as `backend` returns it: the mel's content, the encoder window and the state's
+    layout (kv or absorbed, head-major or stacked, and fp16 where the backend keeps its cache so: the dla backend's
+    native path), so that a cache two backends share never hands one the other's layout."""
     layout = "head-major" if getattr(backend, "head_major", False) else "stacked"
     dtype = np.dtype(getattr(backend, "cache_layout", {}).get("dtype", np.float32))
-    return f"{mel_key(mel)}:{cross_form(backend)}:{layout}:{dtype}"
+    return f"{mel_key(mel)}:{window_s}s:{cross_form(backend)}:{layout}:{dtype}"
 
 
 class EncoderCache:

@@ -156,6 +156,8 @@ class BoardClient:
                                  "`whisperkv deploy --device URL`, or send the request without a prompt")
         if fields.get("draft") and "draft" not in self.info.features:
             del fields["draft"]        # only saves time: an older runner decodes the same without it
+        if fields.get("window_s") not in (None, *self.info.windows):
+            del fields["window_s"]     # a runner without that window encodes 30 s, as an older one does
         header = {"op": "transcribe", "id": rid, "mel": desc, **fields}
         if n_frames is not None:
             header["n_frames"] = int(n_frames)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from core.model.dims import FULL_WINDOW_S
 from core.model.placement import RanOn, ran_on
 
 
@@ -43,6 +44,14 @@ class RunnerInfo:
         """hello.runner: `python` or `native`, the runner that served; a runner that predates the field is the
         Python one (the native one always sends it)."""
         return str(self.raw.get("runner") or "python")
+
+    @property
+    def windows(self) -> tuple[int, ...]:
+        """hello.windows: the encoder windows a request's window_s may ask for; 30 s alone from a runner without the
+        list (an older one, or the native runner)."""
+        listed = self.raw.get("windows")
+        found = tuple(w for w in listed if type(w) is int) if isinstance(listed, list) else ()
+        return found or (FULL_WINDOW_S,)
 
     @property
     def os(self) -> str:

@@ -143,6 +143,11 @@ class Agent:
         n_frames = h.get("n_frames")
         if n_frames is not None and (type(n_frames) is not int or not 1 <= n_frames <= P.N_FRAMES):
             raise P.ProtocolError(P.BAD_REQUEST, f"n_frames {n_frames!r} is not an integer in 1..{P.N_FRAMES}", rid)
+        held = self.served.model.backend.dims.window_frames(options.window_s)
+        if (n_frames or P.N_FRAMES) > held:
+            raise P.ProtocolError(P.BAD_REQUEST, f"n_frames {n_frames or P.N_FRAMES} (absent: the whole window) is "
+                                  f"more than the {options.window_s} s window's {held} frames: the audio past it "
+                                  "would go unheard; send n_frames, or a longer window_s", rid)
         sample_s = h.get("sample_s")
         if sample_s is not None and (type(sample_s) not in (int, float) or not 0.1 <= sample_s <= 60):
             raise P.ProtocolError(P.BAD_REQUEST, f"sample_s {sample_s!r} is not a number of seconds in 0.1..60", rid)

@@ -12,7 +12,8 @@ import numpy as np
 
 from core.decode.options import DecodeOptions, OptionsError
 from core.errors import wire_fix
-from core.model.backend import AttentionBackend
+from core.model.backend import AttentionBackend, windows_of
+from core.model.dims import FULL_WINDOW_S
 from core.model.encoder_cache import EncoderCache
 from device import protocol as P
 from device.runner.neuron.npu_profile import gather
@@ -80,7 +81,8 @@ class ServedModel:
         """The transcribe header's decode options, checked; ProtocolError(bad_request) names a bad field."""
         try:
             options = DecodeOptions.from_wire(header, self.model.tokenizer.languages,
-                                              self.model.backend.dims.n_text_ctx, self.model.backend.dims.n_vocab)
+                                              self.model.backend.dims.n_text_ctx, self.model.backend.dims.n_vocab,
+                                              windows_of(self.model.backend))
         except OptionsError as exc:
             raise P.ProtocolError(P.BAD_REQUEST, str(exc), rid, wire_fix(exc)) from None
         if options.wants_attention:
@@ -115,7 +117,15 @@ def hello_of(model, soc: dict, limits: dict) -> dict:
             "machine": {"arch": platform.machine(), "cores": os.cpu_count()},
             "limits": limits,
             "mel_dtypes": list(P.MEL_DTYPES),
+            **windows_hello(model.backend),
             "features": features_of(model)}
+
+
+def windows_hello(backend) -> dict:
+    """hello's `windows`: the encoder windows a request's window_s may ask for; left out where 30 s is the only
+    one, as a runner that predates the field (and the native runner) says it."""
+    windows = windows_of(backend)
+    return {"windows": list(windows)} if windows != (FULL_WINDOW_S,) else {}
 
 
 def cache_of(backend) -> dict:

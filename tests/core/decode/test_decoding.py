@@ -133,3 +133,28 @@ def test_the_logit_rules_never_offer_a_forbidden_token_as_a_candidate():
     pick = rules.pick(logits, [tb, tok.encode(" hello")[0], tb + 1498])
     assert sorted(pick.top.tolist()) == [tb + 1498, tb + 1499, tb + 1500]
     assert np.isfinite(pick.logprobs).all()
+
+
+def test_a_window_length_is_encoded_reported_and_cached_apart(tmp_path):
+    """window_s: the encoder's window, named on the `encoded` event, its cross state counted and cached apart."""
+    from core.decode.decoding import decode_window
+    from core.model.encoder_cache import EncoderCache
+    from core.model.weights import load_model
+    from core.model.whisper import NumpyBackend
+    from tests.core.model.test_weights import _tiny_hf_checkpoint
+
+    _tiny_hf_checkpoint(tmp_path)
+    weights = load_model(tmp_path)
+    backend, tokenizer = NumpyBackend(weights), WhisperTokenizer.from_weights(weights)
+    cache, mel = EncoderCache(1 << 28), np.zeros((80, 3000), np.float32)
+
+    def encoded(window_s):
+        options = DecodeOptions(language="en", max_tokens=2, window_s=window_s)
+        return next(iter(decode_window(backend, tokenizer, mel, options, encoder_cache=cache)))
+
+    first = {w: encoded(w) for w in (10, 30)}
+    for w, ev in first.items():
+        assert ev.window_s == w and not ev.cache_hit
+        assert ev.cross_bytes == 2 * 1 * w * 50 * 16 * 4          # K and V, one layer, the window's positions, d 16
+    again = encoded(10)
+    assert again.cache_hit and again.window_s == 10

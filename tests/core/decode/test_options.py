@@ -100,3 +100,18 @@ def test_options_that_break_a_rule_cannot_be_made_by_replace_either():
         replace(DecodeOptions(attention=True), cache=False)
     assert not DecodeOptions(cache=False).with_attention().attention
     assert DecodeOptions().with_attention().attention and not DecodeOptions().with_attention(False).attention
+
+
+def test_a_window_length_travels_only_when_shorter_than_30_s_and_is_checked():
+    assert "window_s" not in DecodeOptions().to_wire() and DecodeOptions().window_s == 30
+    wire = DecodeOptions(window_s=10).to_wire()
+    assert wire["window_s"] == 10 and DecodeOptions.from_wire(wire, windows=(10, 20, 30)).window_s == 10
+    assert DecodeOptions.from_wire({}, windows=(30,)).window_s == 30          # an older host asks for nothing
+    with pytest.raises(OptionsError, match=r"^window_s 10 is not a window this runner serves: 30 \(seconds\)$"):
+        DecodeOptions.from_wire(wire, windows=(30,))                          # a backend without shorter ones
+    for bad in (15, "10", 10.0, True):
+        with pytest.raises(OptionsError, match="window_s .* is not a window this runner serves: 10, 20, 30"):
+            DecodeOptions(window_s=bad)
+    with pytest.raises(OptionsError, match="word_timestamps needs window_s 30"):
+        DecodeOptions(window_s=20, word_timestamps=True)
+    assert DecodeOptions(window_s=30, attention=True).attention

