@@ -5,16 +5,24 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from cli.device_cmds import add_device_args, in_background, loading_line, open_cli_decoder
 from cli.transcript_printer import TranscriptPrinter
 from core.decode import subtitles
 from core.decode.diagnostics import diagnose_transcript
-from core.decode.options import MAX_TOKENS, UNCACHED_HAS_NO_ATTENTION, AttentionNeedsCache, DecodeOptions
+from core.decode.options import (
+    MAX_TOKENS,
+    UNCACHED_HAS_NO_ATTENTION,
+    AttentionNeedsCache,
+    DecodeOptions,
+    OptionsError,
+)
 from core.decode.transcript import Transcript
+from core.decode.window_choice import AUTO, WINDOW_PARAMS, window_for
 from core.decode.window_feed import decode_source
 from core.errors import WhisperKVError
+from core.model.dims import FULL_WINDOW_S, WINDOWS_S
 from core.model.mel import FRAMES_PER_SECOND
 from core.model.mel_file import MelSource
 from core.model.npu_profile import profile_text, profiles, to_json, write_reports
@@ -42,6 +50,13 @@ def register(subs) -> None:
                    "whose compression ratio is over 2.4 or avg logprob under -1.0 at T=0.2, 0.4 … 1.0, sampling")
     p.add_argument("--seed", type=int, default=0, help="the fallback's sampling seed (default 0): same seed, "
                    "same transcript")
+    p.add_argument("--window", default=str(FULL_WINDOW_S), metavar="auto|" + "|".join(map(str, WINDOWS_S)),
+                   help=f"the encoder window: {FULL_WINDOW_S} s, Whisper's own (default); a shorter length, which the "
+                   "audio must fit; or auto, the smallest that holds the audio plus --window-margin, never under "
+                   "--window-floor (a runner without shorter windows encodes 30 s)")
+    for param in WINDOW_PARAMS:
+        p.add_argument(param.flag, dest=param.name, type=float, default=param.default, metavar="S",
+                       help=f"{param.help} (default {param.default:g})")
     p.add_argument("--npu-profile", default=None, metavar="DIR", help="run the runner with the Neuron runtime's "
                    "profiler on, save its CSV reports in DIR and print each graph's slowest ops (dla, or tflite "
                    "with the Neuron delegate)")
@@ -64,6 +79,16 @@ def options_from_args(args) -> DecodeOptions:
         raise WhisperKVError(f"{flag} needs --cache on: {UNCACHED_HAS_NO_ATTENTION}", "drop --cache off") from exc
     except ValueError as exc:
         raise WhisperKVError(str(exc), "see `whisperkv transcribe --help`") from exc
+
+
+def sized(options: DecodeOptions, args, n_frames: int, windows: tuple[int, ...]) -> DecodeOptions:
+    """`options` with the window --window asks for, given the audio's frames and the runner's windows."""
+    asked = str(FULL_WINDOW_S) if options.wants_attention and args.window == AUTO else args.window
+    try:
+        window_s = window_for(asked, n_frames, windows, **{p.name: getattr(args, p.name) for p in WINDOW_PARAMS})
+        return replace(options, window_s=window_s)
+    except OptionsError as exc:      # a length the runner lacks, the audio longer, attention with a short window
+        raise WhisperKVError(str(exc), f"use --window auto or {FULL_WINDOW_S}") from None
 
 
 def check_language(language: str | None, known: dict | None) -> None:
@@ -99,10 +124,11 @@ def run(args) -> int:
             info = connecting.result() if connecting else decoder.connect()
         check_language(options.language, decoder.languages)
         check_attention(options, info)
+        options = sized(options, args, source.n_frames, info.windows)
         levels: dict = {}     # window → per-frame loudness of the host's mel, for the EOT focus in the verdict
         t0 = time.perf_counter() - audio_s       # total_ms: reading the audio plus decoding, not the start-up
         events = decode_source(source, options, decoder.window, levels=levels)
-        code = report(events, args, t0, Ran(decoder, levels, source.n_frames / FRAMES_PER_SECOND))
+        code = report(events, args, t0, Ran(decoder, levels, source.n_frames / FRAMES_PER_SECOND, options.window_s))
         if args.npu_profile:
             show_npu_profile(decoder, args.npu_profile)
         return code
@@ -116,11 +142,12 @@ class Ran:
     decoder: Decoder
     levels: dict = field(default_factory=dict)
     duration_s: float = 0.0
+    window_s: int = FULL_WINDOW_S     # the encoder window asked for (the runner's encoded events say what it ran)
 
     def meta(self) -> dict:
         d = self.decoder
         found = profiles(d.npu_files())
-        return {**d.meta(), **({"link": link} if (link := d.link()) else {}),
+        return {**d.meta(), "window_s": self.window_s, **({"link": link} if (link := d.link()) else {}),
                 **({"npu_profile": to_json(found)} if found else {}),
                 # filled as the windows run: --json prints it after the last one
                 **({"samples": d.samples} if d.info is not None and d.info.soc else {})}
@@ -161,11 +188,12 @@ def report(events, args, t0: float, ran: Ran) -> int:
             print_words(result.words)
         if s["no_speech"]:
             print("[no speech detected: every window fell under Whisper's no-speech rule]", file=sys.stderr)
-        placed = RanOn.from_dict(meta.get("ran_on"))
+        placed, window = RanOn.from_dict(meta.get("ran_on")), meta.get("window_s", FULL_WINDOW_S)
         print(f"[stop: {s['stop_reason']} — {verdict} | {quality_label(diagnosis)}language {s['language']} | "
               f"{s['n_steps']} steps | encoder {s['encoder_ms']:.0f} ms | "
               f"per token {s['per_token_ms_median'] or 0:.1f} ms median | total {total_ms:.0f} ms | "
-              f"cache {args.cache} | {meta.get('runner') or '?'} runner | "
+              f"cache {args.cache} | " + (f"window {window} s | " if window != FULL_WINDOW_S else "")
+              + f"{meta.get('runner') or '?'} runner | "
               + (f"{meta['os']} | " if meta.get("os") else "") + f"backend {meta.get('backend') or '?'} | "
               f"ran on {placed.label if placed else '?'}"
               + (f" | {placed.runtime}" if placed and placed.runtime else "")

@@ -156,3 +156,15 @@ def test_json_of_a_decode_that_fails_half_way_has_everything_decoded_and_the_err
     assert "ask what you can do for your country" in doc["text"]
     assert [s["window"] for s in doc["steps"]].count(1) == 4     # window 1's steps 0-3 arrived
     assert doc["windows"][0]["reason"] and not doc["windows"][1]["reason"]
+
+
+def test_window_auto_encodes_a_short_clip_in_a_sized_window_and_says_so():
+    """Opt-in (docs/benchmarks.md, "Encoder windows"): test_zh's 4.2 s in the 10 s window, the same sentence."""
+    r = whisperkv("transcribe", str(AUDIO / "test_zh.wav"), "--window", "auto", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["window_s"] == 10 and "甚至出现交易几乎停" in doc["text"] and doc["stop_reason"] == "eot"
+    r = whisperkv("transcribe", str(AUDIO / "test_zh.wav"), "--window", "auto", "--window-floor", "15")
+    assert r.returncode == 0 and "| window 20 s |" in r.stderr.splitlines()[-1], r.stderr
+    line = one_clear_line(whisperkv("transcribe", str(AUDIO / "test_en.wav"), "--window", "10"))
+    assert "longer than a 10 s window" in line and "--window auto or 30" in line

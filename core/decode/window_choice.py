@@ -1,0 +1,64 @@
+"""Which encoder window a decode asks for (issue 55): Whisper's 30 s, a length named, or `auto`, the smallest window
+that holds the audio plus a margin, never under a floor.
+
+The margin and the floor are one row each of `WINDOW_PARAMS`, so a front end exposes them from the table. Their
+defaults are the public sources' starting point: a 10 s floor and a 2 s margin kept the words of a 26-clip corpus
+(handy-computer/transcribe.cpp PR #149), where a window cut to exactly the audio made stock weights loop (FUTO's
+whisper-acft `README.md`). docs/benchmarks.md, "Encoder windows", has what they give here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.decode.options import OptionsError
+from core.model.dims import FULL_WINDOW_S, ModelDims
+from core.model.mel import FRAMES_PER_SECOND, N_FRAMES
+
+AUTO = "auto"
+
+
+@dataclass(frozen=True)
+class WindowParam:
+    """A parameter of `auto`'s rule: its name (a keyword of `window_for`), the CLI's flag, its default and help."""
+    name: str
+    flag: str
+    default: float
+    help: str
+
+
+WINDOW_PARAMS = (
+    WindowParam("floor_s", "--window-floor", 10.0, "--window auto never encodes less than this many seconds"),
+    WindowParam("margin_s", "--window-margin", 2.0, "--window auto leaves at least this many seconds of the window "
+                                                    "after the audio's end"),
+)
+DEFAULTS = {p.name: p.default for p in WINDOW_PARAMS}
+
+
+def sized_window(n_frames: int, windows: tuple[int, ...], floor_s: float = DEFAULTS["floor_s"],
+                 margin_s: float = DEFAULTS["margin_s"]) -> int:
+    """The smallest of `windows` that holds `n_frames` of audio plus the margin and is not under the floor; 30 s
+    when none does."""
+    need = max(floor_s, n_frames / FRAMES_PER_SECOND + margin_s)
+    return next((w for w in sorted(windows) if w >= need), FULL_WINDOW_S)
+
+
+def window_for(asked: str, n_frames: int, windows: tuple[int, ...], floor_s: float = DEFAULTS["floor_s"],
+               margin_s: float = DEFAULTS["margin_s"]) -> int:
+    """The window_s to send for audio of `n_frames` to a runner serving `windows` (hello's; (30,) from one without
+    the list), as asked: "auto", or a length in seconds. OptionsError names what does not fit."""
+    for p, value in (("floor_s", floor_s), ("margin_s", margin_s)):
+        if value < 0:
+            raise OptionsError(f"{next(r.flag for r in WINDOW_PARAMS if r.name == p)} must be at least 0 s")
+    if asked == AUTO:
+        # Audio over one window is decoded 30 s at a time (the seek loop's windows).
+        return sized_window(n_frames, windows, floor_s, margin_s) if n_frames <= N_FRAMES else FULL_WINDOW_S
+    try:
+        window_s = int(asked)
+    except ValueError:
+        raise OptionsError(f"window {asked!r} is not auto nor a length in seconds") from None
+    if window_s not in windows:
+        raise OptionsError(f"the runner serves {', '.join(map(str, windows))} s windows, not {window_s} s "
+                           "(a runner without hello's windows serves 30 s only)")
+    if window_s != FULL_WINDOW_S and n_frames > ModelDims().window_frames(window_s):   # 30 s: the seek loop's
+        raise OptionsError(f"the audio is {n_frames / FRAMES_PER_SECOND:.1f} s, longer than a {window_s} s window")
+    return window_s
