@@ -55,6 +55,8 @@ def test_the_steps_read_a_shorter_windows_cross_state(tiny, mel):
     assert np.abs(backend.step(x, cache.k, cache.v, *cross, mask)[0] - want[0]).max() < 1e-4
     causal = np.zeros((1, 1, 1, 1), np.float32)
     assert np.abs(backend.full(x, *cross, causal) - ref.full(x, *cross, causal)).max() < 1e-4
+    logits, new_k, _ = backend.prefill(x, *cross, causal)          # a stream pass's prompt, in one call
+    assert np.abs(logits[:, -1:] - want[0]).max() < 1e-4 and np.abs(new_k - want[1]).max() < 1e-4
 
 
 def test_a_window_encoder_is_kept_in_the_start_up_cache(tiny, mel, tmp_path):
