@@ -1,9 +1,11 @@
 """End to end, fresh process each: `whisperkv transcribe --json` total_ms vs faster-whisper's first
 `transcribe()` call, both with the model load excluded.
 
-    python bench/speed.py [--backends auto,onnx-int8b,onnx,onnx-int8] [--clips test_en.wav,...] [--rounds 3]
+    python bench/speed.py [--backends auto,onnx-int8b,onnx,onnx-int8] [--windows 30,auto] [--clips test_en.wav,...]
+                          [--rounds 3]
 
-Ours: total_ms as the CLI reports it (audio load + mel + encoder + decode, after the model load).
+Ours: total_ms as the CLI reports it (audio load + mel + encoder + decode, after the model load), once per
+--windows value (`transcribe --window`: 30, Whisper's own, or auto, sized to the audio).
 faster-whisper: the same weights (CTranslate2 int8 and float32), cpu_threads=2, beam_size=1,
 temperature 0 (greedy, no fallback), without_timestamps=True, language auto-detected like ours;
 timed from just before transcribe() until its segments are consumed. Every run is a fresh
@@ -51,8 +53,9 @@ def run_json(cmd: list[str]) -> dict:
     return json.loads(out.stdout[out.stdout.index("{"):])
 
 
-def ours(backend: str, clip: str) -> dict:
-    doc = run_json([sys.executable, "-m", "cli.main", "transcribe", str(AUDIO / clip), "--json", "--backend", backend])
+def ours(backend: str, clip: str, window: str = "30") -> dict:
+    doc = run_json([sys.executable, "-m", "cli.main", "transcribe", str(AUDIO / clip), "--json", "--backend", backend,
+                    "--window", window])
     return {"total_ms": doc["total_ms"], "tokens": doc["n_steps"], "text": doc["text"], "backend": doc["backend"],
             "per_token_ms": doc["per_token_ms_median"], "encoder_ms": doc["encoder_ms"]}
 
@@ -65,6 +68,7 @@ def fw(compute_type: str, clip: str, threads: int) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--backends", default="auto,onnx-int8b,onnx,onnx-int8")
+    ap.add_argument("--windows", default="30", help="transcribe --window values, each a system (e.g. 30,auto)")
     ap.add_argument("--clips", default=",".join(CLIPS))
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
@@ -74,7 +78,8 @@ def main(argv=None) -> int:
         fw_child(args.fw_child[0], args.fw_child[1], args.threads)
         return 0
 
-    systems = {f"ours {b}": (lambda clip, b=b: ours(b, clip)) for b in args.backends.split(",")}
+    systems = {f"ours {b}" + (f" w {w}" if w != "30" else ""): (lambda clip, b=b, w=w: ours(b, clip, w))
+               for b in args.backends.split(",") for w in args.windows.split(",")}
     systems |= {f"fw {ct}": (lambda clip, ct=ct: fw(ct, clip, args.threads)) for ct in ("int8", "float32")}
     clips = args.clips.split(",")
     runs: dict[tuple[str, str], list[dict]] = {}
@@ -94,7 +99,7 @@ def main(argv=None) -> int:
         ref = med[("fw int8", clip)]
         for name in systems:
             last = runs[(name, clip)][-1]
-            label = f"{name} ({last['backend']})" if "backend" in last and name.endswith("auto") else name
+            label = f"{name} ({last['backend']})" if "backend" in last and name.startswith("ours auto") else name
             err = error_rate(refs[clip]["reference"], last["text"], refs[clip]["language"]) if clip in refs else None
             errors.setdefault(name, []).append(err if err is not None else float("nan"))
             print(f"{clip:<40} {label:<18} {med[(name, clip)]:9.0f} {med[(name, clip)] / ref:6.2f} "
