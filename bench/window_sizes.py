@@ -1,12 +1,14 @@
 """Encoder windows sized to the audio (issue 55), side by side in one run: encoder ms per window length, and whether a
 shorter window decodes the 30 s window's tokens, for the two ways the fixed-shape decoder step can take its cross state.
 
-    python bench/window_sizes.py [--backends onnx,native-int8b] [--timed onnx,onnx-int8b] [--rounds 5]
-                                 [--floor 10] [--margin 2] [--no-fw] [--no-synth]
+    python bench/window_sizes.py [--parts encoders,steps,tokens] [--backends onnx,native-int8b]
+                                 [--timed onnx,onnx-int8b] [--rounds 5] [--floor 10] [--margin 2] [--no-fw] [--no-synth]
 
 - Encoder ms: the median of --rounds calls per backend and length (built and warmed first; rounds alternate the
   systems, so a busy machine slows all alike), and CTranslate2's int8 30 s encoder on the same weights
   (faster-whisper's, 2 threads) when it is installed. native-int8b's encoder is onnx-int8b's.
+- Per token: the decoder step's ms per window length (the step attends to the window's positions alone), and the
+  cross state the runner holds for it (`cross_bytes`), on test_zh.wav with EOT suppressed.
 - Tokens: every bundled clip's first window and speech synthesised here with espeak-ng (sentences written for this
   bench, none a bundled clip's), greedy, the language detected as `transcribe` does. For each length that holds the
   clip, each way's tokens against the 30 s window's on the same backend, and whether the decode ended at EOT:
@@ -146,6 +148,31 @@ def encoder_ms(systems: dict, mel: np.ndarray, rounds: int) -> dict[str, float]:
     return {k: statistics.median(v) for k, v in times.items()}
 
 
+def step_costs(backends: dict, tokenizer, rounds: int) -> None:
+    """Per-token ms and the cross state held, per window length: test_zh's first window (4.2 s, held by every
+    length), 48 tokens with EOT suppressed so every length decodes as many, lengths alternating over the rounds."""
+    mel = mel_windows(load_audio(AUDIO / "test_zh.wav"))[0]
+    print(f"\nper token (median ms of 48 steps, the median over {rounds} rounds) and cross state held, test_zh.wav, "
+          f"load average {os.getloadavg()[0]:.1f}")
+    for name, backend in backends.items():
+        ms: dict[int, list[float]] = {w: [] for w in WINDOWS_S}
+        fastest: dict[int, float] = {}
+        held = {}
+        for _ in range(rounds):
+            for w in WINDOWS_S:
+                options = DecodeOptions(language="zh", suppress_eot=True, max_tokens=48, window_s=w)
+                events = list(decode_window(backend, tokenizer, mel, options, segment_frames=420))
+                held[w] = events[0].cross_bytes
+                steps = [e.ms for e in events[2:] if e.type == "token"]
+                ms[w].append(statistics.median(steps))
+                fastest[w] = min(fastest.get(w, float("inf")), *steps)
+        med = {w: statistics.median(v) for w, v in ms.items()}
+        # The fastest step too: on a loaded machine the C step's OpenMP team waits for a core, and its median with it.
+        print("  " + f"{name:<13} " + " | ".join(
+            f"{w} s {med[w]:5.1f} ms ({med[w] / med[FULL_WINDOW_S]:4.2f}x), fastest {fastest[w]:4.1f} "
+            f"({fastest[w] / fastest[FULL_WINDOW_S]:4.2f}x), {held[w] / 1e6:4.1f} MB" for w in WINDOWS_S))
+
+
 def cpu() -> str:
     out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
     return next((line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name")), "?")
@@ -187,24 +214,8 @@ def agreement(args, backends: dict, tokenizer) -> None:
               f"error {err / n:.3f} against {err30 / n:.3f}")
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--backends", default="onnx,native-int8b", help="backends whose tokens are compared "
-                    "(empty: the encoders' times only)")
-    ap.add_argument("--timed", default="onnx,onnx-int8b", help="backends whose encoders are timed")
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--floor", type=float, default=10.0, help="the rule's floor, seconds")
-    ap.add_argument("--margin", type=float, default=2.0, help="the rule's margin, seconds")
-    ap.add_argument("--no-fw", action="store_true", help="skip CTranslate2's encoder")
-    ap.add_argument("--no-synth", action="store_true", help="the bundled clips only")
-    args = ap.parse_args(argv)
-    print(f"CPU: {cpu()}, {os.cpu_count()} cores; load average at start {os.getloadavg()[0]:.1f}", flush=True)
-    weights = load_model(None)
-    tokenizer = WhisperTokenizer.from_weights(weights)
-    names = list(dict.fromkeys(args.backends.split(",") + args.timed.split(",")))
-    backends = {name: make_backend(name, weights) for name in names if name}
+def encoders(backends: dict, args) -> None:
     mel_en = mel_windows(load_audio(AUDIO / "test_en.wav"))[0][None]
-
     systems = {f"{n} {w} s": (lambda m, b=backends[n], w=w: b.encode_window(m, w))
                for n in args.timed.split(",") if n for w in WINDOWS_S}
     ct2 = None if args.no_fw else ct2_encoder()
@@ -218,8 +229,31 @@ def main(argv=None) -> int:
         ratio = f"  {value / base:5.2f}x CT2 int8 30 s" if base else ""
         print(f"  {key:<24} {value:8.0f}  {value / own30:5.2f}x its 30 s{ratio}")
 
-    if args.backends:
-        agreement(args, backends, tokenizer)
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--backends", default="onnx,native-int8b", help="backends whose steps and tokens are measured")
+    ap.add_argument("--parts", default="encoders,steps,tokens", help="which figures, of encoders, steps, tokens")
+    ap.add_argument("--timed", default="onnx,onnx-int8b", help="backends whose encoders are timed")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--floor", type=float, default=10.0, help="the rule's floor, seconds")
+    ap.add_argument("--margin", type=float, default=2.0, help="the rule's margin, seconds")
+    ap.add_argument("--no-fw", action="store_true", help="skip CTranslate2's encoder")
+    ap.add_argument("--no-synth", action="store_true", help="the bundled clips only")
+    args = ap.parse_args(argv)
+    print(f"CPU: {cpu()}, {os.cpu_count()} cores; load average at start {os.getloadavg()[0]:.1f}", flush=True)
+    weights = load_model(None)
+    tokenizer = WhisperTokenizer.from_weights(weights)
+    names = list(dict.fromkeys(args.backends.split(",") + args.timed.split(",")))
+    backends = {name: make_backend(name, weights) for name in names if name}
+    parts = args.parts.split(",")
+    if "encoders" in parts:
+        encoders(backends, args)
+    chosen = {n: backends[n] for n in args.backends.split(",") if n}
+    if "steps" in parts:
+        step_costs(chosen, tokenizer, args.rounds)
+    if "tokens" in parts:
+        agreement(args, chosen, tokenizer)
     print(f"load average at the end {os.getloadavg()[0]:.1f}")
     return 0
 
