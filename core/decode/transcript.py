@@ -7,6 +7,7 @@ import numpy as np
 
 from core.decode.events import DoneEvent, EncodedEvent, Event, TokenEvent
 from core.decode.quality import WindowQuality
+from core.model.dims import FULL_WINDOW_S
 
 
 @dataclass
@@ -26,6 +27,7 @@ class WindowResult:
     segments: list[dict] = field(default_factory=list)
     quality: WindowQuality | None = None
     words: list[dict] = field(default_factory=list)     # word_timestamps: [{word, start, end, probability}]
+    window_s: int = FULL_WINDOW_S   # the encoder window it was encoded in (core/model/dims.py)
 
 
 @dataclass
@@ -37,7 +39,8 @@ class Transcript:
 
     def add(self, ev: Event) -> None:
         if isinstance(ev, EncodedEvent):
-            self.windows.append(WindowResult(ev.window, ev.language, ev.ms, ev.cache_hit, offset_s=ev.offset_s))
+            self.windows.append(WindowResult(ev.window, ev.language, ev.ms, ev.cache_hit, offset_s=ev.offset_s,
+                                             window_s=ev.window_s))
             if ev.language_probs:
                 self.language_probs = ev.language_probs
         elif isinstance(ev, TokenEvent):

@@ -164,6 +164,7 @@ def test_window_auto_encodes_a_short_clip_in_a_sized_window_and_says_so():
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["window_s"] == 10 and "甚至出现交易几乎停" in doc["text"] and doc["stop_reason"] == "eot"
+    assert doc["windows"][0]["window_s"] == 10            # what the runner's encoded event says it encoded
     r = whisperkv("transcribe", str(AUDIO / "test_zh.wav"), "--window", "auto", "--window-floor", "15")
     assert r.returncode == 0 and "| window 20 s |" in r.stderr.splitlines()[-1], r.stderr
     line = one_clear_line(whisperkv("transcribe", str(AUDIO / "test_en.wav"), "--window", "10"))

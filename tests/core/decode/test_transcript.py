@@ -42,3 +42,11 @@ def test_done_finds_its_window_by_index():
     assert [(w.window, w.reason) for w in t.windows] == [(0, "cancelled")]
     t = fold(SPEECH + TAIL + [SILENT_DONE])
     assert t.windows[0].reason == "eot" and t.windows[0].text == " Hello world."
+
+
+def test_each_window_names_the_encoder_window_it_was_encoded_in():
+    t = Transcript()
+    for ev in (EncodedEvent(window=0, ms=1.0, window_s=10), DoneEvent(0, "eot", [], "", 1.0, "en"),
+               EncodedEvent(window=1, ms=1.0), DoneEvent(1, "eot", [], "", 1.0, "en")):
+        t.add(ev)
+    assert [w["window_s"] for w in t.summary()["windows"]] == [10, 30]      # an older runner's: 30
