@@ -15,7 +15,7 @@ from core.model.backend import PrefillBackend
 from core.model.kv_cache import KVCache, to_stacked
 
 BACKEND_FIELDS = ("dims", "name", "token_embedding", "positional_embedding", "alignment_heads", "encode",
-                  "cache_layout")
+                  "cache_layout", "head_major")
 
 
 class Stepping:

@@ -8,6 +8,7 @@ class Compare:
     def __init__(self, ref, other):
         self.ref, self.other = ref, other
         self.dims, self.name = ref.dims, "compare"
+        self.head_major = getattr(ref, "head_major", False)      # the layout encode() returns: the reference's
         self.token_embedding, self.positional_embedding = ref.token_embedding, ref.positional_embedding
         self.step_diffs: list[float] = []
         self.kv_diffs: list[float] = []
