@@ -102,7 +102,7 @@ def offline(client: BoardClient, audio: np.ndarray) -> str:
 
 def live(client, tokenizer, audio: np.ndarray, config: StreamConfig) -> dict:
     t0 = time.monotonic()
-    session = StreamSession(RunnerDecoder(client).window, tokenizer, config)
+    session = StreamSession(RunnerDecoder(client).window, tokenizer, config, windows=client.info.windows)
     doc = session.run(realtime_blocks(audio), live=True, warm=False)   # the runner warmed up once, before offline
     doc["wall_s"] = round(time.monotonic() - t0, 1)
     doc["events"] = session.events
@@ -111,7 +111,8 @@ def live(client, tokenizer, audio: np.ndarray, config: StreamConfig) -> dict:
 
 
 def fast(client, tokenizer, audio: np.ndarray, config: StreamConfig) -> dict:
-    return StreamSession(RunnerDecoder(client).window, tokenizer, config).run(blocks_of(audio), live=False)
+    session = StreamSession(RunnerDecoder(client).window, tokenizer, config, windows=client.info.windows)
+    return session.run(blocks_of(audio), live=False)
 
 
 def lag_by_minute(events) -> list[dict]:

@@ -1,6 +1,7 @@
 """The streaming policies side by side in one run, on the same recordings, through one local runner in real time.
 
-    python bench/stream_policies.py [--policies alignatt,local-agreement] [--long-minutes 4] [--out FILE]
+    python bench/stream_policies.py [--policies alignatt,local-agreement] [--window-floors 10,30] [--long-minutes 4]
+                                    [--out FILE]
 
 Recordings:
 1. the join of the bundled English clips (at least 60 s, 0.5 s gaps; bench/stream.py builds it), against their
@@ -12,6 +13,9 @@ Recordings:
 4. silence and white noise (30 s each, fed as fast as possible): they must commit nothing.
 With `--fast` the recordings are fed as fast as possible too: the stream clock is then the audio fed, and the
 lag is what the commit rule and the pass interval cost by themselves (add one pass's wall time for a listener).
+
+Each policy runs once per window floor (`--window-floor`): 10, each pass in the smallest encoder window its buffer
+fits (the default); 30, every pass in Whisper's whole window (the stream before windows were sized).
 
 For each recording an offline transcription through the same runner (one request per 30 s window, as
 `whisperkv transcribe`, with word timings: its first word is where "first visible" counts from, for every
@@ -90,7 +94,7 @@ def offline(client: BoardClient, audio: np.ndarray) -> Transcript:
 def live(client, tokenizer, audio: np.ndarray, config: StreamConfig, speech_start_s: float, fast: bool = False) -> dict:
     """The stream in real time; `fast`: as fast as possible, the clock the audio fed (the lag leaves out compute)."""
     load = os.getloadavg()[0]
-    session = StreamSession(RunnerDecoder(client).window, tokenizer, config)
+    session = StreamSession(RunnerDecoder(client).window, tokenizer, config, windows=client.info.windows)
     blocks = blocks_of(audio) if fast else realtime_blocks(audio)
     session.run(blocks, live=not fast, warm=False)      # the runner warmed up once, at its start
     doc = session.summary(speech_start_s)
@@ -98,12 +102,19 @@ def live(client, tokenizer, audio: np.ndarray, config: StreamConfig, speech_star
     return doc
 
 
+def run_label(policy: str, floor: float, n_floors: int) -> str:
+    if n_floors == 1:
+        return policy
+    return f"{policy} · {'30 s windows' if floor >= 30 else f'sized windows (floor {floor:g} s)'}"
+
+
 def figures(doc: dict, reference: str, off: Transcript, off_wer: float) -> dict:
     return {"wer": round(error_rate(reference, doc["text"]), 4), "offline_wer": round(off_wer, 4),
             **against_offline(off.text, doc["text"]), "first_visible_s": doc["first_visible_s"],
             "lag_s": doc["lag_s"], "end_of_file_s": doc["end_of_file_s"],
             "compute_per_audio_s": doc["compute_per_audio_s"], "passes": len(doc["passes"]),
-            "skipped": len(doc["skipped"]), "load": doc["load"]}
+            "skipped": len(doc["skipped"]), "load": doc["load"],
+            "windows": sorted({p["window_s"] for p in doc["passes"]})}
 
 
 def table(results: dict) -> str:
@@ -129,9 +140,14 @@ def main() -> int:
     ap.add_argument("--backend", default="auto", help="the runner's backend")
     ap.add_argument("--fast", action="store_true", help="feed as fast as possible: the lag is the policy's own, "
                     "without compute (what the commit rule costs on any machine)")
+    ap.add_argument("--window-floors", default="10,30", help="comma-separated --window-floor values, each policy "
+                    "runs once per value (30: the whole window every pass)")
     ap.add_argument("--out", default=None, help="write every figure as JSON here")
     args = ap.parse_args()
-    names = [n.strip() for n in args.policies.split(",") if n.strip()]
+    floors = [float(f) for f in args.window_floors.split(",") if f.strip()]
+    runs = {run_label(n.strip(), f, len(floors)): StreamConfig(language="en", policy=n.strip(),
+                                                               params={"window_floor_s": f})
+            for n in args.policies.split(",") if n.strip() for f in floors}
     tokenizer = WhisperTokenizer.from_file(find_tokenizer())
     clips = english_clips()
     recordings = {"English clips joined": joined(clips)}
@@ -142,15 +158,15 @@ def main() -> int:
     runner_args = parse_target("local", backend=args.backend, workload="serve").runner_args()
     with BoardClient(LocalTransport(), runner_args=runner_args) as client:
         report["backend"] = client.info.backend
-        warm_up(RunnerDecoder(client).window, "en")
+        warm_up(RunnerDecoder(client).window, "en", client.info.windows)
         for rec, (audio, reference) in recordings.items():
             label = f"{rec} ({len(audio) / SAMPLE_RATE:.1f} s)"
             off = offline(client, audio)
             off_wer = error_rate(reference, off.text)
             start = off.words[0]["start"] if off.words else None
             report["results"][label] = {}
-            for name in names:
-                doc = live(client, tokenizer, audio, StreamConfig(language="en", policy=name), start, args.fast)
+            for name, config in runs.items():
+                doc = live(client, tokenizer, audio, config, start, args.fast)
                 report["results"][label][name] = figures(doc, reference, off, off_wer)
                 if "minute" in rec:
                     report["by_minute"][name] = [m["commit_lag_s"]["median"] for m in lag_by_minute(doc["events"])]
@@ -160,9 +176,9 @@ def main() -> int:
                  "white noise -30 dBFS": (rng.standard_normal(30 * SAMPLE_RATE) * 10 ** (-30 / 20)).astype(np.float32),
                  "white noise -15 dBFS": (rng.standard_normal(30 * SAMPLE_RATE) * 10 ** (-15 / 20)).astype(np.float32)}
         for sound_name, sound in quiet.items():
-            for name in names:
-                doc = StreamSession(RunnerDecoder(client).window, tokenizer,
-                                    StreamConfig(language="en", policy=name)).run(blocks_of(sound), live=False)
+            for name, config in runs.items():
+                doc = StreamSession(RunnerDecoder(client).window, tokenizer, config,
+                                    windows=client.info.windows).run(blocks_of(sound), live=False)
                 report["quiet"][f"{sound_name} · {name}"] = {"commits": len(doc["commits"]),
                                                               "passes": len(doc["passes"])}
     print(table(report["results"]))

@@ -1,12 +1,13 @@
-"""Choosing AlignAtt's margin and pass interval on speech that no reported figure uses: ten sentences spoken by
-espeak-ng (Debian: apt-get install espeak-ng), joined with 0.5 s gaps.
+"""Choosing AlignAtt's margin and pass interval, and the encoder windows' floor and margin, on speech that no
+reported figure uses: ten sentences spoken by espeak-ng (Debian: apt-get install espeak-ng), joined with 0.5 s gaps.
 
-    python bench/stream_tune.py [--margins 4,7,10,15,20,25] [--chunks 0.5,1.0] [--realtime] [--out FILE]
+    python bench/stream_tune.py [--margins 4,7,10,15,20,25] [--chunks 0.5,1.0] [--window-floors 10,30]
+                                [--window-margins 1,2,4] [--realtime] [--out FILE]
 
-Per (margin, chunk): the stream fed as fast as possible (or in real time with `--realtime`) through one
-local runner; its WER against the sentences, its WER against an offline transcription of the same audio and
-the share of committed words that disagree with it, its commit lag and passes. Without `--realtime` the
-lag leaves out compute (the stream clock is the audio fed): it shows what the margin itself costs.
+Per (margin, chunk, window floor, window margin): the stream fed as fast as possible (or in real time with
+`--realtime`) through one local runner; its WER against the sentences, its WER against an offline transcription of
+the same audio and the share of committed words that disagree with it, its commit lag and passes. Without
+`--realtime` the lag leaves out compute (the stream clock is the audio fed): it shows what the margin itself costs.
 The bundled clips and the pyannote sample (what docs/benchmarks.md reports on) are never fed here.
 """
 from __future__ import annotations
@@ -63,10 +64,17 @@ def synthesized() -> np.ndarray:
     return np.concatenate(parts[:-1])
 
 
+def floats(text: str) -> list[float]:
+    return [float(x) for x in text.split(",") if x.strip()]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--margins", default="4,7,10,15,20,25", help="encoder frames (20 ms)")
     ap.add_argument("--chunks", default="0.5", help="seconds of new audio between passes")
+    ap.add_argument("--window-floors", default="10", help="seconds: each pass's encoder window is never shorter "
+                    "(30: Whisper's whole window every pass)")
+    ap.add_argument("--window-margins", default="2", help="seconds a pass's window holds beyond its buffer")
     ap.add_argument("--realtime", action="store_true", help="feed at 1x (lag includes compute)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
@@ -74,22 +82,28 @@ def main() -> int:
     tokenizer = WhisperTokenizer.from_file(find_tokenizer())
     rows = []
     with BoardClient(LocalTransport(), runner_args=parse_target("local", workload="serve").runner_args()) as client:
-        warm_up(RunnerDecoder(client).window, "en")
+        warm_up(RunnerDecoder(client).window, "en", client.info.windows)
         off = offline(client, audio)
         print(f"{len(audio) / SAMPLE_RATE:.1f} s synthesized; offline WER {error_rate(reference, off.text):.3f}",
               flush=True)
-        for chunk in [float(c) for c in args.chunks.split(",")]:
-            for margin in [int(m) for m in args.margins.split(",")]:
-                config = StreamConfig(language="en", policy="alignatt",
-                                      params={"margin_frames": margin, "min_chunk_s": chunk})
-                session = StreamSession(RunnerDecoder(client).window, tokenizer, config)
-                blocks = realtime_blocks(audio) if args.realtime else blocks_of(audio)
-                doc = session.run(blocks, live=args.realtime, warm=False)    # warmed once, at the runner's start
-                row = {"margin": margin, "chunk": chunk, "wer": round(error_rate(reference, doc["text"]), 4),
-                       **against_offline(off.text, doc["text"]), "lag_s": doc["lag_s"],
-                       "passes": len(doc["passes"]), "compute_per_audio_s": doc["compute_per_audio_s"]}
-                rows.append(row)
-                print(json.dumps(row), flush=True)
+        grid = [(chunk, margin, floor, window_margin) for chunk in floats(args.chunks)
+                for margin in [int(m) for m in args.margins.split(",")] for floor in floats(args.window_floors)
+                for window_margin in floats(args.window_margins)]
+        for chunk, margin, floor, window_margin in grid:
+            config = StreamConfig(language="en", policy="alignatt",
+                                  params={"margin_frames": margin, "min_chunk_s": chunk, "window_floor_s": floor,
+                                          "window_margin_s": window_margin})
+            session = StreamSession(RunnerDecoder(client).window, tokenizer, config,
+                                    windows=client.info.windows)
+            blocks = realtime_blocks(audio) if args.realtime else blocks_of(audio)
+            doc = session.run(blocks, live=args.realtime, warm=False)    # warmed once, at the runner's start
+            row = {"margin": margin, "chunk": chunk, "window_floor_s": floor, "window_margin_s": window_margin,
+                   "windows": sorted({p["window_s"] for p in doc["passes"]}),
+                   "wer": round(error_rate(reference, doc["text"]), 4),
+                   **against_offline(off.text, doc["text"]), "lag_s": doc["lag_s"],
+                   "passes": len(doc["passes"]), "compute_per_audio_s": doc["compute_per_audio_s"]}
+            rows.append(row)
+            print(json.dumps(row), flush=True)
     print("cpu:", cpu_name())
     if args.out:
         Path(args.out).write_text(json.dumps(rows, indent=1))

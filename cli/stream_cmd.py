@@ -79,7 +79,7 @@ def run(args) -> int:
         meta = decoder.meta()
         check_language(config.language, decoder.tokenizer.languages)
         session = StreamSession(decoder.window, decoder.tokenizer, config, vad=not args.no_vad,
-                                takes_prompt=decoder.takes("prompt"), stop=stop,
+                                takes_prompt=decoder.takes("prompt"), windows=decoder.info.windows, stop=stop,
                                 on_event=printer.feed if printer else lambda event: None)   # --json: one document
         if session.prompt_refused:
             print("whisperkv: the runner takes no prompt (deploy this version for better accuracy); "

@@ -19,7 +19,7 @@ from core.decode.options import (
     OptionsError,
 )
 from core.decode.transcript import Transcript
-from core.decode.window_choice import AUTO, WINDOW_PARAMS, window_for
+from core.decode.window_choice import WINDOW_PARAMS, window_for
 from core.decode.window_feed import decode_source
 from core.errors import WhisperKVError
 from core.model.dims import FULL_WINDOW_S, WINDOWS_S
@@ -83,11 +83,10 @@ def options_from_args(args) -> DecodeOptions:
 
 def sized(options: DecodeOptions, args, n_frames: int, windows: tuple[int, ...]) -> DecodeOptions:
     """`options` with the window --window asks for, given the audio's frames and the runner's windows."""
-    asked = str(FULL_WINDOW_S) if options.wants_attention and args.window == AUTO else args.window
     try:
-        window_s = window_for(asked, n_frames, windows, **{p.name: getattr(args, p.name) for p in WINDOW_PARAMS})
+        window_s = window_for(args.window, n_frames, windows, **{p.name: getattr(args, p.name) for p in WINDOW_PARAMS})
         return replace(options, window_s=window_s)
-    except OptionsError as exc:      # a length the runner lacks, the audio longer, attention with a short window
+    except OptionsError as exc:      # a length the runner lacks, the audio longer
         raise WhisperKVError(str(exc), f"use --window auto or {FULL_WINDOW_S}") from None
 
 

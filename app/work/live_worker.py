@@ -83,7 +83,8 @@ class LiveWorker(QObject):
             # every stream's start it froze the window that long.
             tokenizer = token_names.tokenizer() or WhisperTokenizer.from_file(find_tokenizer())
             session = StreamSession(
-                decoder.window, tokenizer, config, takes_prompt=decoder.takes("prompt"), stop=self._stop,
+                decoder.window, tokenizer, config, takes_prompt=decoder.takes("prompt"), windows=decoder.info.windows,
+                stop=self._stop,
                 on_event=lambda ev: batch.add(ev, urgent=not isinstance(ev, PassRecord)),
                 watch=lambda decode_one: recording_decoder(decode_one, lambda ev, ms: telemetry.add(
                     (ev, ms), urgent=not isinstance(ev, TokenEvent)), buffer_start_s=lambda: session.buffer_start_s))

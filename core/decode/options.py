@@ -178,15 +178,11 @@ def check_options(o: DecodeOptions, bounds: Bounds = Bounds()) -> DecodeOptions:
 
 
 def check_window(o: DecodeOptions, windows: tuple[int, ...]) -> None:
-    """window_s: one of the lengths served; a shorter one without attention (its rows would not be the
-    documented 1500 positions, docs/protocol.md) until the host reads them."""
+    """window_s: one of the lengths served (a shorter window's attention rows hold its positions only,
+    window_s * 50: docs/protocol.md)."""
     if type(o.window_s) is not int or o.window_s not in windows:
         raise OptionsError(f"window_s {o.window_s!r} is not a window this runner serves: "
                            f"{', '.join(map(str, windows))} (seconds)")
-    if o.window_s != FULL_WINDOW_S and o.wants_attention:
-        asked = "word_timestamps" if o.word_timestamps else "attention"
-        raise OptionsError(f"{asked} needs window_s {FULL_WINDOW_S}: a shorter window's attention is not served; "
-                           f"leave {asked} off or window_s out")
 
 
 def for_length(options: DecodeOptions, n_frames: int) -> DecodeOptions:

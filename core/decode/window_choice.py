@@ -27,31 +27,34 @@ class WindowParam:
 
 
 WINDOW_PARAMS = (
-    WindowParam("floor_s", "--window-floor", 10.0, "--window auto never encodes less than this many seconds"),
-    WindowParam("margin_s", "--window-margin", 2.0, "--window auto leaves at least this many seconds of the window "
-                                                    "after the audio's end"),
+    WindowParam("window_floor_s", "--window-floor", 10.0, "a sized encoder window (--window auto, a stream's "
+                                                          "passes) is never shorter than this"),
+    WindowParam("window_margin_s", "--window-margin", 2.0, "a sized encoder window holds at least this much "
+                                                            "beyond the audio's end"),
 )
 DEFAULTS = {p.name: p.default for p in WINDOW_PARAMS}
 
 
-def sized_window(n_frames: int, windows: tuple[int, ...], floor_s: float = DEFAULTS["floor_s"],
-                 margin_s: float = DEFAULTS["margin_s"]) -> int:
+def sized_window(n_frames: int, windows: tuple[int, ...], window_floor_s: float = DEFAULTS["window_floor_s"],
+                 window_margin_s: float = DEFAULTS["window_margin_s"]) -> int:
     """The smallest of `windows` that holds `n_frames` of audio plus the margin and is not under the floor; 30 s
     when none does."""
-    need = max(floor_s, n_frames / FRAMES_PER_SECOND + margin_s)
+    need = max(window_floor_s, n_frames / FRAMES_PER_SECOND + window_margin_s)
     return next((w for w in sorted(windows) if w >= need), FULL_WINDOW_S)
 
 
-def window_for(asked: str, n_frames: int, windows: tuple[int, ...], floor_s: float = DEFAULTS["floor_s"],
-               margin_s: float = DEFAULTS["margin_s"]) -> int:
+def window_for(asked: str, n_frames: int, windows: tuple[int, ...],
+               window_floor_s: float = DEFAULTS["window_floor_s"],
+               window_margin_s: float = DEFAULTS["window_margin_s"]) -> int:
     """The window_s to send for audio of `n_frames` to a runner serving `windows` (hello's; (30,) from one without
     the list), as asked: "auto", or a length in seconds. OptionsError names what does not fit."""
-    for p, value in (("floor_s", floor_s), ("margin_s", margin_s)):
+    for p, value in (("window_floor_s", window_floor_s), ("window_margin_s", window_margin_s)):
         if value < 0:
             raise OptionsError(f"{next(r.flag for r in WINDOW_PARAMS if r.name == p)} must be at least 0 s")
     if asked == AUTO:
         # Audio over one window is decoded 30 s at a time (the seek loop's windows).
-        return sized_window(n_frames, windows, floor_s, margin_s) if n_frames <= N_FRAMES else FULL_WINDOW_S
+        fits = n_frames <= N_FRAMES
+        return sized_window(n_frames, windows, window_floor_s, window_margin_s) if fits else FULL_WINDOW_S
     try:
         window_s = int(asked)
     except ValueError:

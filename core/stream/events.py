@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from core.model.dims import FULL_WINDOW_S
+
 
 @dataclass
 class Committed:
@@ -48,6 +50,7 @@ class PassRecord:
     token_ms: list[float] = field(default_factory=list)    # runner ms of each step
     eot_probs: list[float] = field(default_factory=list)   # p(EOT) at each step
     token_drafted: list[bool] = field(default_factory=list)  # each step's token taken from the draft (TokenEvent.drafted)
+    window_s: int = FULL_WINDOW_S   # the encoder window the runner encoded (its encoded event; 30 from an older runner)
     type: str = "pass"
 
     def summary(self) -> dict:

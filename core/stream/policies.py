@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from core.decode.window_choice import WINDOW_PARAMS
 from core.errors import WhisperKVError
 from core.stream.agreement import LocalAgreement
 from core.stream.alignatt import AlignAtt
@@ -80,6 +81,10 @@ PARAMS: dict[str, PolicyParam] = {p.name: p for p in (
     PolicyParam("margin_frames", "--margin", int, DEFAULT_MARGIN_FRAMES, 0, True, "frames",
                 "alignatt: a token is committed only while its attention lies more than FRAMES encoder frames "
                 f"(20 ms each) before the end of the audio heard (default {DEFAULT_MARGIN_FRAMES})", ("alignatt",)),
+    # Each pass encodes the smallest window its buffer fits (core/decode/window_choice.py, the same rows as
+    # `transcribe --window auto`); a floor of 30 encodes Whisper's whole window every pass.
+    *(PolicyParam(w.name, w.flag, float, w.default, 0.0, True, "s", f"{w.help} (default {w.default:g} s)")
+      for w in WINDOW_PARAMS),
 )}
 
 

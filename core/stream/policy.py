@@ -11,6 +11,8 @@ growing audio buffer, gated by a VAD.
 - Within a segment, every `min_chunk_s` of new audio the whole buffer is transcribed again (one ordinary
   request: encoder plus cached decode), and the rule commits words: AlignAtt those the decoder wrote while its
   attention looked far enough before the end of the audio, LocalAgreement-2 those two passes agree on.
+- Each pass asks for the smallest encoder window its buffer fits (`window_floor_s`, `window_margin_s`:
+  core/decode/window_choice.py) among the runner's; one that loops there is heard again in the next window up.
 - When the segment ends (`min_silence_s` of silence), one last pass commits all it hears: the tail of an
   utterance is not held back until the next one.
 - Each pass is prompted with committed text that has left the buffer (core/stream/prompt.py), and carries the
@@ -25,15 +27,18 @@ No Qt, no transport: `decode_one` is a runner request or the model in this proce
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import numpy as np
 
 from core.decode.options import MAX_TOKENS, DecodeOptions
+from core.decode.window_choice import WINDOW_PARAMS, sized_window
 from core.decode.window_feed import DecodeOne
 from core.decode.word_timing import Word
 from core.model.audio import SAMPLE_RATE
+from core.model.dims import FULL_WINDOW_S
+from core.model.mel import content_frames
 from core.model.tokenizer import WhisperTokenizer
 from core.stream.events import Committed, Skipped, StreamEvent, Tentative, Trimmed
 from core.stream.one_pass import run_pass
@@ -77,10 +82,13 @@ class StreamConfig:
 
 class StreamPolicy:
     def __init__(self, decode_one: DecodeOne, tokenizer: WhisperTokenizer, config: StreamConfig | None = None,
-                 gate: VoiceGate | None = None, clock: Callable[[], float] | None = None, use_prompt: bool = True):
+                 gate: VoiceGate | None = None, clock: Callable[[], float] | None = None, use_prompt: bool = True,
+                 windows: tuple[int, ...] = (FULL_WINDOW_S,)):
         """`gate`: None streams everything as one segment of speech. `clock`: the stream clock in seconds of
-        audio fed so far (a live source feeds on while a pass runs); by default, what `feed` received."""
-        self.decode_one, self.tokenizer = decode_one, tokenizer
+        audio fed so far (a live source feeds on while a pass runs); by default, what `feed` received.
+        `windows`: the encoder windows the runner serves (hello's); each pass asks for the smallest its buffer
+        fits (the window parameters' rule)."""
+        self.decode_one, self.tokenizer, self.windows = decode_one, tokenizer, windows
         self.config = config or StreamConfig()
         self.gate, self.use_prompt = gate, use_prompt and self.config.prompt_chars > 0
         self.clock = clock or (lambda: self.fed / SAMPLE_RATE)
@@ -162,11 +170,19 @@ class StreamPolicy:
         # The last pass's tokens, when it heard the same buffer start with the same prompt: most of them come
         # again, and the runner checks them in one batched call instead of a step each (DecodeOptions.draft).
         draft = self.last_tokens if self.last_context == (seg[0], prompt) else []
+        buffer = self.audio[seg[0] - self.audio_start:end - self.audio_start]
+        window_s = sized_window(content_frames(buffer), self.windows,
+                                **{p.name: self.config.params[p.name] for p in WINDOW_PARAMS})
         options = DecodeOptions(language=self.language, max_tokens=max_tokens, word_timestamps=True, prompt=prompt,
-                                draft=draft)
+                                draft=draft, window_s=window_s)
         at_s = self.clock()
-        result = run_pass(self.decode_one, self.tokenizer, self.audio[seg[0] - self.audio_start:end - self.audio_start],
-                          start_s, options, at_s=at_s, final=final)
+        result = run_pass(self.decode_one, self.tokenizer, buffer, start_s, options, at_s=at_s, final=final)
+        while result.looped and options.window_s < FULL_WINDOW_S:
+            # Stock weights can loop in a window cut short (FUTO's whisper-acft README), and AlignAtt would commit
+            # the loop: its tokens look back at audio already heard. The pass is heard again in the next window up.
+            events.append(result.record)
+            options = replace(options, window_s=min(w for w in (*self.windows, FULL_WINDOW_S) if w > options.window_s))
+            result = run_pass(self.decode_one, self.tokenizer, buffer, start_s, options, at_s=at_s, final=final)
         if not result.silent and self.language is None:
             self.language = result.language
         # Audio that arrived while the pass ran (0 when a file is fed as fast as possible)

@@ -19,6 +19,7 @@ import numpy as np
 
 from core.decode.window_feed import DecodeOne
 from core.model.audio import SAMPLE_RATE
+from core.model.dims import FULL_WINDOW_S
 from core.model.tokenizer import WhisperTokenizer
 from core.stream.events import StreamEvent
 from core.stream.feed import stream_fast, stream_live
@@ -31,16 +32,17 @@ from core.stream.vad import SileroVad, VoiceGate
 
 class StreamSession:
     def __init__(self, decode_one: DecodeOne, tokenizer: WhisperTokenizer, config: StreamConfig | None = None, *,
-                 vad: bool = True, takes_prompt: bool = True,
+                 vad: bool = True, takes_prompt: bool = True, windows: tuple[int, ...] = (FULL_WINDOW_S,),
                  on_event: Callable[[StreamEvent], None] = lambda event: None,
                  watch: Callable[[DecodeOne], DecodeOne] | None = None, stop: threading.Event | None = None):
-        """`vad`: False streams every second (no gate). `takes_prompt`: what the runner's hello says.
+        """`vad`: False streams every second (no gate). `takes_prompt`, `windows` (the encoder windows served):
+        what the runner's hello says.
         `watch`: wraps the passes' decoder (never the warm-up's), e.g. to record each pass's runner events.
         `stop`: the stop flag, when the caller set it up before the session (a Ctrl-C handler, while connecting)."""
         self.decode_one, self.tokenizer = decode_one, tokenizer
         self.config = config or StreamConfig()
         self.gate = VoiceGate(SileroVad()) if vad else None
-        self.takes_prompt, self.watch, self.on_event = takes_prompt, watch, on_event
+        self.takes_prompt, self.windows, self.watch, self.on_event = takes_prompt, windows, watch, on_event
         self.events: list[StreamEvent] = []
         self.policy: StreamPolicy | None = None
         self._stop = stop or threading.Event()
@@ -49,6 +51,12 @@ class StreamSession:
     def prompt_refused(self) -> bool:
         """The config asks for a prompt that the runner cannot take: the stream goes without one."""
         return not self.takes_prompt and self.config.prompt_chars > 0
+
+    @property
+    def windows_used(self) -> tuple[int, ...]:
+        """The windows a pass may ask for: the runner's, from the floor up (the warm-up's)."""
+        floor = self.config.params["window_floor_s"]
+        return tuple(w for w in self.windows if w >= floor or w == FULL_WINDOW_S)
 
     def stop(self) -> None:
         """Thread-safe: no pass starts after it; what the last pass heard is committed."""
@@ -68,12 +76,12 @@ class StreamSession:
         else as fast as they come, on the clock of the audio fed. `warm` (default: `live`) runs one pass on
         silence first, so the first real pass does not pay the runner's first-call costs."""
         if live if warm is None else warm:
-            warm_up(self.decode_one, self.config.language)
+            warm_up(self.decode_one, self.config.language, self.windows_used)
         decode = self.watch(self.decode_one) if self.watch else self.decode_one
 
         def make_policy(clock=None) -> StreamPolicy:
             self.policy = StreamPolicy(decode, self.tokenizer, self.config, self.gate, clock,
-                                       use_prompt=self.takes_prompt)
+                                       use_prompt=self.takes_prompt, windows=self.windows)
             return self.policy
 
         if live:

@@ -250,14 +250,23 @@ def any_window(model: onnx.ModelProto, names=("cross_k", "cross_v")) -> onnx.Mod
         found.append((c, uses[0], dims))
     for c, reshape, (_, n_head, _, d_head) in found:
         reshape.input[1] = _const(g, reshape.input[1] + ".any_window", [n_head, -1, d_head])
-        c.type.tensor_type.shape.dim[2].ClearField("dim_value")
-        c.type.tensor_type.shape.dim[2].dim_param = "audio_positions"
+        _any_positions(c, 2)
+    # The alignment heads' weights (the attention variants) are over the same positions: [n_heads, T, A].
+    for o in g.output:
+        if o.name == "attention" and found:
+            _any_positions(o, len(o.type.tensor_type.shape.dim) - 1)
     del g.value_info[:]          # inferred shapes still say 1500
     used = {x for nd in g.node for x in nd.input}
     kept = [i for i in g.initializer if i.name in used]
     del g.initializer[:]
     g.initializer.extend(kept)
     return m
+
+
+def _any_positions(value: onnx.ValueInfoProto, axis: int) -> None:
+    dim = value.type.tensor_type.shape.dim[axis]
+    dim.ClearField("dim_value")
+    dim.dim_param = "audio_positions"
 
 
 def layer_norm_count(model: onnx.ModelProto) -> int:

@@ -41,7 +41,8 @@ from device.spec.runtime_config import RuntimeConfig
 
 log = logging.getLogger("whisperkv.agent")
 
-FORMAT = 12       # 12: steps that read a shorter window's cross K/V; 11: native-int8b caches
+# 13: attention variants that read a shorter window's cross K/V; 12: steps that do; 11: native-int8b caches
+FORMAT = 13
 
 
 def weights_sha256(paths: list[Path]) -> str:

@@ -16,7 +16,8 @@ def test_the_defaults_start_the_stream_as_before_and_alignatt_enables_its_margin
     qtbot.addWidget(panel)
     boxes = panel.params.boxes
     assert set(boxes) == set(policies.PARAMS)
-    assert boxes["min_chunk_s"].text() == OWN and panel.params.values() == {"margin_frames": 10}
+    windows = {"window_floor_s": 10.0, "window_margin_s": 2.0}       # each pass in a window sized to its buffer
+    assert boxes["min_chunk_s"].text() == OWN and panel.params.values() == {"margin_frames": 10, **windows}
     assert StreamConfig(policy=panel.policy(), params=panel.params.values()).params == StreamConfig().params
     assert panel.policy() == "alignatt" and boxes["margin_frames"].isEnabled()   # Live's default reads its margin
     panel.policy_box.setCurrentIndex(list(policies.POLICIES).index("local-agreement"))
@@ -25,7 +26,7 @@ def test_the_defaults_start_the_stream_as_before_and_alignatt_enables_its_margin
     assert boxes["margin_frames"].isEnabled()
     boxes["min_chunk_s"].setValue(0.5)
     boxes["margin_frames"].setValue(7)
-    assert panel.params.values() == {"min_chunk_s": 0.5, "margin_frames": 7}
+    assert panel.params.values() == {"min_chunk_s": 0.5, "margin_frames": 7, **windows}
     panel.set_running(True)
     assert not panel.params.isEnabled()
     panel.set_running(False)

@@ -8,12 +8,14 @@ from core.model.dims import WINDOWS_S
 
 
 def test_the_rule_takes_the_smallest_window_holding_the_audio_and_the_margin_over_the_floor():
-    assert DEFAULTS == {"floor_s": 10.0, "margin_s": 2.0} and len({p.flag for p in WINDOW_PARAMS}) == 2
+    assert DEFAULTS == {"window_floor_s": 10.0, "window_margin_s": 2.0}
+    assert len({p.flag for p in WINDOW_PARAMS}) == 2
     assert sized_window(140, WINDOWS_S) == 10             # 1.4 s: the floor
     assert sized_window(800, WINDOWS_S) == 10             # 8 s + 2 s fills 10 s exactly
     assert sized_window(801, WINDOWS_S) == 20             # past the margin
     assert sized_window(1100, WINDOWS_S) == 20 and sized_window(1900, WINDOWS_S) == 30
-    assert sized_window(140, WINDOWS_S, floor_s=15) == 20 and sized_window(950, WINDOWS_S, margin_s=0) == 10
+    assert sized_window(140, WINDOWS_S, window_floor_s=15) == 20
+    assert sized_window(950, WINDOWS_S, window_margin_s=0) == 10
     assert sized_window(140, (30,)) == 30                 # a runner without shorter windows
 
 
@@ -28,4 +30,4 @@ def test_auto_a_length_and_what_does_not_fit():
     with pytest.raises(OptionsError, match="window 'short' is not auto nor a length in seconds"):
         window_for("short", 420, WINDOWS_S)
     with pytest.raises(OptionsError, match="--window-margin must be at least 0 s"):
-        window_for("auto", 420, WINDOWS_S, margin_s=-1)
+        window_for("auto", 420, WINDOWS_S, window_margin_s=-1)

@@ -103,8 +103,7 @@ def test_non_finite_mel(runner, bad):
 @pytest.mark.parametrize("fields", [{"language": "klingon"}, {"max_tokens": 0}, {"cache": "maybe"},
                                     {"top_k": "5"}, {"task": "summarise"},
                                     {"sample_s": 0}, {"sample_s": "1"}, {"window_s": 15}, {"window_s": "10"},
-                                    {"window_s": 10}, {"window_s": 10, "n_frames": 1001},
-                                    {"window_s": 10, "n_frames": 900, "attention": True}])
+                                    {"window_s": 10}, {"window_s": 10, "n_frames": 1001}])
 def test_bad_options(runner, fields):
     transcribe(runner, np.zeros((1, 80, 3000), np.float32), "o1", **fields)
     ev = error(runner)
@@ -123,6 +122,13 @@ def test_hello_lists_the_windows_and_a_request_is_encoded_in_the_one_it_asks_for
     assert encoded["type"] == "encoded" and encoded["window_s"] == 20
     assert encoded["cross_bytes"] == 2 * 6 * 1000 * 512 * 4               # K and V of the window's 1000 positions
     assert done["type"] == "done" and done["reason"] == "eot" and "country" in done["text"]
+    # Word timings in the same window: each attention row holds the window's 1000 positions, and the words
+    # are the same as the 30 s window gives.
+    transcribe(runner, en_mel, "w2", window_s=20, n_frames=1100, word_timestamps=True)
+    events = runner.until(lambda ev: ev.get("final") or ev["type"] == "error")
+    rows = [ev["attention"]["shape"] for ev in events if ev["type"] == "token"]
+    assert rows and all(shape == [8, 1000] for shape in rows)
+    assert events[-1]["text"] == done["text"] and events[-1]["words"][-1]["end"] <= 11.0
 
 
 def test_wrong_protocol_version_says_which_side_to_update(runner):
