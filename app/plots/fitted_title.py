@@ -1,6 +1,5 @@
-"""A plot title that stays inside its plot at any size: its " · "-separated parts go on as many lines as
-they need, a part too long for a line is cut with "…", lines past a third of the plot's height are left off (the
-last kept one ends in "…"), and the tooltip holds the whole title.
+"""A plot title that stays inside its plot at any width: its " · "-separated parts go on as many lines as
+they need, a part too long for a line is cut with "…", and the tooltip holds the whole title.
 
 pyqtgraph's title label asks for the width of its text, so an over-long title widens the plot past its
 widget and pushes the right axis and the legend out of view; fitted, it never asks for more than it has."""
@@ -31,30 +30,18 @@ class FittedTitle:
             return
         axes = sum(item.getAxis(side).width() for side in ("left", "right") if item.getAxis(side).isVisible())
         width = max(60, int(self.plot.width() - axes - MARGIN))
-        # A short panel keeps its plot: the title takes at most a third of its height, the rest goes to the tooltip.
-        room = max(1, self.plot.height() // 3)
-        if self._shown == (self.head, self.note, width, room):
+        if self._shown == (self.head, self.note, width):
             return
-        self._shown = (self.head, self.note, width, room)
-        lines = [(line, "") for line in self._lines(self.head, width, "")]
-        lines += [(line, NOTE_STYLE) for line in self._lines(self.note, width, NOTE_STYLE)]
-        height = self._show(item, lines)
-        while len(lines) > 1 and height > room:
-            lines.pop()
-            text, style = lines[-1]
-            lines[-1] = (text if text.endswith("…") else text.rstrip(SEPARATOR) + " …", style)
-            height = self._show(item, lines)
+        self._shown = (self.head, self.note, width)
+        lines = [escape(line) for line in self._lines(self.head, width, "")]
+        lines += [f"<span style='{NOTE_STYLE}'>{escape(line)}</span>"
+                  for line in self._lines(self.note, width, NOTE_STYLE)]
+        item.setTitle("<br>".join(lines))
+        height = item.titleLabel.item.boundingRect().height()   # setTitle fixes one line's 30 px
         item.titleLabel.setMaximumHeight(height)
         item.layout.setRowFixedHeight(0, height)
         whole = self.head + (f"\n{self.note}" if self.note else "")
         item.titleLabel.setToolTip(whole)
-
-    @staticmethod
-    def _show(item, lines: list[tuple[str, str]]) -> float:
-        """The title set to `lines` (text, style); its height as drawn."""
-        item.setTitle("<br>".join(f"<span style='{style}'>{escape(text)}</span>" if style else escape(text)
-                                  for text, style in lines))
-        return item.titleLabel.item.boundingRect().height()   # setTitle fixes one line's 30 px
 
     def _lines(self, text: str, width: float, style: str) -> list[str]:
         """Parts packed greedily into lines no wider than `width`; a lone part too wide is cut."""

@@ -73,6 +73,10 @@ POLICIES: dict[str, PolicyKind] = {p.name: p for p in (
 # word errors in all against LocalAgreement's 36 (of 740 reference words).
 DEFAULT_POLICY = "local-agreement"
 DEFAULT_MARGIN_FRAMES = 10
+# A stream's floor is Whisper's whole window unless asked (`--window-floor 10`): sized windows cut AlignAtt's median
+# lag to 0.62-0.74x, but committed more words unlike offline in some runs and misheard a 1.4 s "Hello world" in the
+# 10 s window (docs/benchmarks.md, "Encoder windows").
+STREAM_WINDOWS = {"window_floor_s": 30.0}
 
 PARAMS: dict[str, PolicyParam] = {p.name: p for p in (
     PolicyParam("min_chunk_s", "--min-chunk", float, None, 0.0, False, "s",
@@ -82,8 +86,9 @@ PARAMS: dict[str, PolicyParam] = {p.name: p for p in (
                 "alignatt: a token is committed only while its attention lies more than FRAMES encoder frames "
                 f"(20 ms each) before the end of the audio heard (default {DEFAULT_MARGIN_FRAMES})", ("alignatt",)),
     # Each pass encodes the smallest window its buffer fits (core/decode/window_choice.py, the same rows as
-    # `transcribe --window auto`); a floor of 30 encodes Whisper's whole window every pass.
-    *(PolicyParam(w.name, w.flag, float, w.default, 0.0, True, "s", f"{w.help} (default {w.default:g} s)")
+    # `transcribe --window auto`), with the stream's own defaults (STREAM_WINDOWS).
+    *(PolicyParam(w.name, w.flag, float, STREAM_WINDOWS.get(w.name, w.default), 0.0, True, "s",
+                  f"{w.help} (default {STREAM_WINDOWS.get(w.name, w.default):g} s)")
       for w in WINDOW_PARAMS),
 )}
 

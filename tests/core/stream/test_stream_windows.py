@@ -37,7 +37,8 @@ def passes(session) -> list[PassRecord]:
 
 def stream(local_client, tokenizer, audio, **params):
     counting, calls = counting_decoder(local_client)
-    config = StreamConfig(language="en", policy="alignatt", params={"min_chunk_s": 2.0, **params})
+    config = StreamConfig(language="en", policy="alignatt",
+                          params={"min_chunk_s": 2.0, "window_floor_s": 10.0, **params})
     session = StreamSession(counting, tokenizer, config, vad=False, windows=local_client.info.windows)
     return session, session.run(blocks_of(audio), live=False), calls
 
@@ -92,7 +93,7 @@ def test_a_pass_that_loops_in_a_short_window_is_heard_again_in_the_next(local_cl
             options = replace(options, max_tokens=3)     # it runs to its token cap, as a repetition loop does
         return real(mel, options, n_frames)
 
-    config = StreamConfig(language="en", policy="alignatt", params={"min_chunk_s": 2.0})
+    config = StreamConfig(language="en", policy="alignatt", params={"min_chunk_s": 2.0, "window_floor_s": 10.0})
     session = StreamSession(looping_at_10_s, tokenizer, config, vad=False, windows=(10, 20, 30))
     doc = session.run(blocks_of(congrats[:7 * 16000]), live=False)
     assert asked == [r.window_s for r in passes(session)] and asked[:2] == [10, 20]
