@@ -43,6 +43,11 @@ def sized_window(n_frames: int, windows: tuple[int, ...], window_floor_s: float 
     return next((w for w in sorted(windows) if w >= need), FULL_WINDOW_S)
 
 
+def sized_windows(windows: tuple[int, ...], window_floor_s: float = DEFAULTS["window_floor_s"]) -> tuple[int, ...]:
+    """Every window `sized_window` may return for `windows` and this floor: those not under it, and 30 s."""
+    return tuple(w for w in windows if w >= window_floor_s or w == FULL_WINDOW_S)
+
+
 def window_for(asked: str, n_frames: int, windows: tuple[int, ...],
                window_floor_s: float = DEFAULTS["window_floor_s"],
                window_margin_s: float = DEFAULTS["window_margin_s"]) -> int:

@@ -17,6 +17,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
+from core.decode.window_choice import sized_windows
 from core.decode.window_feed import DecodeOne
 from core.model.audio import SAMPLE_RATE
 from core.model.dims import FULL_WINDOW_S
@@ -54,9 +55,8 @@ class StreamSession:
 
     @property
     def windows_used(self) -> tuple[int, ...]:
-        """The windows a pass may ask for: the runner's, from the floor up (the warm-up's)."""
-        floor = self.config.params["window_floor_s"]
-        return tuple(w for w in self.windows if w >= floor or w == FULL_WINDOW_S)
+        """The windows a pass may ask for (the warm-up's)."""
+        return sized_windows(self.windows, self.config.params["window_floor_s"])
 
     def stop(self) -> None:
         """Thread-safe: no pass starts after it; what the last pass heard is committed."""

@@ -3,7 +3,7 @@ margin, never under the floor), a length named, and what does not fit, each as o
 import pytest
 
 from core.decode.options import OptionsError
-from core.decode.window_choice import DEFAULTS, WINDOW_PARAMS, sized_window, window_for
+from core.decode.window_choice import DEFAULTS, WINDOW_PARAMS, sized_window, sized_windows, window_for
 from core.model.dims import WINDOWS_S
 
 
@@ -17,6 +17,11 @@ def test_the_rule_takes_the_smallest_window_holding_the_audio_and_the_margin_ove
     assert sized_window(140, WINDOWS_S, window_floor_s=15) == 20
     assert sized_window(950, WINDOWS_S, window_margin_s=0) == 10
     assert sized_window(140, (30,)) == 30                 # a runner without shorter windows
+    # What the rule can return (a live stream's warm-up opens these): every length it picks, for any audio.
+    for floor in (0.0, 10.0, 15.0, 30.0):
+        reachable = sized_windows(WINDOWS_S, floor)
+        assert {sized_window(n, WINDOWS_S, floor) for n in range(0, 3001, 50)} == set(reachable)
+    assert sized_windows(WINDOWS_S, 15.0) == (20, 30) and sized_windows((30,)) == (30,)
 
 
 def test_auto_a_length_and_what_does_not_fit():
