@@ -39,6 +39,15 @@ def clipped(plot) -> list[str]:
     return out
 
 
+def settle(run_events_for) -> None:
+    """The window as the next frame shows it: 60 ms of events, then what they posted (a label whose text a
+    late run update changed asks for its new height in a layout request that would otherwise wait for the next
+    loop; a slow CI machine checked one such label between the two)."""
+    run_events_for(60)
+    QApplication.sendPostedEvents()
+    QApplication.processEvents()
+
+
 def visit_tabs(window) -> dict[str, list[str]]:
     """Every tab shown in turn: the window's faults, and its plots' clipped parts, with that tab in front."""
     from tests.app.conftest import run_events_for
@@ -50,7 +59,7 @@ def visit_tabs(window) -> dict[str, list[str]]:
                  window.compare: [window.compare.plot]}
     for i in range(window.tabs.count()):
         window.tabs.setCurrentIndex(i)
-        run_events_for(60)
+        settle(run_events_for)
         faults = problems(window)
         for plot in plots + tab_plots.get(window.tabs.widget(i), []):
             if plot.isVisible():
@@ -67,7 +76,7 @@ def device_kinds(window) -> dict[str, list[str]]:
     combo, found = window.device.kind_combo, {}
     for i in range(combo.count()):
         combo.setCurrentIndex(i)
-        run_events_for(60)
+        settle(run_events_for)
         found[combo.itemText(i)] = problems(window)
     combo.setCurrentIndex(0)
     return found
@@ -81,11 +90,12 @@ def live_stream(window, clip: str) -> None:
 
     open_and_wait(window, clip)
     live_worker.realtime_blocks = lambda samples, *a, **kw: blocks_of(samples)
-    ended = []
+    ended, announced = [], []
     window.live_runs.ended.connect(ended.append)
+    window.runFinished.connect(announced.append)     # the views settled: Compare offers the run
     window.tabs.setCurrentWidget(window.live_panel)
     window.start_live("file")
-    wait_for(lambda: ended, "the live stream to end")
+    wait_for(lambda: ended and announced, "the live stream to end")
 
 
 def qa_run(window, folder: Path) -> None:
