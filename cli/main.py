@@ -6,6 +6,9 @@ import importlib
 import sys
 
 from core.errors import WhisperKVError
+from device.spec.runtime_config import quiet_blas_threads
+
+quiet_blas_threads()                # before a command's module loads NumPy
 
 # Each command and the module that registers it, in --help order. Only the asked-for command's module is
 # imported: `transcribe` then loads no QA, export or GUI code (less start-up time and resident memory

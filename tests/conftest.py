@@ -13,7 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from device.spec.runtime_config import quiet_blas_threads
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+quiet_blas_threads()        # as the CLI and the runner do: the tests' own NumPy and every process they start
 # Runners started by the tests (subprocesses inherit this) build their start-up cache here, not in ~/.cache;
 # ~600 MB once every backend was built, so it goes when the session ends.
 if "WHISPERKV_CACHE" not in os.environ:

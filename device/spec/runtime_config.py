@@ -23,6 +23,9 @@ WORKLOADS = ("lean", "one-shot", "serve")
 # other processes want (the studio, a live stream). 1000 turns keep the waits inside a C step spinning (the same
 # step time) and sleep within microseconds after it. libgomp reads it once, when it loads.
 SLEEPY_SPINCOUNT = "1000"
+# OpenBLAS (NumPy's BLAS) keeps its idle threads spinning 2^28 cycles (~0.1 s) after each call: a NumPy step every
+# few ms holds a second core throughout. At 2^4 they sleep at once, at the same wall time (bench/blas_spin.py).
+SLEEPY_BLAS_TIMEOUT = "4"
 
 
 def machine_cores() -> int:
@@ -80,6 +83,12 @@ def apply_process_env(config: RuntimeConfig) -> None:
     first backend built must not decide them for the others. An explicit setting in the environment wins."""
     if not config.spin:
         os.environ.setdefault("GOMP_SPINCOUNT", SLEEPY_SPINCOUNT)
+
+
+def quiet_blas_threads() -> None:
+    """OpenBLAS reads its timeout once, when NumPy loads: an entry point calls this before anything imports NumPy.
+    An explicit setting in the environment wins."""
+    os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", SLEEPY_BLAS_TIMEOUT)
 
 
 def for_process(workload: str = "lean") -> RuntimeConfig:

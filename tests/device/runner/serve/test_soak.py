@@ -21,8 +21,8 @@ from tests.device.link_helpers import NO_CONFIG, RawRunner, ssh_url
 from tests.device.sshd import _descendants
 
 REQUESTS = 300
-FRESH_EVERY = 10      # every 10th request carries a mel never seen: the encoder runs, the cache evicts
-WARM_UP = 60          # by then the encoder cache (3 windows' cross K/V at its default 128 MB) is full
+FRESH_EVERY = 30      # every 30th request carries a mel never seen: the encoder runs, the cache evicts
+WARM_UP = 90          # by then the encoder cache (3 windows' cross K/V at its default 128 MB) is full and has evicted
 OPTIONS = DecodeOptions(language="en", max_tokens=2)
 
 
