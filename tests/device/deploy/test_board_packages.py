@@ -11,7 +11,7 @@ from cli.main import main
 from device.deploy import board_install
 from device.deploy.board_packages import BoardPython, PackageError, missing, needs, probe
 from device.deploy.deploy import deploy
-from device.deploy.wheels import download_args, fetch
+from device.deploy.wheels import download_args, fetch, hand_platforms
 from device.link.local import LocalTransport
 from tests.device.link.board_python import (  # noqa: F401  (the session's board and wheels)
     board_python,
@@ -42,7 +42,17 @@ def test_tags_computed_without_packaging_or_pip_match_packagings(tmp_path):
     bare = probe(bare_env, str(tmp_path / "d"))
     assert real.tags_from in ("packaging.tags", "pip._vendor.packaging.tags")
     assert bare.tags_from == "sysconfig"
-    assert bare.platforms == real.platforms and bare.abis == real.abis
+    assert set(bare.platforms) == set(real.platforms) and bare.abis == real.abis
+    # in the same order but for linux_<arch>, which packaging 26.3 moved from last to first: PyPI hosts no such wheel
+    assert [p for p in bare.platforms if not p.startswith("linux_")] == \
+        [p for p in real.platforms if not p.startswith("linux_")]
+
+
+def test_a_board_whose_packaging_lists_linux_first_is_named_by_its_newest_manylinux():
+    """packaging 26.3 lists linux_<arch> first; no index hosts such a wheel, so the fix line names manylinux."""
+    plats = ["linux_aarch64", "manylinux_2_35_aarch64", "manylinux_2_28_aarch64", "manylinux2014_aarch64"]
+    board = BoardPython((3, 11, 2), [f"cp311-cp311-{p}" for p in plats], "packaging.tags", {}, {}, True, True, [])
+    assert hand_platforms(board) == plats[1:]
 
 
 def test_an_aarch64_board_gets_wheels_for_its_own_platform_and_python():
@@ -75,17 +85,18 @@ def test_a_python_older_than_the_runner_supports_gets_one_line_before_anything_s
     assert len(err) == 1 and "Python 3.9" in err[0] and "?python=" in err[0]
 
 
-def test_a_package_with_no_wheel_for_the_board_gets_one_line_naming_it_and_the_fix(board_python, lab_wheels,
-                                                                                 tmp_path, monkeypatch, capsys):
+def test_a_package_with_no_wheel_for_the_board_gets_one_line_naming_it_and_the_fix(
+        board_python, lab_wheels, tmp_path, monkeypatch, capsys):  # noqa: F811
     """The lab folder holds tflite-runtime for cp311 on x86-64: not for a riscv64 board, nor for Python 3.12."""
     board = probe(LocalTransport(python=board_python), str(tmp_path))
     riscv = replace(board, tags=[t.replace("x86_64", "riscv64") for t in board.tags])
     for other in (riscv, replace(board, python=(3, 12, 1))):
         with pytest.raises(PackageError) as err:
             fetch(other, [("tflite_runtime", "ai_edge_litert")], tmp_path / "w", lab_wheels)
+        newest = next(p for p in other.platforms if p.startswith("manylinux_2_"))
         assert err.value.problem.startswith("no wheel of tflite-runtime or ai-edge-litert for the board's Python "
-                                            f"{other.version} on {other.platforms[0]} in {lab_wheels}")
-        assert "--wheels DIR" in err.value.fix and f"--platform {other.platforms[0]}" in err.value.fix
+                                            f"{other.version} on {newest} in {lab_wheels}")
+        assert "--wheels DIR" in err.value.fix and f"--platform {newest}" in err.value.fix
     _old_board(monkeypatch, tags=riscv.tags)
     assert main(["deploy", "--device", f"local?dir={tmp_path / 'board'}", "--backend", "tflite", "--model",
                  str(make_bundle(tmp_path / "b")), "--wheels", str(lab_wheels)]) == 2
