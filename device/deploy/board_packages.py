@@ -114,7 +114,10 @@ class BoardPython:
 
     @property
     def platforms(self) -> list[str]:
-        return self._parts(2)
+        """Newest first, linux_<arch> last: packaging 26.3 lists that tag first, earlier releases last, and no index
+        hosts a wheel of it (PyPI refuses them), so a board is named by, and fetched for, its manylinux tags."""
+        parts = self._parts(2)
+        return [p for p in parts if not p.startswith("linux_")] + [p for p in parts if p.startswith("linux_")]
 
     @property
     def abis(self) -> list[str]:

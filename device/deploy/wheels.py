@@ -58,17 +58,11 @@ def download(board: BoardPython, dist: str, dest: Path, wheels_dir: Path | None 
     return None if res.returncode == 0 else _unfound(res.stderr, dist)
 
 
-def newest_platform(board: BoardPython) -> str | None:
-    """The board's newest platform a wheel on an index names: packaging 26.3 lists linux_<arch> first, a tag PyPI
-    refuses, where earlier releases list it last."""
-    return next((p for p in board.platforms if not p.startswith("linux_")), next(iter(board.platforms), None))
-
-
 def hand_platforms(board: BoardPython) -> list[str]:
     """The board's platforms to name in a hand-typed `pip download`: pip widens only manylinux2014 and 2010 to older
     tags, not manylinux_2_X (pip's compatibility_tags), so the newest and the common PEP 600 baselines."""
     common = [p for p in board.platforms if re.match(r"manylinux(_2_2[78]|2014)_", p)]
-    return list(dict.fromkeys([p for p in (newest_platform(board),) if p] + common))
+    return list(dict.fromkeys(board.platforms[:1] + common))
 
 
 def fetch(board: BoardPython, wanted: list[tuple[str, ...]], dest: Path, wheels_dir: Path | None = None,
@@ -77,7 +71,7 @@ def fetch(board: BoardPython, wanted: list[tuple[str, ...]], dest: Path, wheels_
     board, with its dependencies: (distributions chosen, wheel files to ship). A need none of whose alternatives
     has a wheel raises the one line naming them and the fix."""
     dest.mkdir(parents=True, exist_ok=True)
-    plat = newest_platform(board) or "this board"
+    plat = board.platforms[0] if board.platforms else "this board"
     chosen = []
     for alts in wanted:
         tried = []
