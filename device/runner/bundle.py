@@ -3,6 +3,8 @@
     DIR/encoder.onnx, encoder.tflite             mel [1,80,3000] -> cross_k, cross_v [L,1,1500,d]
                                                  (model.json "cross": "absorbed": F [1,1,1500,d])
     DIR/decoder_step.onnx, decoder_step.tflite   the step signature in docs/protocol.md
+    DIR/encoder_10s.tflite, encoder_20s.tflite   shorter windows' encoders (model.json "windows"; the step then
+                                                 takes `cross_mask`), and their .dla after compile
     DIR/encoder.dla, decoder_step.dla            after `whisperkv compile` (MDLA 5.3)
     DIR/token_embedding.npy      [n_vocab, d]   looked up on the runner CPU (no GATHER on MDLA)
     DIR/positional_embedding.npy [n_text_ctx, d]
@@ -19,7 +21,7 @@ import numpy as np
 
 from core.errors import ModelError
 from core.model.backend import CROSS_FORMS, check_cross
-from core.model.dims import ModelDims
+from core.model.dims import FULL_WINDOW_S, ModelDims
 from core.model.file_hash import sha256_files
 from core.model.weights import WhisperWeights
 from device.graphs.tflite_read import params_from_tflite
@@ -45,6 +47,11 @@ class Bundle:
     def cross(self) -> str:
         """The form of the cross state its graphs pass (core/model/backend.py); older bundles are kv."""
         return self.manifest.get("cross", "kv")
+
+    @property
+    def windows(self) -> tuple[int, ...]:
+        """The encoder windows its TFLite (and compiled) graphs serve, shortest first; older bundles: 30 s."""
+        return tuple(sorted(self.manifest.get("windows", [FULL_WINDOW_S])))
 
     def has(self, role: str, fmt: str = "onnx") -> bool:
         if fmt == "dla":       # compiled by `whisperkv compile`: listed in its own section
@@ -78,6 +85,11 @@ class Bundle:
     @property
     def positional_embedding(self) -> np.ndarray:
         return np.load(self.path / TABLES["positional_embedding"])
+
+
+def window_role(window_s: int) -> str:
+    """The encoder graph of a window: `encoder` for 30 s, `encoder_10s` for 10 s (its .tflite and .dla alike)."""
+    return "encoder" if window_s == FULL_WINDOW_S else f"encoder_{window_s}s"
 
 
 def _graph_key(role: str, fmt: str) -> str:

@@ -1,6 +1,6 @@
 """Compile a bundle's TFLite graphs to MDLA `.dla` files with MediaTek's `ncc-tflite` (NeuroPilot SDK).
 
-    DIR/encoder.tflite      -> DIR/encoder.dla
+    DIR/encoder.tflite      -> DIR/encoder.dla, and each shorter window's: encoder_10s.tflite -> encoder_10s.dla
     DIR/decoder_step.tflite -> DIR/decoder_step.dla, and for a float bundle its attention variant (the
                                alignment heads' cross-attention as one more output, for word timings and a live
                                stream), built from the step's own weights -> DIR/decoder_step_attention.dla
@@ -213,13 +213,14 @@ def attention_variant(bundle: Path, folder: Path) -> Path | None:
     if doc.get("dtype", "fp32") not in FLOAT_DTYPES or not step.is_file():
         return None
     try:
-        params = tflite_read.params_from_tflite(step.read_bytes())
+        data = step.read_bytes()
+        params, windowed = tflite_read.params_from_tflite(data), "cross_mask" in tflite_read.io(data)["inputs"]
     except ValueError:        # not a TFLite flatbuffer: the compiler says so for the step itself
         return None
     dims = ModelDims(**doc["dims"])
     out = folder / f"{ATTENTION_GRAPH}.tflite"
     out.write_bytes(build_decoder_step_tflite(params, dims, doc.get("dtype", "fp32"), alignment_heads(dims),
-                                              doc.get("cross", "kv")))
+                                              doc.get("cross", "kv"), windowed))
     return out
 
 

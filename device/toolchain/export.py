@@ -4,6 +4,8 @@
     DIR/decoder_step.onnx        the step signature in docs/protocol.md             (format onnx)
     DIR/encoder.tflite           the same encoder, builtin MDLA 5.3 ops only           (format tflite)
     DIR/decoder_step.tflite      the same step, tensors named as in docs/protocol.md   (format tflite)
+    DIR/encoder_10s.tflite, …    with --windows: the encoder of each shorter window (mel [1,80,2A'] -> [L,1,A',d]);
+                                 the step then takes one more input, `cross_mask` [1,1,1,1500]
     DIR/token_embedding.npy      [n_vocab, d]   looked up on the runner CPU (no GATHER on MDLA)
     DIR/positional_embedding.npy [n_text_ctx, d]
     DIR/tokenizer.json
@@ -17,7 +19,9 @@ step takes F). A bundle without the key is "kv".
 
 model.json "graphs" maps a key to {file, format, role, inputs, outputs, …}: `encoder` and
 `decoder_step` are the ONNX graphs (as before), `encoder_tflite` and `decoder_step_tflite` the
-TFLite ones. A bundle holds the formats it was exported with.
+TFLite ones. A bundle holds the formats it was exported with. `windows` lists the encoder windows its TFLite
+graphs serve (core/model/dims.py; absent: 30 s alone): each shorter one's encoder is `encoder_<N>s_tflite`, with
+`window_s`, and the step's `cross_mask` hides the positions past a shorter window's (device/graphs/whisper.py).
 """
 from __future__ import annotations
 
@@ -30,7 +34,7 @@ import numpy as np
 
 from core.errors import ModelError
 from core.model.backend import check_cross
-from core.model.dims import ModelDims
+from core.model.dims import FULL_WINDOW_S, WINDOWS_S, ModelDims
 from core.model.file_hash import sha256_files
 from core.model.tokenizer import WhisperTokenizer
 from core.model.weights import WhisperWeights
@@ -42,6 +46,7 @@ from device.runner.bundle import (
     TABLES,
     VERSION,
     read_bundle,
+    window_role,
 )
 from device.spec import native_tables
 from device.toolchain.int_quantize import MIXED, Recipe, _aeq, quantize_graph
@@ -87,9 +92,19 @@ def special_tokens(weights: WhisperWeights) -> dict:
     return asdict(tok.special) | {"languages": tok.languages}
 
 
-def check_request(dtype: str, formats) -> tuple[str, ...]:
-    """The formats to write, in order; a ModelError for a dtype or format that cannot be built."""
+def check_request(dtype: str, formats, windows=(FULL_WINDOW_S,)) -> tuple[str, ...]:
+    """The formats to write, in order; a ModelError for a dtype, format or set of windows that cannot be built."""
     formats = tuple(f for f in FORMATS if f in formats)
+    shorter = sorted(set(windows) - {FULL_WINDOW_S})
+    if set(windows) - set(WINDOWS_S):
+        raise ModelError(f"no {', '.join(map(str, sorted(set(windows) - set(WINDOWS_S))))} s encoder window",
+                         f"use --windows from: {', '.join(map(str, WINDOWS_S))}")
+    if shorter and "tflite" not in formats:
+        raise ModelError("shorter encoder windows are TFLite graphs (the board's); ONNX ones are built on the PC",
+                         "add --format tflite, or drop --windows")
+    if shorter and dtype in INT_DTYPES:
+        raise ModelError(f"shorter encoder windows are not built for {dtype} bundles: their step's cross mask is "
+                         "not calibrated", "use --dtype fp32 or fp16 with --windows, or drop --windows")
     if dtype not in DTYPES:
         raise ModelError(f"unknown dtype {dtype!r}", f"use one of: {', '.join(DTYPES)}")
     if not formats:
@@ -123,8 +138,10 @@ def _write_onnx(p: dict, dims: ModelDims, dtype: str, out: Path, cross: str) -> 
     return graphs
 
 
-def _write_tflite(weights: WhisperWeights, dtype: str, out: Path, cross: str, log) -> dict:
+def _write_tflite(weights: WhisperWeights, dtype: str, out: Path, cross: str, log,
+                  windows=(FULL_WINDOW_S,)) -> dict:
     p, dims = weights.params, weights.dims
+    shorter = sorted(set(windows) - {FULL_WINDOW_S})
     integer = dtype in INT_DTYPES
     samples = None
     if integer:
@@ -138,7 +155,8 @@ def _write_tflite(weights: WhisperWeights, dtype: str, out: Path, cross: str, lo
     for key, build in (("encoder_tflite", build_encoder_tflite), ("decoder_step_tflite", build_decoder_step_tflite)):
         role, io_dtype = _ROLES[key], "float32"
         recipe = _int_recipe(dtype, role, cross) if integer else None
-        data = build(p, dims, "fp32" if recipe else "fp16" if integer else dtype, cross=cross)
+        data = build(p, dims, "fp32" if recipe else "fp16" if integer else dtype, cross=cross,
+                     **({"cross_mask": True} if role == "decoder_step" and shorter else {}))
         if recipe:
             from device.toolchain.calibration import input_bounds  # as samples above: an integer bundle only
 
@@ -150,6 +168,11 @@ def _write_tflite(weights: WhisperWeights, dtype: str, out: Path, cross: str, lo
         graphs[key] = {"file": TFLITE_GRAPHS[key], "format": "tflite", "role": _ROLES[key], "weights": dtype,
                        "io_dtype": io_dtype, **tflite_read.io(data)}
         del data
+    for window_s in shorter:     # float bundles only (check_request)
+        key, data = window_role(window_s) + "_tflite", build_encoder_tflite(p, dims, dtype, cross, window_s)
+        (out / f"{window_role(window_s)}.tflite").write_bytes(data)
+        graphs[key] = {"file": f"{window_role(window_s)}.tflite", "format": "tflite", "role": "encoder",
+                       "window_s": window_s, "weights": dtype, "io_dtype": "float32", **tflite_read.io(data)}
     return graphs
 
 
@@ -160,19 +183,20 @@ def _int_recipe(dtype: str, role: str, cross: str) -> str | None:
 
 def _remove_stale_graphs(out: Path, graphs: dict) -> None:
     """A graph file from an earlier export of another format would be hashed as if it belonged."""
-    for name in (*GRAPHS.values(), *TFLITE_GRAPHS.values()):
+    windowed = (f"{window_role(w)}.tflite" for w in WINDOWS_S if w != FULL_WINDOW_S)
+    for name in (*GRAPHS.values(), *TFLITE_GRAPHS.values(), *windowed):
         if name not in {g["file"] for g in graphs.values()}:
             (out / name).unlink(missing_ok=True)
 
 
 def export_bundle(weights: WhisperWeights, out: str | Path, dtype: str = "fp32", formats=FORMATS,
-                  cross: str = "kv", log=lambda line: None) -> dict:
+                  cross: str = "kv", log=lambda line: None, windows=(FULL_WINDOW_S,)) -> dict:
     """Write the bundle with the graphs of `formats` at `dtype` and cross-state form `cross` (kv or
     absorbed), and return its manifest. ONNX fp16/int8 graphs are quantised from fp32
     (device/graphs/quantize.py); TFLite fp16 keeps fp16 weights behind DEQUANTIZE ops
     (device/graphs/tflite_graphs.py); TFLite a16w8/a8w8/mixed are calibrated and quantized from fp32
-    (device/toolchain/int_quantize.py)."""
-    formats = check_request(dtype, formats)
+    (device/toolchain/int_quantize.py). `windows`: the encoder windows the TFLite graphs serve (float only)."""
+    formats = check_request(dtype, formats, windows)
     check_cross(cross)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -181,7 +205,7 @@ def export_bundle(weights: WhisperWeights, out: str | Path, dtype: str = "fp32",
     if "onnx" in formats:
         graphs |= _write_onnx(p, dims, dtype, out, cross)
     if "tflite" in formats:
-        graphs |= _write_tflite(weights, dtype, out, cross, log)
+        graphs |= _write_tflite(weights, dtype, out, cross, log, windows)
     _remove_stale_graphs(out, graphs)
     np.save(out / TABLES["token_embedding"], p["decoder.token_embedding.weight"].astype(np.float32))
     np.save(out / TABLES["positional_embedding"], p["decoder.positional_embedding"].astype(np.float32))
@@ -189,7 +213,8 @@ def export_bundle(weights: WhisperWeights, out: str | Path, dtype: str = "fp32",
     write_native_tables(out, WhisperTokenizer.from_weights(weights), dims, p["decoder.token_embedding.weight"],
                         p["decoder.positional_embedding"])
     extra = {"formats": list(formats), "cross": cross, native_tables.MANIFEST_KEY: native_tables.JSON_FILE} | (
-        {"quantized_from": "fp32"} if dtype != "fp32" else {})
+        {"quantized_from": "fp32"} if dtype != "fp32" else {}) | (
+        {"windows": sorted({*windows, FULL_WINDOW_S})} if set(windows) != {FULL_WINDOW_S} else {})
     return write_manifest(out, dims, dtype, special_tokens(weights), weights.sha256, weights.source, graphs, extra)
 
 

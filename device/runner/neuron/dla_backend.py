@@ -12,6 +12,9 @@ lookup) are converted, on the CPU. `?neuron_io=converted` feeds the `.tflite`'s 
 convert. An integer bundle's (a16w8, a8w8, mixed) int8/int16 slots go through their recorded scale on both paths.
 `hello` names the library, its version, the API, the path, each slot's sizes and derived form, and where
 ncc-tflite's major version (model.json) differs from the runtime's, a warning, also logged on stderr.
+A bundle compiled with shorter windows serves them (core.model.backend.WindowBackend): each window's encoder `.dla`
+created when first asked for, its cross state fed to the step's first positions with the step's `cross_mask`
+hiding the rest (device/runner/cross_window.py).
 """
 from __future__ import annotations
 
@@ -23,9 +26,11 @@ import numpy as np
 from core.errors import Fix, ModelError, Setting
 from core.model.alignment import alignment_heads
 from core.model.backend import check_cross
+from core.model.dims import FULL_WINDOW_S
 from core.model.kv_cache import uncached_by_steps
 from core.model.weights import ModelDims
-from device.runner.bundle import read_bundle
+from device.runner.bundle import read_bundle, window_role
+from device.runner.cross_window import CrossWindow
 from device.runner.neuron.dla_graph import DlaGraph
 from device.runner.neuron.neuron_runtime import NeuronError, NeuronLibrary
 from device.runner.neuron.neuron_slots import check_contract
@@ -71,6 +76,11 @@ class DlaBackend:
         self.cache_layout = ({"dtype": np.float16, "mask_value": MASK_FP16}
                              if step.form("self_k").native == np.float16 else {})
         self._mask_fp16 = step.form("mask").native == np.float16
+        masked = "cross_mask" in step.graph.names["input"]
+        self.windows = tuple(w for w in bundle.windows if w == FULL_WINDOW_S or masked and
+                             window_role(w) in self.graph_entries)
+        self._cross_window = (CrossWindow(self.dims.n_audio_ctx, MASK_FP16 if step.form("cross_mask").native ==
+                                          np.float16 else -1e9) if masked else None)
 
     def _open(self, role: str, beside: str | None = None) -> DlaGraph:
         try:
@@ -116,8 +126,16 @@ class DlaBackend:
                 "graphs": [g.describe(role) for role, g in self._graphs.items()]}
 
     def encode(self, mel: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        g = self._graphs["encoder"]
-        out = g.run({"mel": mel})
+        return self.encode_window(mel, FULL_WINDOW_S)
+
+    def encode_window(self, mel: np.ndarray, window_s: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """The cross state of the mel's first `window_s` (core.model.backend.WindowBackend): [L,1,A',d]."""
+        if window_s not in self.windows:
+            raise ValueError(f"the {self.name} backend has no {window_s} s window")
+        role = window_role(window_s)
+        g = self._graphs.get(role) or self._open(role)
+        d = self.dims
+        out = g.run({"mel": np.asarray(mel).reshape(1, d.n_mels, -1)[:, :, :d.window_frames(window_s)]})
         # kept in the slot's own form (fp16 on the native path): the step takes it back as it is
         first = g.read(out, self._cross_names[0], keep_native=True)
         return (first, None) if self.cross == "absorbed" else (first, g.read(out, "cross_v", keep_native=True))
@@ -125,9 +143,13 @@ class DlaBackend:
     def _step_on(self, g: DlaGraph, x, self_k, self_v, cross_k, cross_v, mask) -> tuple:
         if self._mask_fp16 and mask.dtype != np.float16:
             mask = np.maximum(mask, np.float32(MASK_FP16))
+        steady, fed = self._cross_names, {}
+        if self._cross_window is not None:
+            *state, fed["cross_mask"] = self._cross_window.feed(cross_k, cross_v)
+            cross_k, cross_v, steady = *state, (*steady, "cross_mask")
         named = {"x": x, "self_k": self_k, "self_v": self_v, "mask": mask,
-                 **dict(zip(self._cross_names, (cross_k, cross_v)))}
-        out = g.run(named, steady=self._cross_names)
+                 **dict(zip(self._cross_names, (cross_k, cross_v))), **fed}
+        out = g.run(named, steady=steady)
         keep = bool(self.cache_layout)      # new K/V in the cache's own dtype
         return out, (g.read(out, "logits"), g.read(out, "new_k", keep), g.read(out, "new_v", keep))
 

@@ -5,7 +5,9 @@ supports and the rest run on the Arm CPU one by one; Genio IoT Yocto's Neuron de
 `load_delegate` cannot load (`refuse_stable_delegate`), so on those images the NPU is the dla backend's. Without a
 delegate the graphs run on this CPU (XNNPACK). A delegate that cannot be loaded is an error that
 names its path: never a silent CPU fallback. `cross` is the form of the cross state
-(core/model/backend.py): a bundle's own, else "kv" unless asked.
+(core/model/backend.py): a bundle's own, else "kv" unless asked. A bundle exported with shorter windows serves
+them (core.model.backend.WindowBackend): each window's encoder opened when first asked for, its cross state fed to
+the step in the first positions with the step's `cross_mask` hiding the rest (device/runner/cross_window.py).
 """
 from __future__ import annotations
 
@@ -18,10 +20,12 @@ import numpy as np
 from core.errors import WhisperKVError
 from core.model.alignment import alignment_heads
 from core.model.backend import check_cross
-from core.model.dims import ModelDims
+from core.model.dims import FULL_WINDOW_S, ModelDims
 from core.model.kv_cache import uncached_by_steps
 from core.model.weights import WhisperWeights
-from device.runner.bundle import read_bundle
+from core.model.whisper import NEG_INF
+from device.runner.bundle import read_bundle, window_role
+from device.runner.cross_window import CrossWindow
 from device.runner.tflite.int_slots import from_slot, to_slot
 from device.runner.tflite.litert import load_interpreter
 
@@ -130,13 +134,18 @@ class TfliteBackend:
 
     def __init__(self, dims: ModelDims, sha256: str, encoder: bytes, step: bytes, token_embedding: np.ndarray,
                  positional_embedding: np.ndarray, delegate: str | None = None, threads: int = 2,
-                 dtype: str = "fp32", cross: str = "kv"):
+                 dtype: str = "fp32", cross: str = "kv", window_encoders: dict[int, Path] | None = None):
+        """`window_encoders`: each shorter window's encoder .tflite, served where the step takes `cross_mask`."""
         self.dims, self.sha256, self.dtype, self.delegate = dims, sha256, dtype, delegate
         self.cross = check_cross(cross)
         self._cross_names = ("F",) if cross == "absorbed" else ("cross_k", "cross_v")
         self.token_embedding, self.positional_embedding = token_embedding, positional_embedding
         self._encoder = _Graph("encoder", encoder, threads, delegate)
         self._step = _Graph("decoder_step", step, threads, delegate)
+        self._window_files = window_encoders if "cross_mask" in self._step.inputs else {}
+        self.windows = tuple(sorted({FULL_WINDOW_S, *self._window_files}))
+        self._encoders = {FULL_WINDOW_S: self._encoder}
+        self._cross_window = CrossWindow(dims.n_audio_ctx, NEG_INF) if "cross_mask" in self._step.inputs else None
         self.interpreter = self._encoder.package
         self._cross = None      # the cross state last fed: the step graph keeps its inputs between calls
         # The interpreter holds the step bytes anyway; the attention variant is built from their weights.
@@ -161,9 +170,11 @@ class TfliteBackend:
 
         b = read_bundle(path)
         graphs = b.manifest["graphs"]
+        shorter = {w: b.graph_path(window_role(w), "tflite") for w in b.windows if w != FULL_WINDOW_S}
         return cls(b.dims, b.weights_sha256, b.graph_path("encoder", "tflite").read_bytes(),
                    b.graph_path("decoder_step", "tflite").read_bytes(), b.token_embedding, b.positional_embedding,
-                   delegate, threads, dtype=graphs["decoder_step_tflite"].get("weights", "fp32"), cross=b.cross)
+                   delegate, threads, dtype=graphs["decoder_step_tflite"].get("weights", "fp32"), cross=b.cross,
+                   window_encoders=shorter)
 
     def describe(self) -> dict:
         """What `hello` reports: the interpreter, the delegate, and where each graph's ops run."""
@@ -173,16 +184,29 @@ class TfliteBackend:
                 "ops": [self._encoder.placement.to_dict(), self._step.placement.to_dict()]}
 
     def encode(self, mel: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        return self.encode_window(mel, FULL_WINDOW_S)
+
+    def encode_window(self, mel: np.ndarray, window_s: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """The cross state of the mel's first `window_s` (core.model.backend.WindowBackend): [L,1,A',d]."""
+        if window_s not in self.windows:
+            raise ValueError(f"the {self.name} backend has no {window_s} s window")
+        g = self._encoders.get(window_s)
+        if g is None:
+            g = self._encoders[window_s] = _Graph(window_role(window_s), self._window_files[window_s].read_bytes(),
+                                                  self._threads, self.delegate)
         d = self.dims
-        self._encoder.set("mel", np.asarray(mel).reshape(1, d.n_mels, 2 * d.n_audio_ctx))
-        out = [o.copy() for o in self._encoder.run(*self._cross_names)]
+        g.set("mel", np.asarray(mel).reshape(1, d.n_mels, -1)[:, :, :d.window_frames(window_s)])
+        out = [o.copy() for o in g.run(*self._cross_names)]
         return (out[0], None) if self.cross == "absorbed" else (out[0], out[1])
 
     def _set_cross(self, g: _Graph, last, cross_k, cross_v):
         """Feed the window's cross state (37 MB of K/V, or 3 MB of F) once per window, not once per token;
-        returns what is fed now, for the next call's `last`."""
+        returns what is fed now, for the next call's `last`. A shorter window's goes in padded, with its mask."""
         if last is None or last[0] is not cross_k or last[1] is not cross_v:
-            for name, value in zip(self._cross_names, (cross_k, cross_v)):
+            state, fed = (cross_k, cross_v), {}
+            if self._cross_window is not None:
+                *state, fed["cross_mask"] = self._cross_window.feed(cross_k, cross_v)
+            for name, value in {**dict(zip(self._cross_names, state)), **fed}.items():
                 g.set(name, value)
         return cross_k, cross_v
 
@@ -209,7 +233,7 @@ class TfliteBackend:
             from device.graphs.tflite_read import params_from_tflite
 
             model = build_decoder_step_tflite(params_from_tflite(self._step_bytes), self.dims, self.dtype,
-                                              self.alignment_heads, self.cross)
+                                              self.alignment_heads, self.cross, self._cross_window is not None)
             self._step_attention, self._attention_cross = _Graph("decoder_step_attention", model, self._threads,
                                                                  self.delegate), None
         g = self._step_attention
