@@ -14,7 +14,7 @@ convert. An integer bundle's (a16w8, a8w8, mixed) int8/int16 slots go through th
 ncc-tflite's major version (model.json) differs from the runtime's, a warning, also logged on stderr.
 A bundle compiled with shorter windows serves them (core.model.backend.WindowBackend): each window's encoder `.dla`
 created when first asked for, its cross state fed to the step's first positions with the step's `cross_mask`
-hiding the rest (device/runner/cross_window.py).
+hiding the rest (device/runner/tflite/cross_window.py).
 """
 from __future__ import annotations
 
@@ -30,11 +30,11 @@ from core.model.dims import FULL_WINDOW_S
 from core.model.kv_cache import uncached_by_steps
 from core.model.weights import ModelDims
 from device.runner.bundle import read_bundle, window_role
-from device.runner.cross_window import CrossWindow
 from device.runner.neuron.dla_graph import DlaGraph
 from device.runner.neuron.neuron_runtime import NeuronError, NeuronLibrary
 from device.runner.neuron.neuron_slots import check_contract
 from device.runner.neuron.npu_profile import point_at
+from device.runner.tflite.cross_window import CrossWindow
 from device.spec.neuron_fixes import NO_DLA_FIX
 from device.spec.neuron_paths import version_warning
 

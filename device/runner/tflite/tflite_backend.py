@@ -7,7 +7,7 @@ delegate the graphs run on this CPU (XNNPACK). A delegate that cannot be loaded 
 names its path: never a silent CPU fallback. `cross` is the form of the cross state
 (core/model/backend.py): a bundle's own, else "kv" unless asked. A bundle exported with shorter windows serves
 them (core.model.backend.WindowBackend): each window's encoder opened when first asked for, its cross state fed to
-the step in the first positions with the step's `cross_mask` hiding the rest (device/runner/cross_window.py).
+the step in the first positions with the step's `cross_mask` hiding the rest (device/runner/tflite/cross_window.py).
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from core.model.kv_cache import uncached_by_steps
 from core.model.weights import WhisperWeights
 from core.model.whisper import NEG_INF
 from device.runner.bundle import read_bundle, window_role
-from device.runner.cross_window import CrossWindow
+from device.runner.tflite.cross_window import CrossWindow
 from device.runner.tflite.int_slots import from_slot, to_slot
 from device.runner.tflite.litert import load_interpreter
 

@@ -10,7 +10,7 @@ from core.model.kv_cache import KVCache
 from core.model.whisper import NumpyBackend, embed
 from device.graphs.tflite_graphs import build_decoder_step_tflite, build_encoder_tflite
 from device.graphs.tflite_read import io, operators
-from device.runner.cross_window import CrossWindow
+from device.runner.tflite.cross_window import CrossWindow
 from device.toolchain.check_dla import check_graph
 from tests.conftest import AUDIO
 from tests.device.graphs.tflite_helpers import BOARD_OPS, run_tflite
