@@ -14,11 +14,13 @@ import re
 from pathlib import Path
 
 from core.errors import Fix, Setting, WhisperKVError
+from core.model.dims import WINDOWS_S
 from device.deploy.board_packages import MIN_PYTHON
 from device.link.android import os_name
 from device.link.runner_choice import NATIVE, NATIVE_EXE, PYTHON
 from device.link.transport import Transport
 from device.spec import native_tables
+from device.spec.slot_contract import WINDOW_GRAPH
 
 # The board's `uname -m` -> the build that runs there
 BUILD_ARCH = {"aarch64": "aarch64", "arm64": "aarch64", "x86_64": "x86_64", "amd64": "x86_64"}
@@ -26,10 +28,11 @@ BUILD_ARCH = {"aarch64": "aarch64", "arm64": "aarch64", "x86_64": "x86_64", "amd
 ANDROID_ARCHES = ("aarch64", "arm64")
 VERSION_LINE = "import sys; print('%d.%d.%d' % sys.version_info[:3])"
 NATIVE_BACKENDS = ("auto", "dla")        # the native runner serves a compiled bundle on the Neuron runtime
-# The graphs it drives (device/native_runner/model.c), named after their .tflite by `whisperkv compile`; not the
+# The graphs it drives (device/native_runner/model.c), named after their .tflite by `whisperkv compile` (a shorter
+# window's encoder where the bundle has one: encode.c); not the
 # step's attention variant, which only the Python runner opens (word timings): a second copy of the step's weights
 # that need not cross adb push or SFTP.
-NATIVE_GRAPHS = ("encoder.dla", "decoder_step.dla")
+NATIVE_GRAPHS = ("encoder.dla", "decoder_step.dla", *(f"{WINDOW_GRAPH % w}.dla" for w in WINDOWS_S[:-1]))
 TABLES_FIX = ("export the bundle again (`whisperkv export --format tflite --out DIR`, which writes them), compile it "
               "with `whisperkv compile DIR`, then deploy it")
 
@@ -99,8 +102,7 @@ def runner_parts(arch: str | None, android: bool = False) -> list[tuple[str, lis
 
 
 def ships(name: str) -> bool:
-    """A bundle file the native runner reads: the two .dla graphs it drives and the native tables (model.json
-    aside)."""
+    """A bundle file the native runner reads: the .dla graphs it drives and the native tables (model.json aside)."""
     return name in NATIVE_GRAPHS or name in native_tables.FILES
 
 

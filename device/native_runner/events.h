@@ -19,6 +19,7 @@ typedef struct {
     int order[WKV_LANGUAGE_PROBS];
     double probs[WKV_LANGUAGE_PROBS];
     int cache_hit;
+    int window_s;                 /* the encoder window, seconds */
 } wkv_encoded_info;
 
 typedef struct {

@@ -114,6 +114,13 @@ void wkv_emit_hello(wkv_out *o, const wkv_model *m, uint64_t max_header, uint64_
     wkv_object_end(&sub);
     field_object(o, "limits", &sub);
     list(o, "mel_dtypes", mel_dtypes, WKV_MEL_DTYPES_COUNT);
+    if (m->n_windows > 1) {      /* served_model.windows_hello: left out where 30 s is the only one */
+        char windows[64] = "[";
+        for (int i = 0; i < m->n_windows; i++)
+            snprintf(windows + strlen(windows), sizeof windows - strlen(windows), "%s%d", i ? "," : "", m->windows[i]);
+        strcat(windows, "]");
+        wkv_field_raw(o, "windows", windows);
+    }
     const char *features[1 + WKV_FEATURES_COUNT] = {"temperature_fallback"};
     memcpy(features + 1, SPEC_FEATURES, sizeof SPEC_FEATURES);
     list(o, "features", features, 1 + WKV_FEATURES_COUNT);

@@ -12,6 +12,9 @@
 #include "say.h"
 #include "whisperkv_spec.h"
 
+static const int WINDOWS[] = WKV_DECODE_WINDOWS_S;
+#define WKV_FULL_WINDOW_S WINDOWS[WKV_DECODE_WINDOWS_S_COUNT - 1]
+
 static void copy_field(const wkv_json *j, int obj, const char *key, char *out, size_t n) {
     char *s = wkv_json_string(j, wkv_json_member(j, obj, key), NULL);
     snprintf(out, n, "%s", s ? s : "");
@@ -62,6 +65,12 @@ static int read_manifest(wkv_model *m, char *err, size_t n) {
         snprintf(m->graph_flags[r], sizeof m->graph_flags[r], "%.*s", (int)(len ? len : 2), flags);
         copy_field(&j, g, "sha256", m->graph_sha256[r], sizeof m->graph_sha256[r]);
     }
+    int listed = wkv_json_field(&j, "windows"), count = wkv_json_count(&j, listed);
+    m->n_windows = 0;          /* as listed here; wkv_model_load keeps those the graphs serve */
+    for (int i = 0; i < count && m->n_windows < WKV_DECODE_WINDOWS_S_COUNT; i++) {
+        uint64_t v = 0;
+        if (wkv_json_uint(&j, wkv_json_item(&j, listed, i), &v) == 1) m->windows[m->n_windows++] = (int)v;
+    }
     char *version = wkv_json_string(&j, wkv_json_member(&j, dla, "version"), NULL);
     snprintf(m->compiler_version, sizeof m->compiler_version, "%s", version && *version ? version : "unknown");
     free(version);
@@ -92,7 +101,25 @@ static int find_slots(wkv_model *m, char *err, size_t n) {
         rc = need(*in_at[i] = wkv_graph_slot(&m->step, 1, ins[i]), &m->step, 1, ins[i], err, n);
     for (int i = 0; i < 3 && !rc; i++)
         rc = need(*out_at[i] = wkv_graph_slot(&m->step, 0, outs[i]), &m->step, 0, outs[i], err, n);
+    m->cross_mask = wkv_graph_slot(&m->step, 1, "cross_mask");
     return rc ? -1 : 0;
+}
+
+/* dla_backend.py: 30 s, and each shorter window model.json lists where the step takes the cross mask and the
+   window's encoder was compiled. */
+static void served_windows(wkv_model *m) {
+    int listed[WKV_DECODE_WINDOWS_S_COUNT], n_listed = m->n_windows;
+    memcpy(listed, m->windows, sizeof listed);
+    m->n_windows = 0;
+    for (int w = 0; w < WKV_DECODE_WINDOWS_S_COUNT; w++) {
+        char role[48];
+        int is_listed = 0;
+        for (int i = 0; i < n_listed; i++) is_listed |= listed[i] == WINDOWS[w];
+        wkv_window_role(WINDOWS[w], role, sizeof role);
+        if (WINDOWS[w] == WKV_FULL_WINDOW_S || (is_listed && m->cross_mask >= 0 &&
+                                                 wkv_contract_graph(&m->contract, role)))
+            m->windows[m->n_windows++] = WINDOWS[w];
+    }
 }
 
 /* The major version in a version text ("8.2.16", "ncc-tflite version 8.0.10-rc"): the first "N.N"; -1 for none. */
@@ -119,7 +146,7 @@ static void version_warning(wkv_model *m) {
 }
 
 /* A graph that failed to open while the versions differ: the line says the likely reason and its fix. */
-static int graph_failed(const wkv_model *m, char *err, size_t n) {
+int wkv_model_graph_failed(const wkv_model *m, char *err, size_t n) {
     if (!m->version_warning[0]) return -1;
     char problem[WKV_NEURON_LINE];
     const char *dash = strstr(err, " — "), *colon = strstr(m->version_warning, ": "),
@@ -152,8 +179,9 @@ int wkv_model_load(wkv_model *m, const wkv_flags *f, char *err, size_t n) {
     version_warning(m);
     if (wkv_graph_open(&m->enc, wkv_contract_graph(&m->contract, "encoder"), m->dir, &m->lib, 1, err, n) ||
         wkv_graph_open(&m->step, wkv_contract_graph(&m->contract, "decoder_step"), m->dir, &m->lib, 1, err, n))
-        return graph_failed(m, err, n);
+        return wkv_model_graph_failed(m, err, n);
     if (find_slots(m, err, n)) return -1;
+    served_windows(m);
     m->mask_hidden = m->step.slots->in[m->mask].native == WKV_ELEM_F16 ? -10000.0f : -1e9f;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     m->load_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
@@ -162,6 +190,8 @@ int wkv_model_load(wkv_model *m, const wkv_flags *f, char *err, size_t n) {
 
 void wkv_model_close(wkv_model *m) {
     wkv_graph_close(&m->enc);
+    for (int w = 0; w < WKV_DECODE_WINDOWS_S_COUNT; w++)
+        if (m->enc_window[w].slots) wkv_graph_close(&m->enc_window[w]);
     wkv_graph_close(&m->step);
     wkv_neuron_close(&m->lib);
     wkv_tables_free(&m->t);

@@ -10,6 +10,7 @@
 #include "slots.h"
 #include "start.h"
 #include "tables.h"
+#include "whisperkv_spec.h"
 
 typedef struct {
     int n_mels, n_audio_ctx, n_audio_state, n_audio_head, n_audio_layer;
@@ -31,6 +32,9 @@ typedef struct {
     int n_cross;                 /* 2: cross_k and cross_v; 1: the absorbed form's F */
     int enc_mel, enc_cross[2];   /* slot indices */
     int x, self_k, self_v, mask, step_cross[2], logits, new_k, new_v;
+    int cross_mask;              /* the step's cross_mask input (a bundle with shorter windows), else -1 */
+    int windows[WKV_DECODE_WINDOWS_S_COUNT], n_windows;   /* the encoder windows served, seconds, shortest first */
+    wkv_graph enc_window[WKV_DECODE_WINDOWS_S_COUNT];     /* each shorter window's encoder, opened when first asked */
     float mask_hidden;           /* the mask's hidden value: -10000 in fp16 (dla_backend.MASK_FP16), else -1e9 */
     double load_ms;
 } wkv_model;
@@ -38,6 +42,8 @@ typedef struct {
 /* Loads the bundle the flags name, in the Python dla backend's order of checks. 0, or -1 and the one line. */
 int wkv_model_load(wkv_model *m, const wkv_flags *f, char *err, size_t n);
 void wkv_model_close(wkv_model *m);
+/* A graph that failed to open: -1, the line in err saying the likely reason where the versions differ. */
+int wkv_model_graph_failed(const wkv_model *m, char *err, size_t n);
 /* hello's backend_detail, an object written into `o` (zeroed). */
 void wkv_model_describe(const wkv_model *m, wkv_out *o);
 /* "stand-in" or "real" (device/spec/runner_kind.py library_kind). */

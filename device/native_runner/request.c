@@ -12,6 +12,7 @@
 #define STR(x) STR_(x)
 
 static const char *const mel_dtypes[] = WKV_MEL_DTYPES;
+static const int WINDOWS[] = WKV_DECODE_WINDOWS_S;
 
 typedef struct {
     const wkv_json *j;
@@ -108,8 +109,26 @@ static int read_ids(check *c, const char *name, const wkv_tables *t, int **ids, 
     return 0;
 }
 
-static int read_options(check *c, wkv_options *o, const wkv_tables *t, const char *backend) {
+/* window_s, when sent: a Python int among the windows served (core/decode/options.py check_window). */
+static int window_field(check *c, wkv_options *o, const wkv_bounds *b) {
+    int f = wkv_json_field(c->j, "window_s"), found = 0;
+    uint64_t v = 0;
+    char listed[64] = "";
+    o->window_s = b->windows[b->n_windows - 1];
+    for (int k = 0; k < b->n_windows; k++)
+        snprintf(listed + strlen(listed), sizeof listed - strlen(listed), "%s%d", k ? ", " : "", b->windows[k]);
+    if (f < 0) return 0;
+    if (wkv_json_uint(c->j, f, &v) == 1)
+        for (int k = 0; k < b->n_windows; k++) found |= v == (uint64_t)b->windows[k];
+    if (!found)
+        return BAD(c, "window_s %s is not a window this runner serves: %s (seconds)", shown(c, f, 1), listed);
+    o->window_s = (int)v;
+    return 0;
+}
+
+static int read_options(check *c, wkv_options *o, const wkv_bounds *b) {
     const wkv_json *j = c->j;
+    const wkv_tables *t = b->t;
     static const char *const flags[] = {"timestamps", "suppress_eot", "attention", "word_timestamps",
                                         "seek_timestamps", "temperature_fallback"};
     int *flag[] = {&o->timestamps, &o->suppress_eot, &o->attention, &o->word_timestamps, &o->seek_timestamps,
@@ -145,18 +164,19 @@ static int read_options(check *c, wkv_options *o, const wkv_tables *t, const cha
     if (int_field(c, "seed", 0, INT64_MAX, "0..2**63-1", 0, &o->seed) ||
         read_ids(c, "prompt", t, &o->prompt, &o->n_prompt) || read_ids(c, "draft", t, &o->draft, &o->n_draft))
         return -1;
-    if (!o->attention && !o->word_timestamps) return 0;
     const char *asked = o->word_timestamps ? "word_timestamps" : "attention";
-    if (!o->cache)
+    if ((o->attention || o->word_timestamps) && !o->cache)
         return BAD(c, "%s needs cache on: the uncached reference runs the full decoder graph, which has no attention "
                    "output; turn the cache on or leave %s off", asked, asked);
+    if (window_field(c, o, b)) return -1;
+    if (!o->attention && !o->word_timestamps) return 0;
     return BAD(c, "%s: backend '%s' has no step_with_attention here, so it cannot report cross-attention; on dla "
                "compile a float bundle with this whisperkv (`whisperkv compile DIR`: it adds the step's attention "
-               "variant), else use a numpy, onnx or tflite runner, or leave attention off", asked, backend);
+               "variant), else use a numpy, onnx or tflite runner, or leave attention off", asked, b->backend);
 }
 
 int wkv_request_read(wkv_request *r, const wkv_json *j, const unsigned char *payload, size_t payload_len,
-                     const wkv_tables *t, const char *backend, const char **code, char *msg, size_t n) {
+                     const wkv_bounds *b, const char **code, char *msg, size_t n) {
     memset(r, 0, sizeof *r);
     check c = {j, code, msg, malloc(n ? n : 1), n};
     uint64_t frames = 0;
@@ -164,9 +184,14 @@ int wkv_request_read(wkv_request *r, const wkv_json *j, const unsigned char *pay
     r->probe = wkv_text_is(j, wkv_json_field(j, "op"), "probe");
     rc = rc ? rc : read_mel(&c, r, payload, payload_len);
     if (!rc && !r->probe) {
-        rc = read_options(&c, &r->o, t, backend) ||
+        rc = read_options(&c, &r->o, b) ||
              int_field(&c, "n_frames", 1, WKV_N_FRAMES, "1.." STR(WKV_N_FRAMES), 1, &frames) ? -1 : 0;
         r->n_frames = (int)frames;
+        int held = r->o.window_s * WKV_N_FRAMES / WINDOWS[WKV_DECODE_WINDOWS_S_COUNT - 1];
+        if (!rc && (frames ? (int)frames : WKV_N_FRAMES) > held)    /* the Python agent's check */
+            rc = BAD(&c, "n_frames %d (absent: the whole window) is more than the %d s window's %d frames: the audio "
+                     "past it would go unheard; send n_frames, or a longer window_s",
+                     frames ? (int)frames : WKV_N_FRAMES, r->o.window_s, held);
     }
     /* Python: type(sample_s) in (int, float), so a bool is refused; an int past a double's range reads as inf */
     if (!rc && !r->probe && f >= 0 && wkv_json_kind(j, f) != WKV_J_NULL &&

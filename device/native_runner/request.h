@@ -19,6 +19,7 @@ typedef struct {
     uint64_t seed;
     int *prompt, n_prompt;   /* malloc'd token ids */
     int *draft, n_draft;
+    int window_s;            /* the encoder window, seconds: one of the model's windows (30 unless asked) */
 } wkv_options;
 
 typedef struct {
@@ -29,13 +30,22 @@ typedef struct {
     double sample_s;         /* 0: not given */
 } wkv_request;
 
-/* Reads the request in header `j` with its payload. `backend` names the backend in the attention refusal (this
+/* What the served model bounds a request by (the Python runner's DecodeOptions bounds): its tables, the backend
+   named in the attention refusal, the encoder windows it serves. */
+typedef struct {
+    const wkv_tables *t;
+    const char *backend;
+    const int *windows;
+    int n_windows;
+} wkv_bounds;
+
+/* Reads the request in header `j` with its payload. `b->backend` names the backend in the attention refusal (this
    runner has no step_with_attention: attention and word_timestamps are refused as the Python runner refuses them
    on such a backend). 0; or -1 with the protocol's error code (WKV_BAD_REQUEST, WKV_BAD_MEL; WKV_INTERNAL when
    out of memory) in *code and the message in msg, cut to n - 1 bytes on a whole character, nothing left to free.
    A probe reads only the mel; a field not sent keeps DecodeOptions' default. */
 int wkv_request_read(wkv_request *r, const wkv_json *j, const unsigned char *payload, size_t payload_len,
-                     const wkv_tables *t, const char *backend, const char **code, char *msg, size_t n);
+                     const wkv_bounds *b, const char **code, char *msg, size_t n);
 void wkv_request_free(wkv_request *r);
 
 /* Python's repr of a JSON value as the Python runner's messages show it: 'text', None, True, 3, 1.5, [1, 2],

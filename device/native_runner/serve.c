@@ -70,7 +70,8 @@ static enum wkv_next submit(wkv_server *s, const wkv_json *j, const wkv_frame *f
     static char msg[16384];
     const char *code = NULL;
     wkv_job job = {NULL, 0, {0}};
-    if (wkv_request_read(&job.r, j, f->payload, f->payload_len, &s->model->t, "dla", &code, msg, sizeof msg))
+    wkv_bounds bounds = {&s->model->t, "dla", s->model->windows, s->model->n_windows};
+    if (wkv_request_read(&job.r, j, f->payload, f->payload_len, &bounds, &code, msg, sizeof msg))
         return wkv_send_error(s, code, msg, rid, NULL);
     if (queued(s, rid) || s->n_queued == WKV_QUEUE) {
         wkv_request_free(&job.r);

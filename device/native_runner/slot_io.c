@@ -118,6 +118,15 @@ void wkv_slot_copy(const wkv_slot *dst, void *dbuf, size_t dfirst, const wkv_slo
     }
 }
 
+void wkv_slot_zero(const wkv_slot *s, void *buf, size_t first, size_t rows) {
+    for (size_t r = 0; r < rows; r++) {
+        char *row = row_of(s, buf, first + r);
+        if (!s->has_scale) memset(row, 0, s->row * s->elem_bytes);
+        else
+            for (size_t c = 0; c < s->row; c++) put_value(s, row, c, 0.0f);
+    }
+}
+
 void wkv_slot_set(const wkv_slot *s, void *buf, size_t i, float value) {
     put_value(s, row_of(s, buf, i / s->row), i % s->row, value);
 }

@@ -25,5 +25,7 @@ void wkv_slot_copy(const wkv_slot *dst, void *dbuf, size_t dfirst, const wkv_slo
 float wkv_slot_value(const wkv_slot *s, const void *buf, size_t i);
 /* One value written at the flat position `i` of the slot's tensor (its padding skipped). */
 void wkv_slot_set(const wkv_slot *s, void *buf, size_t i, float value);
+/* Rows first..first+rows-1 of the slot set to 0 (an integer slot's zero point). */
+void wkv_slot_zero(const wkv_slot *s, void *buf, size_t first, size_t rows);
 
 #endif

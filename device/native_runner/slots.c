@@ -84,11 +84,22 @@ static int read_contract(wkv_contract *c, const wkv_json *j, const char *where, 
         return say(err, n, WKV_NEURON_SLOT_FIX, "the bundle at %s was compiled %s; this runner reads contract %d",
                    where, found, WKV_CONTRACT);
     }
-    for (size_t r = 0; r < sizeof ROLES / sizeof *ROLES; r++) {
-        int tok = wkv_json_member(j, graphs, ROLES[r]);
-        if (tok >= 0 && read_graph(j, tok, ROLES[r], &c->graphs[c->n++], err, n)) return -1;
+    static const int windows[] = WKV_DECODE_WINDOWS_S;
+    size_t roles = sizeof ROLES / sizeof *ROLES;
+    for (size_t r = 0; r < roles + WKV_DECODE_WINDOWS_S_COUNT - 1; r++) {     /* the shorter windows: all but 30 s */
+        char role[48];
+        if (r < roles) snprintf(role, sizeof role, "%s", ROLES[r]);
+        else wkv_window_role(windows[r - roles], role, sizeof role);
+        int tok = wkv_json_member(j, graphs, role);
+        if (tok >= 0 && read_graph(j, tok, role, &c->graphs[c->n++], err, n)) return -1;
     }
     return 0;
+}
+
+void wkv_window_role(int window_s, char *out, size_t n) {
+    static const int windows[] = WKV_DECODE_WINDOWS_S;
+    if (window_s == windows[WKV_DECODE_WINDOWS_S_COUNT - 1]) snprintf(out, n, "encoder");
+    else snprintf(out, n, WKV_WINDOW_GRAPH, window_s);
 }
 
 int wkv_contract_read(wkv_contract *c, const char *bundle, char *err, size_t n) {

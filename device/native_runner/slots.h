@@ -37,13 +37,15 @@ typedef struct {
 
 typedef struct {
     int n;
-    wkv_graph_slots graphs[4];
+    wkv_graph_slots graphs[8];  /* encoder, decoder_step, decoder_step_attention and each shorter window's encoder */
 } wkv_contract;
 
 /* model.json of `bundle`: its "dla" section with the encoder and decoder_step, of this runner's contract, each
    graph's recorded slots. 0, or -1 and the line (problem — fix) in `err`. */
 int wkv_contract_read(wkv_contract *c, const char *bundle, char *err, size_t n);
 wkv_graph_slots *wkv_contract_graph(wkv_contract *c, const char *role);
+/* The encoder graph of a window: "encoder" for 30 s, "encoder_10s" for 10 s (device/runner/bundle.py window_role). */
+void wkv_window_role(int window_s, char *out, size_t n);
 
 /* Each recorded slot's form from the runtime's sizes (`padded` NULL when it reports none), `suppressed` when
    conversion is. 0, or -1 and one line naming the slot and both sizes. */

@@ -82,16 +82,3 @@ long long wkv_stepper_bytes(const wkv_stepper *s) {
     long long item = k->native == WKV_ELEM_F16 ? 2 : 4;
     return (long long)s->n_fed * 2 * s->m->dims.n_text_layer * s->m->dims.n_text_state * item;
 }
-
-int wkv_encode(wkv_model *m, const float *mel, char *err, size_t n) {
-    wkv_graph *e = &m->enc, *g = &m->step;
-    const wkv_slot *in = &e->slots->in[m->enc_mel];
-    wkv_slot_put(in, e->in[m->enc_mel], 0, mel, in->rows, in->row);
-    if (wkv_graph_run(e, err, n)) return -1;
-    for (int i = 0; i < m->n_cross; i++) {
-        const wkv_slot *from = &e->slots->out[m->enc_cross[i]];
-        wkv_slot_copy(&g->slots->in[m->step_cross[i]], g->in[m->step_cross[i]], 0, from, e->out[m->enc_cross[i]], 0,
-                      from->rows);
-    }
-    return 0;
-}

@@ -25,8 +25,5 @@ int wkv_stepper_length(const wkv_stepper *s);
 int wkv_stepper_full(const wkv_stepper *s);
 long long wkv_stepper_bytes(const wkv_stepper *s);
 
-/* The window's cross state: the encoder run on `mel` ([80 * 3000] fp32) and its outputs written into the step's
-   cross slots. 0, or -1 and the line. */
-int wkv_encode(wkv_model *m, const float *mel, char *err, size_t n);
 
 #endif

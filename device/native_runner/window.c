@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "encode.h"
 #include "events.h"
 #include "rules.h"
 #include "text.h"
@@ -111,12 +112,12 @@ static int main_loop(wkv_window *w, const wkv_request *r, double temperature, wk
 static int encode(wkv_window *w, const wkv_request *r, int *hit, char *err, size_t n) {
     const wkv_slot *in = &w->m->enc.slots->in[w->m->enc_mel];
     size_t bytes = sizeof(float) * in->rows * in->row;
-    *hit = w->holds_cross && !memcmp(w->last_mel, r->mel, bytes);
+    *hit = w->holds_cross == r->o.window_s && !memcmp(w->last_mel, r->mel, bytes);
     if (*hit) return 0;
     w->holds_cross = 0;
-    if (wkv_encode(w->m, r->mel, err, n)) return -1;
+    if (wkv_encode(w->m, r->mel, r->o.window_s, err, n)) return -1;
     memcpy(w->last_mel, r->mel, bytes);
-    w->holds_cross = 1;
+    w->holds_cross = r->o.window_s;
     return 0;
 }
 
@@ -128,7 +129,7 @@ int wkv_window_decode(wkv_window *w, const wkv_request *r, wkv_sink *sink, char 
     if (encode(w, r, &hit, err, n)) return -1;
     double enc_ms = now_ms() - t0, t_step = now_ms();
     wkv_stepper_reset(&w->s, r->o.cache);
-    wkv_encoded_info enc = {m, enc_ms, -1, 0, {0}, {0}, hit};
+    wkv_encoded_info enc = {m, enc_ms, -1, 0, {0}, {0}, hit, r->o.window_s};
     if (language < 0) {
         if (wkv_stepper_advance(&w->s, t->sot, err, n)) return -1;
         memcpy(w->sot_logits, w->s.logits, sizeof(float) * (size_t)t->n_vocab);

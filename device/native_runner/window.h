@@ -22,7 +22,7 @@ typedef struct {
     wkv_stepper s;
     float *sot_logits;        /* [n_vocab] */
     float *last_mel;          /* the mel whose cross state the step's slots hold (an encoder cache of one) */
-    int holds_cross;
+    int holds_cross;       /* the window, seconds, whose cross state the step holds for last_mel; 0: none */
     wkv_out ev;
 } wkv_window;
 

@@ -26,7 +26,7 @@ from core.model.file_hash import sha256_files
 from core.model.weights import WhisperWeights
 from device.graphs.tflite_read import params_from_tflite
 from device.spec.neuron_fixes import EXPORT_FIX
-from device.spec.slot_contract import BUNDLE_FORMAT
+from device.spec.slot_contract import BUNDLE_FORMAT, WINDOW_GRAPH
 
 FORMAT = BUNDLE_FORMAT
 VERSION = 1
@@ -89,7 +89,7 @@ class Bundle:
 
 def window_role(window_s: int) -> str:
     """The encoder graph of a window: `encoder` for 30 s, `encoder_10s` for 10 s (its .tflite and .dla alike)."""
-    return "encoder" if window_s == FULL_WINDOW_S else f"encoder_{window_s}s"
+    return "encoder" if window_s == FULL_WINDOW_S else WINDOW_GRAPH % window_s
 
 
 def _graph_key(role: str, fmt: str) -> str:

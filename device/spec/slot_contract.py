@@ -12,6 +12,9 @@ Stdlib only: it ships to the board with the runner.
 BUNDLE_FORMAT = "whisperkv-mtk-bundle"    # model.json's "format": what makes a folder an exported bundle
 CONTRACT = 1                  # a bundle recording another version is refused at load, with the command to recompile
 CONTRACT_SECTION = "dla"
+# A shorter encoder window's graph (`whisperkv export --windows`): its .tflite, its .dla and its key in "graphs", in
+# printf form (encoder_10s); the 30 s window's is "encoder".
+WINDOW_GRAPH = "encoder_%ds"
 CONTRACT_FIELDS = ("contract", "compiler", "version", "soc", "flags", "graphs")
 GRAPH_FIELDS = ("file", "from", "sha256", "flags", "inputs", "outputs", "alignment_heads")
 SLOT_KINDS = ("inputs", "outputs")

@@ -39,6 +39,7 @@
 #define WKV_BUNDLE_FORMAT "whisperkv-mtk-bundle"
 #define WKV_CONTRACT 1
 #define WKV_CONTRACT_SECTION "dla"
+#define WKV_WINDOW_GRAPH "encoder_%ds"
 #define WKV_CONTRACT_FIELDS_COUNT 6
 #define WKV_CONTRACT_FIELDS {"contract", "compiler", "version", "soc", "flags", "graphs"}
 #define WKV_GRAPH_FIELDS_COUNT 7
@@ -177,5 +178,7 @@
 #define WKV_DECODE_MAX_TOKENS 224
 #define WKV_DECODE_TOP_K 5
 #define WKV_DECODE_MAX_TOP_K 100
+#define WKV_DECODE_WINDOWS_S_COUNT 3
+#define WKV_DECODE_WINDOWS_S {10, 20, 30}
 
 #endif

@@ -56,6 +56,25 @@ def compiled_integer_bundle() -> Path:
     return root / "a16w8"
 
 
+WINDOWS = (10, 20, 30)
+
+
+@lru_cache(maxsize=1)
+def compiled_windowed_bundle() -> Path:
+    """The installed weights' fp32 TFLite bundle with an encoder per window (`whisperkv export --windows 10,20,30`),
+    compiled by the STAND-IN ncc-tflite, once per test process."""
+    from core.model.weights import load_model
+    from device.toolchain.compile import compile_bundle
+    from device.toolchain.export import export_bundle
+    from tests.device.toolchain.ncc_standin import write_ncc
+
+    root = Path(tempfile.mkdtemp(prefix="whisperkv-windows-"))
+    atexit.register(shutil.rmtree, root, True)
+    export_bundle(load_model(), root / "bundle", "fp32", ("tflite",), windows=WINDOWS)
+    compile_bundle(root / "bundle", ncc=write_ncc(root, root / "ncc.log"))
+    return root / "bundle"
+
+
 @lru_cache(maxsize=1)
 def compiled_dla_bundle() -> Path:
     """The installed weights' TFLite bundle compiled by the STAND-IN ncc-tflite, once per test process: the dla

@@ -77,7 +77,7 @@ class DlaBackend:
                              if step.form("self_k").native == np.float16 else {})
         self._mask_fp16 = step.form("mask").native == np.float16
         masked = "cross_mask" in step.graph.names["input"]
-        self.windows = tuple(w for w in bundle.windows if w == FULL_WINDOW_S or masked and
+        self.windows = tuple(w for w in sorted({*bundle.windows, FULL_WINDOW_S}) if w == FULL_WINDOW_S or masked and
                              window_role(w) in self.graph_entries)
         self._cross_window = (CrossWindow(self.dims.n_audio_ctx, MASK_FP16 if step.form("cross_mask").native ==
                                           np.float16 else -1e9) if masked else None)

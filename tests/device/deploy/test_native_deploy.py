@@ -140,6 +140,10 @@ def test_the_native_runner_needs_a_compiled_bundle_with_native_tables(tmp_path, 
         deploy(LocalTransport(python=NO_PYTHON), dir=board)          # unasked: a board without Python
     assert not (tmp_path / "board").exists()
     assert native_deploy.ships("encoder.dla") and not native_deploy.ships("tokenizer.json")
+    # a shorter window's encoder (`whisperkv export --windows`) is the native runner's too (encode.c); the step's
+    # attention variant is not
+    assert native_deploy.ships("encoder_10s.dla") and native_deploy.ships("encoder_20s.dla")
+    assert not native_deploy.ships("decoder_step_attention.dla") and not native_deploy.ships("encoder_10s.tflite")
 
 
 def test_device_info_and_the_doctor_say_which_runner_a_board_gets_and_why():

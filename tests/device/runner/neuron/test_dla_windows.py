@@ -6,7 +6,6 @@ bundle with the same tokens, its 30 s window too (the step's cross mask then hid
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
@@ -16,22 +15,12 @@ from device.runner.neuron.dla_backend import DlaBackend
 from device.runner.serve.served_model import windows_hello
 from device.runner.tflite.tflite_backend import TfliteBackend
 from device.toolchain.check_dla import check
-from tests.device.bundle_helpers import standin_library
-
-WINDOWS = (10, 20, 30)
+from tests.device.bundle_helpers import WINDOWS, compiled_windowed_bundle, standin_library
 
 
 @pytest.fixture(scope="module")
-def windowed(model, tmp_path_factory):
-    from device.toolchain.compile import compile_bundle
-    from device.toolchain.export import export_bundle
-    from tests.device.toolchain.ncc_standin import write_ncc
-
-    root = tmp_path_factory.mktemp("windowed")
-    export_bundle(model.weights, root / "bundle", "fp32", ("tflite",), windows=WINDOWS)
-    compile_bundle(root / "bundle", ncc=write_ncc(root, root / "ncc.log"))
-    yield root / "bundle"
-    shutil.rmtree(root, ignore_errors=True)
+def windowed():
+    return compiled_windowed_bundle()
 
 
 def tokens(backend, model, mels, **opts) -> list[int]:
