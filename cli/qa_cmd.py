@@ -14,6 +14,8 @@ import time
 
 from cli.device_cmds import add_device_args
 from cli.qa_devices import check_languages, device_urls, starter
+from cli.window_args import add_window_args, window_rule
+from core.decode.window_choice import AUTO, WindowRule
 from core.file_formats import names_help
 from core.qa import report as qa_report
 from core.qa.baseline import MARKS, SlowerRule, compare, describe, load_baseline, settings
@@ -41,6 +43,7 @@ def register(subs) -> None:
     p.add_argument("--cache", choices=("on", "off"), default="on", help="KV cache on, or the uncached reference")
     p.add_argument("--timestamps", action="store_true", help="decode every clip with timestamps (default: "
                    "as each clip says)")
+    add_window_args(p, "each clip")
     p.add_argument("--json", action="store_true", help="print the JSON report instead of the table")
     p.add_argument("--baseline", default=None, metavar="QA_JSON",
                    help="an earlier report's qa.json (or its directory): mark each clip regressed, slower or changed")
@@ -88,11 +91,13 @@ def run(args) -> int:
     urls = device_urls(args)
     old = load_baseline(args.baseline) if args.baseline else None
     check_languages(suite, urls)
-    cache = args.cache == "on"
+    cache, window = args.cache == "on", window_rule(args)
     timestamps = True if args.timestamps else None
     out = sys.stderr if args.json else sys.stdout
     where = f"device {urls[0]}" if len(urls) == 1 else f"{len(urls)} devices ({', '.join(urls)})"
-    print(f"suite {suite.name}: {len(suite.clips)} clips, {where}, cache {args.cache}", file=out)
+    print(f"suite {suite.name}: {len(suite.clips)} clips, {where}, cache {args.cache}"
+          + (f", window {window.asked}" + (" s" if window.asked != AUTO else "")
+             if window != WindowRule() else ""), file=out)
     width = max(len(c.name) for c in suite.clips)
     device_width = max(map(len, urls))
     prefix = (lambda url: "") if len(urls) == 1 else (lambda url: f"{url:<{device_width}}  ")
@@ -108,11 +113,12 @@ def run(args) -> int:
     t0, date = time.perf_counter(), time.strftime("%Y-%m-%d %H:%M")
     if len(urls) == 1:   # in this thread: its failure is a setup error (exit 2), as it always was
         runs = [run_on_device(urls[0], starter(args, urls[0], suite), suite, cache, timestamps,
-                              on_result=lambda i, r: on_result(urls[0], i, r), on_event=ticker.event)]
+                              on_result=lambda i, r: on_result(urls[0], i, r), on_event=ticker.event, window=window)]
     else:
-        runs = run_on_devices(suite, {u: starter(args, u, suite) for u in urls}, cache, timestamps, on_result)
+        runs = run_on_devices(suite, {u: starter(args, u, suite) for u in urls}, cache, timestamps, on_result,
+                              window=window)
     report = QAReport(suite.name, str(suite.path), runs, meta={
-        "cache": args.cache, "date": date, "total_s": round(time.perf_counter() - t0, 1)})
+        "cache": args.cache, **window.to_dict(), "date": date, "total_s": round(time.perf_counter() - t0, 1)})
     if old is not None:
         rule = SlowerRule(args.slower_pct, args.slower_ms)
         report.baseline = settings(args.baseline, rule, args.fail_on)

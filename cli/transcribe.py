@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 
 from cli.device_cmds import add_device_args, in_background, loading_line, open_cli_decoder
 from cli.transcript_printer import TranscriptPrinter
+from cli.window_args import add_window_args, window_rule
 from core.decode import subtitles
 from core.decode.diagnostics import diagnose_transcript
 from core.decode.options import (
@@ -19,10 +20,9 @@ from core.decode.options import (
     OptionsError,
 )
 from core.decode.transcript import Transcript
-from core.decode.window_choice import WINDOW_PARAMS, window_for
 from core.decode.window_feed import decode_source
 from core.errors import WhisperKVError
-from core.model.dims import FULL_WINDOW_S, WINDOWS_S
+from core.model.dims import FULL_WINDOW_S
 from core.model.mel import FRAMES_PER_SECOND
 from core.model.mel_file import MelSource
 from core.model.npu_profile import profile_text, profiles, to_json, write_reports
@@ -50,13 +50,7 @@ def register(subs) -> None:
                    "whose compression ratio is over 2.4 or avg logprob under -1.0 at T=0.2, 0.4 … 1.0, sampling")
     p.add_argument("--seed", type=int, default=0, help="the fallback's sampling seed (default 0): same seed, "
                    "same transcript")
-    p.add_argument("--window", default=str(FULL_WINDOW_S), metavar="auto|" + "|".join(map(str, WINDOWS_S)),
-                   help=f"the encoder window: {FULL_WINDOW_S} s, Whisper's own (default); a shorter length, which the "
-                   "audio must fit; or auto, the smallest that holds the audio plus --window-margin, never under "
-                   "--window-floor (a runner without shorter windows encodes 30 s)")
-    for param in WINDOW_PARAMS:
-        p.add_argument(param.flag, dest=param.name, type=float, default=param.default, metavar="S",
-                       help=f"{param.help} (default {param.default:g})")
+    add_window_args(p)
     p.add_argument("--npu-profile", default=None, metavar="DIR", help="run the runner with the Neuron runtime's "
                    "profiler on, save its CSV reports in DIR and print each graph's slowest ops (dla, or tflite "
                    "with the Neuron delegate)")
@@ -84,8 +78,7 @@ def options_from_args(args) -> DecodeOptions:
 def sized(options: DecodeOptions, args, n_frames: int, windows: tuple[int, ...]) -> DecodeOptions:
     """`options` with the window --window asks for, given the audio's frames and the runner's windows."""
     try:
-        window_s = window_for(args.window, n_frames, windows, **{p.name: getattr(args, p.name) for p in WINDOW_PARAMS})
-        return replace(options, window_s=window_s)
+        return replace(options, window_s=window_rule(args).window_for(n_frames, windows))
     except OptionsError as exc:      # a length the runner lacks, the audio longer
         raise WhisperKVError(str(exc), f"use --window auto or {FULL_WINDOW_S}") from None
 

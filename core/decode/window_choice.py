@@ -8,7 +8,7 @@ whisper-acft `README.md`). docs/benchmarks.md, "Encoder windows", has what they 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from core.decode.options import OptionsError
 from core.model.dims import FULL_WINDOW_S, ModelDims
@@ -70,3 +70,21 @@ def window_for(asked: str, n_frames: int, windows: tuple[int, ...],
     if window_s != FULL_WINDOW_S and n_frames > ModelDims().window_frames(window_s):   # 30 s: the seek loop's
         raise OptionsError(f"the audio is {n_frames / FRAMES_PER_SECOND:.1f} s, longer than a {window_s} s window")
     return window_s
+
+
+@dataclass(frozen=True)
+class WindowRule:
+    """The window a front end asks for (`transcribe --window`, `qa --window`): "auto" or a length in seconds, and
+    auto's floor and margin (the rows of WINDOW_PARAMS)."""
+    asked: str = str(FULL_WINDOW_S)
+    window_floor_s: float = DEFAULTS["window_floor_s"]
+    window_margin_s: float = DEFAULTS["window_margin_s"]
+
+    def window_for(self, n_frames: int, windows: tuple[int, ...]) -> int:
+        """The window_s for audio of `n_frames` on a runner serving `windows` (window_for, which may refuse)."""
+        return window_for(self.asked, n_frames, windows, self.window_floor_s, self.window_margin_s)
+
+    def to_dict(self) -> dict:
+        """A report's record of the rule: the length asked, and auto's floor and margin where auto was."""
+        return {"window": self.asked, **({k: v for k, v in asdict(self).items() if k != "asked"}
+                                         if self.asked == AUTO else {})}

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 
+from core.decode.window_choice import WindowRule
 from core.errors import WhisperKVError
 from core.qa.farm import DeviceRun
 from core.qa.run import ClipResult, Decode, SuiteResult, run_suite
@@ -19,7 +20,8 @@ Start = Callable[[ExitStack], tuple[Decode, tuple, dict]]
 
 def run_on_device(device: str, start: Start, suite: Suite, cache: bool = True, timestamps: bool | None = None, *,
                   on_result: Callable[[int, ClipResult], None] | None = None, on_event=None,
-                  should_stop: Callable[[], bool] = lambda: False, keep_errors: bool = False) -> DeviceRun:
+                  should_stop: Callable[[], bool] = lambda: False, keep_errors: bool = False,
+                  window: WindowRule = WindowRule()) -> DeviceRun:
     """The suite on one device. With keep_errors, a device that fails (unreachable, runner died) gives
     a DeviceRun with its error and the clips it finished; without, the error propagates."""
     done: list[ClipResult] = []
@@ -34,7 +36,7 @@ def run_on_device(device: str, start: Start, suite: Suite, cache: bool = True, t
         with ExitStack() as stack:
             decode, clip_errors, meta = start(stack)
             result = run_suite(suite, decode, cache, timestamps, on_result=collect, on_event=on_event,
-                               should_stop=should_stop, clip_errors=clip_errors, meta=meta)
+                               should_stop=should_stop, clip_errors=clip_errors, meta=meta, window=window)
     except Exception as exc:   # any failure of one board must not lose the other boards' results
         if not keep_errors:
             raise
@@ -47,7 +49,8 @@ def describe(exc: Exception) -> str:
 
 
 def run_on_devices(suite: Suite, starts: dict[str, Start], cache: bool = True, timestamps: bool | None = None,
-                   on_result: Callable[[str, int, ClipResult], None] | None = None) -> list[DeviceRun]:
+                   on_result: Callable[[str, int, ClipResult], None] | None = None,
+                   window: WindowRule = WindowRule()) -> list[DeviceRun]:
     """Every device in parallel, results in the order of `starts`. on_result(device, index, result) is
     called from the workers' threads."""
     stop = threading.Event()
@@ -57,7 +60,8 @@ def run_on_devices(suite: Suite, starts: dict[str, Start], cache: bool = True, t
 
     with ThreadPoolExecutor(max_workers=len(starts), thread_name_prefix="qa-device") as pool:
         futures = [pool.submit(run_on_device, device, start, suite, cache, timestamps, on_result=forward(device),
-                               should_stop=stop.is_set, keep_errors=True) for device, start in starts.items()]
+                               should_stop=stop.is_set, keep_errors=True, window=window)
+                   for device, start in starts.items()]
         try:
             return [f.result() for f in futures]
         except KeyboardInterrupt:     # the workers stop after their current clip

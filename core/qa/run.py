@@ -8,7 +8,7 @@ board's `sample` events, appended as they come) gives each clip its `board` cost
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Callable, Iterable
 
 import numpy as np
@@ -16,11 +16,13 @@ import numpy as np
 from core.decode.attention_focus import eot_focus, frame_energy
 from core.decode.diagnostics import Diagnosis, WindowDiagnosis, diagnose_transcript
 from core.decode.events import Event
-from core.decode.options import DecodeOptions
+from core.decode.options import DecodeOptions, OptionsError
 from core.decode.transcript import Transcript
+from core.decode.window_choice import WindowRule
 from core.decode.window_feed import HeldMels, decode_source
 from core.errors import WhisperKVError
 from core.model.audio import SAMPLE_RATE, load_audio
+from core.model.dims import FULL_WINDOW_S
 from core.model.mel import content_frames, mel_windows
 from core.model.npu_profile import profiles, to_json
 from core.model.placement import RanOn
@@ -75,6 +77,7 @@ class ClipResult:
     ran_on: str = ""              # where its graphs ran: NPU, CPU, or a delegate's share (core/qa/floor.py)
     tokens_per_s: float | None = None   # decoder steps per second of decode time (core/qa/floor.py)
     npu_profile: list[dict] | None = None   # the Neuron profiler's per-op times a graph (core/model/npu_profile.py)
+    window_s: int = FULL_WINDOW_S  # the encoder window it was decoded in (qa --window)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -177,6 +180,12 @@ def failed(clip: Clip, error: WhisperKVError, partial: Transcript | None = None)
                       verdict=f"error: {error.problem}", failures=[str(error)], error=str(error))
 
 
+class WindowMisfit(WhisperKVError):
+    """The encoder window asked for cannot hold the clip, or the runner serves no such window: that clip fails."""
+
+    code = "bad_request"
+
+
 class ClipFailed(WhisperKVError):
     """A decode failed part-way: `result` is the failed clip with its partial text, `cause` the error."""
 
@@ -186,9 +195,11 @@ class ClipFailed(WhisperKVError):
 
 
 def run_clip(clip: Clip, decode: Decode, cache: bool = True, timestamps: bool | None = None,
-             on_event: Callable[[Event], None] | None = None) -> ClipResult:
-    """Decode and score one clip. Audio that fails to load raises (a setup error, not a clip failure); a
-    decode that fails part-way raises ClipFailed, holding the clip's result with its partial text."""
+             on_event: Callable[[Event], None] | None = None, window: WindowRule = WindowRule()) -> ClipResult:
+    """Decode and score one clip, in the encoder window `window` picks for it among those the decoder's runner
+    serves (its hello's). Audio that fails to load raises (a setup error, not a clip failure); a decode that fails
+    part-way raises ClipFailed, holding the clip's result with its partial text, as does a window the clip does not
+    fit."""
     audio = load_audio(clip.audio)
     mels = HeldMels(mel_windows(audio), content_frames(audio))
     transcript = Transcript()
@@ -204,6 +215,12 @@ def run_clip(clip: Clip, decode: Decode, cache: bool = True, timestamps: bool | 
     takes = getattr(decode, "takes", None)
     options = options.with_attention(takes is None or takes("attention"))
     try:
+        windows = getattr(getattr(decode, "info", None), "windows", None) or (FULL_WINDOW_S,)
+        options = replace(options, window_s=window.window_for(mels.n_frames, windows))
+    except OptionsError as exc:
+        why = WindowMisfit(str(exc), "use --window auto, or a window every clip fits")
+        raise ClipFailed(failed(clip, why), why) from None
+    try:
         for ev in decode_source(mels, options, decode):
             transcript.add(ev)
             if on_event is not None:
@@ -212,7 +229,7 @@ def run_clip(clip: Clip, decode: Decode, cache: bool = True, timestamps: bool | 
         raise ClipFailed(failed(clip, exc, transcript), exc) from exc
     result = score(clip, transcript, (time.perf_counter() - t0) * 1e3, len(audio) / SAMPLE_RATE,
                    frame_energy(mels.mels, mels.n_frames))
-    result.board = clip_cost(samples[seen:]) if samples else None
+    result.board, result.window_s = (clip_cost(samples[seen:]) if samples else None), options.window_s
     if reports:
         result.npu_profile = to_json(profiles(decode.npu_files(seen_reports))) or None
     return result
@@ -222,10 +239,12 @@ def run_suite(suite: Suite, decode: Decode, cache: bool = True, timestamps: bool
               on_result: Callable[[int, ClipResult], None] | None = None,
               on_event: Callable[[int, Event], None] | None = None,
               should_stop: Callable[[], bool] = lambda: False,
-              clip_errors: tuple[type[WhisperKVError], ...] = (), meta: dict | None = None) -> SuiteResult:
+              clip_errors: tuple[type[WhisperKVError], ...] = (), meta: dict | None = None,
+              window: WindowRule = WindowRule()) -> SuiteResult:
     """Every clip in order. A `clip_errors` exception (say, the runner refusing one request) fails
     that clip and the suite goes on; anything else (link lost, bad audio) propagates as a setup error, after
-    the clip it broke is reported failed with the text decoded before it."""
+    the clip it broke is reported failed with the text decoded before it. A clip that does not fit the `window`
+    asked for fails alone."""
     result = SuiteResult(suite.name, str(suite.path), meta=dict(meta or {}))
     for i, clip in enumerate(suite.clips):
         if should_stop():
@@ -233,9 +252,9 @@ def run_suite(suite: Suite, decode: Decode, cache: bool = True, timestamps: bool
         forward = (lambda ev, i=i: on_event(i, ev)) if on_event else None
         fatal = None
         try:
-            r = run_clip(clip, decode, cache, timestamps, forward)
+            r = run_clip(clip, decode, cache, timestamps, forward, window)
         except ClipFailed as exc:
-            r, fatal = exc.result, None if isinstance(exc.cause, clip_errors) else exc.cause
+            r, fatal = exc.result, None if isinstance(exc.cause, (*clip_errors, WindowMisfit)) else exc.cause
         else:
             hold_to_floor(clip, r, RanOn.from_dict(result.meta.get("ran_on")))
         result.results.append(r)

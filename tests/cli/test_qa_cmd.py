@@ -237,3 +237,15 @@ def test_two_devices_over_a_real_sshd(tmp_path, capsys, monkeypatch, in_process,
     assert [d["device"] for d in doc["devices"]] == [url, "inprocess"]
     assert doc["devices"][0]["meta"]["device"] == f"ssh://{sshd.user}@127.0.0.1:{sshd.port}"
     assert [c["passed"] for c in doc["clips"]] == [True, True] and doc["cross"][0]["error_delta"] == 0.0
+
+
+def test_qa_decodes_each_clip_in_the_window_asked_and_the_report_says_so(tmp_path, capsys, in_process):
+    assert main(["qa", str(suite(tmp_path)), "--device", "inprocess", "--window", "20", "--out",
+                 str(tmp_path / "r")]) == 0
+    assert "cache on, window 20 s" in capsys.readouterr().out
+    doc = json.loads((tmp_path / "r" / "qa.json").read_text())
+    assert doc["clips"][0]["window_s"] == 20 and doc["meta"]["window"] == "20"
+    assert main(["qa", str(suite(tmp_path)), "--device", "inprocess", "--window", "auto", "--window-floor", "0",
+                 "--out", str(tmp_path / "a")]) == 0
+    doc = json.loads((tmp_path / "a" / "qa.json").read_text())
+    assert doc["clips"][0]["window_s"] == 10 and doc["meta"]["window_floor_s"] == 0.0

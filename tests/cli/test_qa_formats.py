@@ -28,7 +28,7 @@ def decoded(monkeypatch, tmp_path):
     """`whisperkv qa` as if the local device had decoded every clip of a small suite right."""
     suite = hello_suite(tmp_path, names=("a", "b"))
 
-    def run_on_device(url, start, suite, cache, timestamps, on_result, on_event):
+    def run_on_device(url, start, suite, cache, timestamps, on_result, on_event, window):
         return DeviceRun(url, SuiteResult(suite.name, str(suite.path), [result(c) for c in suite.clips],
                                           {"device": url}))
     monkeypatch.setattr(qa_cmd, "run_on_device", run_on_device)
