@@ -23,8 +23,9 @@ class Decoder:
 
 def suite(tmp_path):
     """The 1.4 s hello-world clip, then the 30.3 s congrats one (two requests: the seek loop's windows)."""
+    files = (("short", "en_asterisk_hello-world.wav"), ("long", "en_asterisk_demo-congrats.wav"))
     clips = "".join(f'[[clip]]\nname = "{n}"\naudio = "{AUDIO / f}"\nlanguage = "en"\nreference = "hello world"\n'
-                    'max_wer = 0.5\n' for n, f in (("short", "en_asterisk_hello-world.wav"), ("long", "en_asterisk_demo-congrats.wav")))
+                    'max_wer = 0.5\n' for n, f in files)
     return load_suite(write(tmp_path, clips))
 
 
