@@ -37,6 +37,7 @@ from app.work.live_controller import LiveRunController
 from app.work.live_worker import LiveWorker
 from app.work.run_controller import RunController
 from core.decode.options import DecodeOptions
+from core.decode.window_choice import WindowRule
 
 
 class MainWindow(QMainWindow):
@@ -93,7 +94,7 @@ class MainWindow(QMainWindow):
             note.connect(lambda text, ms=ms: self.status.showMessage(text, ms))
         self.device.profilesChanged.connect(lambda profiles: self.save_settings())
         self.qa.transcribeRequested.connect(
-            lambda clip, opts: self.qa.run_started(self.transcribe_clip(clip, opts), self.board.busy()))
+            lambda clip, opts, window: self.qa.run_started(self.transcribe_clip(clip, opts, window), self.board.busy()))
         view_table.link_views(self)
         self.heatmap.setXLink(self.audio.view.wave_plot)   # seconds, aligned with the waveform and the mel
         for source in (self.transcript, self.table):       # a clicked word or token plays its span
@@ -144,12 +145,14 @@ class MainWindow(QMainWindow):
             return None
         return self.transcribe_clip(self.clip, self.controls.options())
 
-    def transcribe_clip(self, clip: AudioClip, options: DecodeOptions) -> RunRecord | None:
-        """Start a run of any clip (the QA tab's suites too); None while another decodes or Check board climbs."""
+    def transcribe_clip(self, clip: AudioClip, options: DecodeOptions, window: WindowRule | None = None
+                        ) -> RunRecord | None:
+        """Start a run of any clip (the QA tab's suites too, with their encoder window's rule); None while another
+        decodes or Check board climbs."""
         if self.board.refuses("Transcribe"):
             return None
         profile = self.device.profile()
-        run = self.runs.start(clip, options, profile, self.device.password.text(), self.board.run_info())
+        run = self.runs.start(clip, options, profile, self.device.password.text(), self.board.run_info(), window)
         return self._started(run, f"Transcribing {clip.name} on {profile.url()}…")
 
     def _started(self, run: RunRecord | None, message: str) -> RunRecord | None:

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 from app.background import TaskRunner
 from app.errors import Failure, failure_of
 from app.qa.report_box import ReportBox
+from app.qa.window_box import WindowBox
 from app.runs.clip import AudioClip, load_clip
 from app.runs.focus import run_energy
 from app.runs.record import RunRecord
@@ -48,7 +49,7 @@ PASS, FAIL = QColor("#c8e6c9"), QColor("#ffcdd2")
 class QaTab(QWidget):
     clipScored = Signal(int, object)            # clip index, ClipResult
     suiteFinished = Signal(object)              # SuiteResult (also after Stop)
-    transcribeRequested = Signal(object, object)  # AudioClip, DecodeOptions: answer with run_started
+    transcribeRequested = Signal(object, object, object)  # AudioClip, DecodeOptions, WindowRule: run_started answers
     stopRequested = Signal()                    # cancel the clip decoding now
     openRunRequested = Signal(object)           # RunRecord to show in the main view
     failed = Signal(object)                     # Failure to show
@@ -71,6 +72,7 @@ class QaTab(QWidget):
         self.cache = QCheckBox("KV cache")
         self.cache.setChecked(True)
         self.timestamps = QCheckBox("Timestamps for every clip")
+        self.window = WindowBox()
         self.progress = QProgressBar()
         self.progress.setFormat("%v/%m clips")
         self.status = QLabel("Pick a suite TOML and run it.")
@@ -94,7 +96,7 @@ class QaTab(QWidget):
         top.addWidget(self.path, 1)
         top.addWidget(self.browse)
         controls = QHBoxLayout()        # the progress beside the buttons: the table keeps the height
-        for w in (self.cache, self.timestamps):
+        for w in (self.cache, self.timestamps, self.window):
             controls.addWidget(w)
         controls.addWidget(self.progress, 1)
         for w in (self.start_button, self.stop_button):
@@ -172,7 +174,7 @@ class QaTab(QWidget):
         # Attention, so that a failing clip's report shows where the decoder looked.
         options = clip.options(cache=self.cache.isChecked(), timestamps=clip.timestamps or self.timestamps.isChecked())
         options = options.with_attention()
-        self.transcribeRequested.emit(audio, options)
+        self.transcribeRequested.emit(audio, options, self.window.rule())
 
     def run_started(self, run: RunRecord | None, busy: str = "") -> None:
         """The window's answer to transcribeRequested: the clip's run, or None when it could not start one (`busy`:
@@ -241,7 +243,8 @@ class QaTab(QWidget):
         suite = self.suite
         devices = [run.device for run in self.runs if run is not None]
         meta = {"device": devices[-1]} if devices else {}
-        meta |= {"cache": "on" if self.cache.isChecked() else "off", "from": "WhisperKV Studio QA tab"}
+        meta |= {"cache": "on" if self.cache.isChecked() else "off", **self.window.rule().to_dict(),
+                 "from": "WhisperKV Studio QA tab"}
         return SuiteResult(suite.name if suite else "", str(suite.path) if suite else "",
                            [r for r in self.results if r is not None], meta)
 

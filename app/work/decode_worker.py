@@ -20,7 +20,9 @@ from app.board.reconnect import reconnect
 from app.errors import RESTARTABLE, Failure, failure_of
 from core.decode.events import TokenEvent
 from core.decode.options import DecodeOptions
+from core.decode.window_choice import WindowRule
 from core.decode.window_feed import HeldMels, decode_source
+from core.model.mel import N_FRAMES
 from core.model.npu_profile import profiles, to_json
 from device.link.profile import DeviceProfile
 
@@ -61,7 +63,7 @@ class TranscribeWorker(QObject):
 
     # Requests from the UI thread arrive through these queued signals.
     _connect_requested = Signal(object, str)
-    _transcribe_requested = Signal(int, object, object, object, str, object)
+    _transcribe_requested = Signal(int, object, object, object, str, object, object)
     _restart_requested = Signal(object, str)
 
     def __init__(self, decoder_factory: Callable = make_decoder):
@@ -81,9 +83,11 @@ class TranscribeWorker(QObject):
         self._connect_requested.emit(profile, password)
 
     def request_transcribe(self, run_id: int, mels: np.ndarray, options: DecodeOptions, profile: DeviceProfile,
-                           password: str = "", n_frames: int | None = None) -> None:
+                           password: str = "", n_frames: int | None = None, window: WindowRule | None = None) -> None:
+        """`window`: the encoder window's rule, applied once the runner's hello says which it serves; None: the
+        options' window_s as it is."""
         self._cancel.clear()
-        self._transcribe_requested.emit(run_id, mels, options, profile, password, n_frames)
+        self._transcribe_requested.emit(run_id, mels, options, profile, password, n_frames, window)
 
     def request_restart(self, profile: DeviceProfile, password: str = "") -> None:
         """Start the runner again; `connected` or `failed` (run id 0) answers."""
@@ -158,9 +162,9 @@ class TranscribeWorker(QObject):
         self.connected.emit(info.summary())
         return self.decoder
 
-    @Slot(int, object, object, object, str, object)
+    @Slot(int, object, object, object, str, object, object)
     def _transcribe(self, run_id: int, mels: np.ndarray, options: DecodeOptions, profile: DeviceProfile,
-                    password: str, n_frames: int | None) -> None:
+                    password: str, n_frames: int | None, window: WindowRule | None) -> None:
         batch = Batcher(lambda items: self.events.emit(run_id, items))
         decoder = None
         try:
@@ -170,6 +174,9 @@ class TranscribeWorker(QObject):
             if options.wants_attention and not decoder.takes("attention"):
                 # a .dla step has no attention output: the run goes without, rather than the runner refusing it
                 options = replace(options, attention=False, word_timestamps=False)
+            if window is not None:
+                options = replace(options, window_s=window.window_for(n_frames or len(mels) * N_FRAMES,
+                                                                      decoder.info.windows))
             t0, cancel_sent = time.monotonic(), False
             for ev in decode_source(HeldMels(mels, n_frames or 0), options, decoder, self._cancel.is_set):
                 # ms since the run's first request went out, as the event arrived

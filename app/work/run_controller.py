@@ -10,6 +10,7 @@ from app.runs.record import RunRecord
 from app.runs.session import Session
 from app.work.decode_worker import TranscribeWorker, WorkerThread
 from core.decode.options import DecodeOptions
+from core.decode.window_choice import WindowRule
 from device.link.profile import DeviceProfile
 
 
@@ -31,8 +32,9 @@ class RunController(QObject):
         worker.npu_profile.connect(self._on_npu_profile)
 
     def start(self, clip: AudioClip, options: DecodeOptions, profile: DeviceProfile, password: str,
-              device_info: dict) -> RunRecord | None:
-        """A new run of the session, decoding on the worker; None while another run decodes."""
+              device_info: dict, window: WindowRule | None = None) -> RunRecord | None:
+        """A new run of the session, decoding on the worker; None while another run decodes. `window`: the encoder
+        window's rule, which the worker applies once the runner says which windows it serves."""
         if self.active is not None:
             return None
         run = self.session.new_run(clip.name, options, profile.url(), device_info, clip.duration_s)
@@ -40,7 +42,8 @@ class RunController(QObject):
         run.qa_floor = profile.qa_floor()
         self.active = run
         run.runner_loading = not self.worker.is_connected(profile)
-        self.worker.request_transcribe(run.id, clip.mels, options, profile, password, n_frames=clip.n_frames)
+        self.worker.request_transcribe(run.id, clip.mels, options, profile, password, n_frames=clip.n_frames,
+                                       window=window)
         return run
 
     def stop(self) -> bool:

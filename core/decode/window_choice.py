@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from core.decode.options import OptionsError
+from core.errors import WhisperKVError
 from core.model.dims import FULL_WINDOW_S, ModelDims
 from core.model.mel import FRAMES_PER_SECOND, N_FRAMES
 
@@ -72,6 +73,12 @@ def window_for(asked: str, n_frames: int, windows: tuple[int, ...],
     return window_s
 
 
+class WindowMisfit(WhisperKVError):
+    """The encoder window asked for cannot hold the audio, or the runner serves no such window."""
+
+    code = "bad_request"
+
+
 @dataclass(frozen=True)
 class WindowRule:
     """The window a front end asks for (`transcribe --window`, `qa --window`): "auto" or a length in seconds, and
@@ -80,9 +87,14 @@ class WindowRule:
     window_floor_s: float = DEFAULTS["window_floor_s"]
     window_margin_s: float = DEFAULTS["window_margin_s"]
 
-    def window_for(self, n_frames: int, windows: tuple[int, ...]) -> int:
-        """The window_s for audio of `n_frames` on a runner serving `windows` (window_for, which may refuse)."""
-        return window_for(self.asked, n_frames, windows, self.window_floor_s, self.window_margin_s)
+    def window_for(self, n_frames: int, windows: tuple[int, ...] | None) -> int:
+        """The window_s for audio of `n_frames` on a runner serving `windows` (hello's; None: 30 s only);
+        WindowMisfit when the length asked cannot hold the audio or the runner lacks it."""
+        try:
+            return window_for(self.asked, n_frames, windows or (FULL_WINDOW_S,), self.window_floor_s,
+                              self.window_margin_s)
+        except OptionsError as exc:
+            raise WindowMisfit(str(exc), f"use the window {AUTO}, or one the audio fits") from None
 
     def to_dict(self) -> dict:
         """A report's record of the rule: the length asked, and auto's floor and margin where auto was."""

@@ -16,9 +16,9 @@ import numpy as np
 from core.decode.attention_focus import eot_focus, frame_energy
 from core.decode.diagnostics import Diagnosis, WindowDiagnosis, diagnose_transcript
 from core.decode.events import Event
-from core.decode.options import DecodeOptions, OptionsError
+from core.decode.options import DecodeOptions
 from core.decode.transcript import Transcript
-from core.decode.window_choice import WindowRule
+from core.decode.window_choice import WindowMisfit, WindowRule
 from core.decode.window_feed import HeldMels, decode_source
 from core.errors import WhisperKVError
 from core.model.audio import SAMPLE_RATE, load_audio
@@ -142,7 +142,8 @@ def score(clip: Clip, transcript: Transcript, wall_ms: float, duration_s: float,
     return ClipResult(
         name=clip.name, audio=str(clip.audio), language=clip.language, metric=clip.metric,
         max_error=clip.max_error, reference=clip.reference, text=transcript.text, error_rate=round(rate, 4),
-        passed=not failures, failures=failures, stop_reason=transcript.stop_reason, verdict=diagnosis.verdict,
+        window_s=transcript.windows[0].window_s if transcript.windows else FULL_WINDOW_S, passed=not failures,
+        failures=failures, stop_reason=transcript.stop_reason, verdict=diagnosis.verdict,
         detected_language=s["language"], tokens=transcript.token_count,
         token_ids=list(transcript.tokens), steps=len(transcript.steps),
         encoder_ms=_ms(transcript.encoder_ms), decode_ms=s["decode_ms"],
@@ -180,12 +181,6 @@ def failed(clip: Clip, error: WhisperKVError, partial: Transcript | None = None)
                       verdict=f"error: {error.problem}", failures=[str(error)], error=str(error))
 
 
-class WindowMisfit(WhisperKVError):
-    """The encoder window asked for cannot hold the clip, or the runner serves no such window: that clip fails."""
-
-    code = "bad_request"
-
-
 class ClipFailed(WhisperKVError):
     """A decode failed part-way: `result` is the failed clip with its partial text, `cause` the error."""
 
@@ -215,11 +210,10 @@ def run_clip(clip: Clip, decode: Decode, cache: bool = True, timestamps: bool | 
     takes = getattr(decode, "takes", None)
     options = options.with_attention(takes is None or takes("attention"))
     try:
-        windows = getattr(getattr(decode, "info", None), "windows", None) or (FULL_WINDOW_S,)
+        windows = getattr(getattr(decode, "info", None), "windows", None)
         options = replace(options, window_s=window.window_for(mels.n_frames, windows))
-    except OptionsError as exc:
-        why = WindowMisfit(str(exc), "use --window auto, or a window every clip fits")
-        raise ClipFailed(failed(clip, why), why) from None
+    except WindowMisfit as exc:
+        raise ClipFailed(failed(clip, exc), exc) from None
     try:
         for ev in decode_source(mels, options, decode):
             transcript.add(ev)
@@ -229,7 +223,7 @@ def run_clip(clip: Clip, decode: Decode, cache: bool = True, timestamps: bool | 
         raise ClipFailed(failed(clip, exc, transcript), exc) from exc
     result = score(clip, transcript, (time.perf_counter() - t0) * 1e3, len(audio) / SAMPLE_RATE,
                    frame_energy(mels.mels, mels.n_frames))
-    result.board, result.window_s = (clip_cost(samples[seen:]) if samples else None), options.window_s
+    result.board = clip_cost(samples[seen:]) if samples else None
     if reports:
         result.npu_profile = to_json(profiles(decode.npu_files(seen_reports))) or None
     return result

@@ -99,7 +99,7 @@ def test_check_board_shows_the_doctors_rungs_as_they_are_decided(qtbot, tmp_path
     assert not window.session.runs and window.status.currentMessage().startswith("Live refused: Check board")
     qa_failures = []
     window.qa.failed.connect(qa_failures.append)
-    window.qa.transcribeRequested.emit(window.clip, window.controls.options())     # a QA suite's next clip
+    window.qa.transcribeRequested.emit(window.clip, window.controls.options(), None)    # a QA suite's next clip
     assert [f.problem for f in qa_failures] == ["Check board is using the board"] and not window.session.runs
     wait_for(lambda: window.device.check_button.isEnabled() and window.board.checked, "the check to finish", 600)
     report = window.board.checked

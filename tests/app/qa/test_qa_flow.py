@@ -34,10 +34,12 @@ def test_suite_row_opens_in_the_main_view(qapp, tmp_path):
     try:
         finished = []
         window.qa.suiteFinished.connect(finished.append)
+        window.qa.window.choice.setCurrentIndex(window.qa.window.choice.findData("20"))    # the encoder's window
         assert window.qa.start(str(tmp_path / "s.toml"))
         wait_for(lambda: finished, "the suite to finish")
         (result,) = finished[0].results
         assert result.passed, result.failures
+        assert result.window_s == 20 and finished[0].meta["window"] == "20"     # the local runner has the window
         assert window.qa.table.item(0, 1).text() == "PASS"
         run = window.qa.open_row(0)
         assert window.run is run and run.audio_name == "en_asterisk_hello-world.wav"

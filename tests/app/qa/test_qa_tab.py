@@ -25,21 +25,23 @@ class ScriptedHost(QObject):
     def __init__(self):
         super().__init__()
         self.session = Session()
-        self.opened, self.failures, self.requests, self.cancelled = [], [], [], False
+        self.opened, self.failures, self.requests, self.cancelled, self.windows = [], [], [], False, []
         self.hold, self.held = False, None
         self.dies = False
 
     def attach(self, tab):
-        tab.transcribeRequested.connect(lambda clip, options: tab.run_started(self.transcribe_clip(clip, options)))
+        tab.transcribeRequested.connect(
+            lambda clip, options, window: tab.run_started(self.transcribe_clip(clip, options, window)))
         tab.stopRequested.connect(self.stop)
         tab.openRunRequested.connect(self.open_run)
         tab.failed.connect(self.show_failure)
         self.runFinished.connect(tab.run_finished)
         return tab
 
-    def transcribe_clip(self, clip, options):
+    def transcribe_clip(self, clip, options, window=None):
         run = self.session.new_run(clip.name, options, "scripted", {}, clip.duration_s)
         self.requests.append(options)
+        self.windows.append(window)
         if self.hold:
             self.held = run
         else:
@@ -86,11 +88,12 @@ def suite(tmp_path, *references, extra=""):
     return tmp_path / "s.toml"
 
 
-def run_tab(qtbot, host, path):
+def run_tab(qtbot, host, path, tab=None):
     from app.qa.tab import QaTab
 
-    tab = host.attach(QaTab())
-    qtbot.addWidget(tab)
+    if tab is None:
+        tab = host.attach(QaTab())
+        qtbot.addWidget(tab)
     finished = []
     tab.suiteFinished.connect(finished.append)
     assert tab.start(str(path))
@@ -197,3 +200,20 @@ def test_the_report_is_written_when_the_run_ends_and_open_report_says_where_it_i
     assert tab.report.open() is False
     assert tab.report.where.text() == f"No viewer could be started for the report: open it yourself, it is at {html}"
     assert tab.report.where.textInteractionFlags() & Qt.TextInteractionFlag.TextSelectableByMouse
+
+
+def test_the_window_asked_goes_with_each_clip_and_auto_enables_its_floor_and_margin(qtbot, tmp_path):
+    from app.qa.tab import QaTab
+    from core.decode.window_choice import WindowRule
+
+    host = ScriptedHost()
+    tab = host.attach(QaTab())
+    qtbot.addWidget(tab)
+    box = tab.window
+    assert box.rule() == WindowRule() and not any(b.isEnabled() for b in box.boxes.values())
+    box.choice.setCurrentIndex(box.choice.findData("auto"))
+    assert all(b.isEnabled() for b in box.boxes.values())
+    box.boxes["window_floor_s"].setValue(20.0)
+    tab, result = run_tab(qtbot, host, suite(tmp_path, "Hello world.", "Hello world."), tab=tab)
+    assert host.windows == [WindowRule("auto", 20.0, 2.0)] * 2
+    assert result.meta["window"] == "auto" and result.meta["window_floor_s"] == 20.0

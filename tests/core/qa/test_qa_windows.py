@@ -1,6 +1,7 @@
 """`qa --window`: each clip is decoded in the encoder window the rule picks for it among those the decoder's runner
-serves (its hello's `windows`), recorded on the clip's result; a clip the asked length cannot hold, or a length the
-runner lacks, fails that clip alone with one line, and the suite goes on."""
+serves (its hello's `windows`), the clip's result recording the window its encoded event names; a clip the asked
+length cannot hold, or a length the runner lacks, fails that clip alone with one line, and the suite goes on."""
+from dataclasses import replace
 from types import SimpleNamespace
 
 from core.decode.window_choice import WindowRule
@@ -18,7 +19,8 @@ class Decoder:
 
     def __call__(self, mels, options, n_frames):
         self.asked.append(options.window_s)
-        return fake_events([1, 2], " hello world", "eot")
+        encoded, *rest = fake_events([1, 2], " hello world", "eot")
+        return [replace(encoded, window_s=options.window_s), *rest]     # as a runner names the window it ran
 
 
 def suite(tmp_path):
