@@ -17,9 +17,9 @@ from core.decode.options import (
     UNCACHED_HAS_NO_ATTENTION,
     AttentionNeedsCache,
     DecodeOptions,
-    OptionsError,
 )
 from core.decode.transcript import Transcript
+from core.decode.window_choice import WindowMisfit
 from core.decode.window_feed import decode_source
 from core.errors import WhisperKVError
 from core.model.dims import FULL_WINDOW_S
@@ -79,8 +79,8 @@ def sized(options: DecodeOptions, args, n_frames: int, windows: tuple[int, ...])
     """`options` with the window --window asks for, given the audio's frames and the runner's windows."""
     try:
         return replace(options, window_s=window_rule(args).window_for(n_frames, windows))
-    except OptionsError as exc:      # a length the runner lacks, the audio longer
-        raise WhisperKVError(str(exc), f"use --window auto or {FULL_WINDOW_S}") from None
+    except WindowMisfit as exc:      # a length the runner lacks, the audio longer
+        raise WhisperKVError(exc.problem, f"use --window auto or {FULL_WINDOW_S}") from None
 
 
 def check_language(language: str | None, known: dict | None) -> None:
