@@ -7,11 +7,9 @@
 #include "slot_io.h"
 
 static const int WINDOWS[] = WKV_DECODE_WINDOWS_S;
-#define FULL_WINDOW_S WINDOWS[WKV_DECODE_WINDOWS_S_COUNT - 1]
-#define CROSS_MASK_FP16 -10000.0f     /* dla_backend.MASK_FP16: fp16's -1e9 is -inf */
 
 wkv_graph *wkv_model_encoder(wkv_model *m, int window_s, char *err, size_t n) {
-    if (window_s == FULL_WINDOW_S) return &m->enc;
+    if (window_s == WKV_DECODE_FULL_WINDOW_S) return &m->enc;
     int w = 0;
     while (w < WKV_DECODE_WINDOWS_S_COUNT - 1 && WINDOWS[w] != window_s) w++;
     wkv_graph *g = &m->enc_window[w];
@@ -43,8 +41,7 @@ static void into_step(const wkv_slot *to, void *tbuf, const wkv_slot *from, cons
 }
 
 int wkv_encode(wkv_model *m, const float *mel, int window_s, char *err, size_t n) {
-    static const char *const kv[] = {"cross_k", "cross_v"}, *const absorbed[] = {"F"};
-    const char *const *cross = m->n_cross == 2 ? kv : absorbed;
+    const char *const *cross = m->cross_names;
     wkv_graph *e = wkv_model_encoder(m, window_s, err, n), *g = &m->step;
     if (!e) return -1;
     int at = wkv_graph_slot(e, 1, "mel");
@@ -63,7 +60,7 @@ int wkv_encode(wkv_model *m, const float *mel, int window_s, char *err, size_t n
     }
     if (m->cross_mask < 0) return 0;
     const wkv_slot *mask = &g->slots->in[m->cross_mask];
-    float hidden = mask->native == WKV_ELEM_F16 ? CROSS_MASK_FP16 : -1e9f;
+    float hidden = wkv_mask_hidden(mask);
     for (size_t i = 0; i < wkv_slot_elements(mask); i++)
         wkv_slot_set(mask, g->in[m->cross_mask], i, i < positions ? 0.0f : hidden);
     return 0;

@@ -27,13 +27,12 @@ int wkv_emit_encoded(wkv_out *o, const wkv_encoded_info *e) {
     wkv_field_str(o, "cross_form", m->cross);
     const wkv_slot *cross = &m->enc.slots->out[m->enc_cross[0]];
     int fp16 = cross->native == WKV_ELEM_F16 && !cross->has_scale;
-    int full = m->windows[m->n_windows - 1];
-    size_t elements = wkv_slot_elements(cross) / (size_t)full * (size_t)e->window_s;
+    size_t elements = wkv_slot_elements(cross) / WKV_DECODE_FULL_WINDOW_S * (size_t)e->window_s;
     /* as the Python backend holds it: the window's positions, in the slot's fp16 on the native path, else fp32 (an
        integer slot dequantized) */
     wkv_field_int(o, "cross_bytes", (long long)(m->n_cross * elements * (fp16 ? 2 : 4)));
     wkv_field_str(o, "cross_dtype", fp16 ? "float16" : "float32");
-    if (e->window_s != full) wkv_field_int(o, "window_s", e->window_s);   /* Whisper's own 30 s: unsaid */
+    if (e->window_s != WKV_DECODE_FULL_WINDOW_S) wkv_field_int(o, "window_s", e->window_s);   /* 30 s: unsaid */
     return o->failed ? -1 : 0;
 }
 

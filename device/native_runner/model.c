@@ -13,7 +13,6 @@
 #include "whisperkv_spec.h"
 
 static const int WINDOWS[] = WKV_DECODE_WINDOWS_S;
-#define WKV_FULL_WINDOW_S WINDOWS[WKV_DECODE_WINDOWS_S_COUNT - 1]
 
 static void copy_field(const wkv_json *j, int obj, const char *key, char *out, size_t n) {
     char *s = wkv_json_string(j, wkv_json_member(j, obj, key), NULL);
@@ -90,7 +89,7 @@ static int need(int index, const wkv_graph *g, int input, const char *name, char
 /* Each slot the decoder feeds or reads, by the contract's names. */
 static int find_slots(wkv_model *m, char *err, size_t n) {
     static const char *const kv[] = {"cross_k", "cross_v"}, *const absorbed[] = {"F"};
-    const char *const *cross = m->n_cross == 2 ? kv : absorbed;
+    const char *const *cross = m->cross_names = m->n_cross == 2 ? kv : absorbed;
     int rc = need(m->enc_mel = wkv_graph_slot(&m->enc, 1, "mel"), &m->enc, 1, "mel", err, n);
     for (int i = 0; i < m->n_cross && !rc; i++)
         rc = need(m->enc_cross[i] = wkv_graph_slot(&m->enc, 0, cross[i]), &m->enc, 0, cross[i], err, n) ||
@@ -116,11 +115,13 @@ static void served_windows(wkv_model *m) {
         int is_listed = 0;
         for (int i = 0; i < n_listed; i++) is_listed |= listed[i] == WINDOWS[w];
         wkv_window_role(WINDOWS[w], role, sizeof role);
-        if (WINDOWS[w] == WKV_FULL_WINDOW_S || (is_listed && m->cross_mask >= 0 &&
+        if (WINDOWS[w] == WKV_DECODE_FULL_WINDOW_S || (is_listed && m->cross_mask >= 0 &&
                                                  wkv_contract_graph(&m->contract, role)))
             m->windows[m->n_windows++] = WINDOWS[w];
     }
 }
+
+float wkv_mask_hidden(const wkv_slot *s) { return s->native == WKV_ELEM_F16 ? -10000.0f : -1e9f; }
 
 /* The major version in a version text ("8.2.16", "ncc-tflite version 8.0.10-rc"): the first "N.N"; -1 for none. */
 static int major(const char *text) {
@@ -182,7 +183,7 @@ int wkv_model_load(wkv_model *m, const wkv_flags *f, char *err, size_t n) {
         return wkv_model_graph_failed(m, err, n);
     if (find_slots(m, err, n)) return -1;
     served_windows(m);
-    m->mask_hidden = m->step.slots->in[m->mask].native == WKV_ELEM_F16 ? -10000.0f : -1e9f;
+    m->mask_hidden = wkv_mask_hidden(&m->step.slots->in[m->mask]);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     m->load_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
     return 0;

@@ -30,6 +30,7 @@ typedef struct {
     wkv_neuron_lib lib;
     wkv_graph enc, step;
     int n_cross;                 /* 2: cross_k and cross_v; 1: the absorbed form's F */
+    const char *const *cross_names;   /* their slots' names */
     int enc_mel, enc_cross[2];   /* slot indices */
     int x, self_k, self_v, mask, step_cross[2], logits, new_k, new_v;
     int cross_mask;              /* the step's cross_mask input (a bundle with shorter windows), else -1 */
@@ -44,6 +45,8 @@ int wkv_model_load(wkv_model *m, const wkv_flags *f, char *err, size_t n);
 void wkv_model_close(wkv_model *m);
 /* A graph that failed to open: -1, the line in err saying the likely reason where the versions differ. */
 int wkv_model_graph_failed(const wkv_model *m, char *err, size_t n);
+/* A mask slot's hidden value: -10000 in fp16 (dla_backend.MASK_FP16: fp16's -1e9 is -inf), else -1e9. */
+float wkv_mask_hidden(const wkv_slot *s);
 /* hello's backend_detail, an object written into `o` (zeroed). */
 void wkv_model_describe(const wkv_model *m, wkv_out *o);
 /* "stand-in" or "real" (device/spec/runner_kind.py library_kind). */

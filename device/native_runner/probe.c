@@ -76,7 +76,7 @@ static void output(wkv_out *list, const wkv_graph *g, int index) {
 int wkv_probe(wkv_window *w, const float *mel, wkv_out *o, char *err, size_t n) {
     wkv_model *m = w->m;
     w->holds_cross = 0;
-    if (wkv_encode(m, mel, m->windows[m->n_windows - 1], err, n)) return -1;    /* 30 s */
+    if (wkv_encode(m, mel, WKV_DECODE_FULL_WINDOW_S, err, n)) return -1;
     wkv_out list = {0};
     wkv_out_raw(&list, "[", 1);
     for (int i = 0; i < m->n_cross; i++) output(&list, &m->enc, m->enc_cross[i]);

@@ -12,7 +12,6 @@
 #define STR(x) STR_(x)
 
 static const char *const mel_dtypes[] = WKV_MEL_DTYPES;
-static const int WINDOWS[] = WKV_DECODE_WINDOWS_S;
 
 typedef struct {
     const wkv_json *j;
@@ -114,7 +113,7 @@ static int window_field(check *c, wkv_options *o, const wkv_bounds *b) {
     int f = wkv_json_field(c->j, "window_s"), found = 0;
     uint64_t v = 0;
     char listed[64] = "";
-    o->window_s = b->windows[b->n_windows - 1];
+    o->window_s = WKV_DECODE_FULL_WINDOW_S;
     for (int k = 0; k < b->n_windows; k++)
         snprintf(listed + strlen(listed), sizeof listed - strlen(listed), "%s%d", k ? ", " : "", b->windows[k]);
     if (f < 0) return 0;
@@ -187,7 +186,7 @@ int wkv_request_read(wkv_request *r, const wkv_json *j, const unsigned char *pay
         rc = read_options(&c, &r->o, b) ||
              int_field(&c, "n_frames", 1, WKV_N_FRAMES, "1.." STR(WKV_N_FRAMES), 1, &frames) ? -1 : 0;
         r->n_frames = (int)frames;
-        int held = r->o.window_s * WKV_N_FRAMES / WINDOWS[WKV_DECODE_WINDOWS_S_COUNT - 1];
+        int held = r->o.window_s * WKV_N_FRAMES / WKV_DECODE_FULL_WINDOW_S;
         if (!rc && (frames ? (int)frames : WKV_N_FRAMES) > held)    /* the Python agent's check */
             rc = BAD(&c, "n_frames %d (absent: the whole window) is more than the %d s window's %d frames: the audio "
                      "past it would go unheard; send n_frames, or a longer window_s",

@@ -97,8 +97,7 @@ static int read_contract(wkv_contract *c, const wkv_json *j, const char *where, 
 }
 
 void wkv_window_role(int window_s, char *out, size_t n) {
-    static const int windows[] = WKV_DECODE_WINDOWS_S;
-    if (window_s == windows[WKV_DECODE_WINDOWS_S_COUNT - 1]) snprintf(out, n, "encoder");
+    if (window_s == WKV_DECODE_FULL_WINDOW_S) snprintf(out, n, "encoder");
     else snprintf(out, n, WKV_WINDOW_GRAPH, window_s);
 }
 

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from core.decode import options
-from core.model.dims import WINDOWS_S
+from core.model.dims import FULL_WINDOW_S, WINDOWS_S
 from device.spec import native_tables, neuron_fixes, neuron_paths, protocol_codes, runner_kind, slot_contract, soc
 from device.spec.backend_rows import ROWS
 from device.spec.settings import SETTINGS
@@ -70,9 +70,9 @@ def soc_table() -> dict:
 
 def decode_options() -> dict:
     """What a request may ask where it says nothing, and its bounds (core/decode/options.py): the encoder windows
-    among them (core/model/dims.py), the last Whisper's own 30 s."""
+    among them (core/model/dims.py), and Whisper's own 30 s."""
     return {"TASKS": list(options.TASKS), "MAX_TOKENS": options.MAX_TOKENS, "TOP_K": options.DecodeOptions.top_k,
-            "MAX_TOP_K": options.MAX_TOP_K, "WINDOWS_S": list(WINDOWS_S)}
+            "MAX_TOP_K": options.MAX_TOP_K, "WINDOWS_S": list(WINDOWS_S), "FULL_WINDOW_S": FULL_WINDOW_S}
 
 
 # (the JSON's section, the header's macro prefix, its values)

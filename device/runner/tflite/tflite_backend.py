@@ -142,10 +142,11 @@ class TfliteBackend:
         self.token_embedding, self.positional_embedding = token_embedding, positional_embedding
         self._encoder = _Graph("encoder", encoder, threads, delegate)
         self._step = _Graph("decoder_step", step, threads, delegate)
-        self._window_files = window_encoders if "cross_mask" in self._step.inputs else {}
+        masked = "cross_mask" in self._step.inputs
+        self._window_files = (window_encoders or {}) if masked else {}
         self.windows = tuple(sorted({FULL_WINDOW_S, *self._window_files}))
         self._encoders = {FULL_WINDOW_S: self._encoder}
-        self._cross_window = CrossWindow(dims.n_audio_ctx, NEG_INF) if "cross_mask" in self._step.inputs else None
+        self._cross_window = CrossWindow(dims.n_audio_ctx, NEG_INF) if masked else None
         self.interpreter = self._encoder.package
         self._cross = None      # the cross state last fed: the step graph keeps its inputs between calls
         # The interpreter holds the step bytes anyway; the attention variant is built from their weights.
