@@ -15,7 +15,7 @@ With `--fast` the recordings are fed as fast as possible too: the stream clock i
 lag is what the commit rule and the pass interval cost by themselves (add one pass's wall time for a listener).
 
 Each policy runs once per window floor (`--window-floors`, the stream's `--window-floor`): 10, each pass in the
-smallest encoder window its buffer fits; 30, every pass in Whisper's whole window (the stream's default).
+smallest encoder window its buffer fits (the stream's default); 30, every pass in Whisper's whole window.
 
 For each recording an offline transcription through the same runner (one request per 30 s window, as
 `whisperkv transcribe`, with word timings: its first word is where "first visible" counts from, for every
@@ -142,10 +142,13 @@ def main() -> int:
                     "without compute (what the commit rule costs on any machine)")
     ap.add_argument("--window-floors", default="10,30", help="comma-separated --window-floor values, each policy "
                     "runs once per value (30: the whole window every pass)")
+    ap.add_argument("--language", default="auto", help="the streams' language: auto (detected on the first speech, as "
+                    "`whisperkv stream` does by default), en, ...")
     ap.add_argument("--out", default=None, help="write every figure as JSON here")
     args = ap.parse_args()
+    language = None if args.language == "auto" else args.language
     floors = [float(f) for f in args.window_floors.split(",") if f.strip()]
-    runs = {run_label(n.strip(), f, len(floors)): StreamConfig(language="en", policy=n.strip(),
+    runs = {run_label(n.strip(), f, len(floors)): StreamConfig(language=language, policy=n.strip(),
                                                                params={"window_floor_s": f})
             for n in args.policies.split(",") if n.strip() for f in floors}
     tokenizer = WhisperTokenizer.from_file(find_tokenizer())

@@ -44,6 +44,24 @@ def sized_window(n_frames: int, windows: tuple[int, ...], window_floor_s: float 
     return next((w for w in sorted(windows) if w >= need), FULL_WINDOW_S)
 
 
+# A second or so of speech alone in the 10 s window is misheard where 20 s hears it (en_asterisk_hello-world, 1.4 s:
+# "Hama World" on native-int8b, "HELLO WORLD" on onnx; docs/benchmarks.md, "Encoder windows").
+SHORT_PASS_S, SHORT_PASS_WINDOW_S = 2.0, 20
+
+
+def pass_window(n_frames: int, windows: tuple[int, ...], language_known: bool,
+                window_floor_s: float = DEFAULTS["window_floor_s"],
+                window_margin_s: float = DEFAULTS["window_margin_s"]) -> int:
+    """A live stream's pass over `n_frames` of buffer: `sized_window`, but Whisper's whole window until the language
+    is known (it tells languages apart over 30 s: a 1 s buffer in the 10 s window heard an English "And" as Italian,
+    and the stream kept it), and at least 20 s for a buffer under 2 s."""
+    if not language_known:
+        return FULL_WINDOW_S
+    if n_frames < SHORT_PASS_S * FRAMES_PER_SECOND:
+        window_floor_s = max(window_floor_s, SHORT_PASS_WINDOW_S)
+    return sized_window(n_frames, windows, window_floor_s, window_margin_s)
+
+
 def sized_windows(windows: tuple[int, ...], window_floor_s: float = DEFAULTS["window_floor_s"]) -> tuple[int, ...]:
     """Every window `sized_window` may return for `windows` and this floor: those not under it, and 30 s."""
     return tuple(w for w in windows if w >= window_floor_s or w == FULL_WINDOW_S)

@@ -13,6 +13,11 @@ from core.qa.scoring import normalize
 
 MAX_NGRAM = 5           # whisper_streaming: committed words repeated at a hypothesis' start, up to 5
 TIME_SLACK_S = 0.1      # a word starting this much before the last commit's end may still be new
+# A word that starts before the last commit's end yet ends this much after it is new: Whisper skipped the committed
+# words (a hypothesis of "He turned ..." for a buffer that still began with "ask what you can do for your country."),
+# and word timing stretched the first word it wrote over the skipped audio (" He" from 7.34 s to 11.02 s).
+SKIPPED_END_S = 0.5
+ANCHOR_S = 1.0          # the committed text's last words, found again in a hypothesis, end this near where they did
 
 
 def key(word: Word) -> str:
@@ -39,12 +44,28 @@ class LocalAgreement:
         n = len(self.committed)
         if n and [key(w) for w in words[:n]] == [key(w) for w in self.committed]:
             return words[n:]
-        new = [w for w in words if w.start > self.last_end - TIME_SLACK_S]
-        if new and self.committed and abs(new[0].start - self.last_end) < 1.0:
+        anchored = self._after_committed_tail(words)
+        if anchored is not None:
+            return anchored
+        new = [w for w in words if w.start > self.last_end - TIME_SLACK_S or w.end > self.last_end + SKIPPED_END_S]
+        if new and self.committed and new[0].start - self.last_end < 1.0:
             for size in range(min(len(self.committed), len(new), MAX_NGRAM), 0, -1):
                 if [key(w) for w in self.committed[-size:]] == [key(w) for w in new[:size]]:
                     return new[size:]
         return new
+
+    def _after_committed_tail(self, words: list[Word]) -> list[Word] | None:
+        """The words after the committed text's last words, found in the hypothesis where they were heard (within
+        ANCHOR_S of the last commit's end): the hypothesis wrote its start another way, and the time filter alone
+        would cut at word boundaries that move from pass to pass ("hours" ending at 39.64 s, then 39.54 s, and the
+        " during" after it lost)."""
+        keys = [key(w) for w in words]
+        for size in range(min(len(self.committed), MAX_NGRAM), 0, -1):
+            tail = [key(w) for w in self.committed[-size:]]
+            for i in range(len(words) - size, -1, -1):
+                if keys[i:i + size] == tail and abs(words[i + size - 1].end - self.last_end) < ANCHOR_S:
+                    return words[i + size:]
+        return None
 
     def insert(self, words: list[Word]) -> list[Word]:
         """Take a new hypothesis; return the words it commits (agreed with the previous one)."""

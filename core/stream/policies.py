@@ -73,10 +73,11 @@ POLICIES: dict[str, PolicyKind] = {p.name: p for p in (
 # word errors in all against LocalAgreement's 36 (of 740 reference words).
 DEFAULT_POLICY = "local-agreement"
 DEFAULT_MARGIN_FRAMES = 10
-# A stream's floor is Whisper's whole window unless asked (`--window-floor 10`): sized windows cut AlignAtt's median
-# lag to 0.62-0.74x, but committed more words unlike offline in some runs and misheard a 1.4 s "Hello world" in the
-# 10 s window (docs/benchmarks.md, "Encoder windows").
-STREAM_WINDOWS = {"window_floor_s": 30.0}
+# A stream's passes are sized with a 20 s floor. Chosen on bench/stream_tune.py's espeak-ng speech (no reported clip),
+# AlignAtt's defaults: against offline, a 20 s floor committed one word more unlike it than 30 s windows (WER 0.040
+# against 0.033) at 0.66x the compute; a 10 s floor five more (0.067), its early commits at a sentence's start
+# misheard in the shorter window (docs/benchmarks.md, "Encoder windows").
+STREAM_WINDOWS = {"window_floor_s": 20.0}
 
 PARAMS: dict[str, PolicyParam] = {p.name: p for p in (
     PolicyParam("min_chunk_s", "--min-chunk", float, None, 0.0, False, "s",

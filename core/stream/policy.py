@@ -12,7 +12,8 @@ growing audio buffer, gated by a VAD.
   request: encoder plus cached decode), and the rule commits words: AlignAtt those the decoder wrote while its
   attention looked far enough before the end of the audio, LocalAgreement-2 those two passes agree on.
 - Each pass asks for the smallest encoder window its buffer fits (`window_floor_s`, `window_margin_s`:
-  core/decode/window_choice.py) among the runner's; one that loops there is heard again in the next window up.
+  core/decode/window_choice.py::pass_window: 30 s until the language is known) among the runner's; one that loops
+  there is heard again in the next window up.
 - When the segment ends (`min_silence_s` of silence), one last pass commits all it hears: the tail of an
   utterance is not held back until the next one.
 - Each pass is prompted with committed text that has left the buffer (core/stream/prompt.py), and carries the
@@ -33,7 +34,7 @@ from typing import Callable
 import numpy as np
 
 from core.decode.options import MAX_TOKENS, DecodeOptions
-from core.decode.window_choice import WINDOW_PARAMS, sized_window
+from core.decode.window_choice import WINDOW_PARAMS, pass_window
 from core.decode.window_feed import DecodeOne
 from core.decode.word_timing import Word
 from core.model.audio import SAMPLE_RATE
@@ -171,8 +172,8 @@ class StreamPolicy:
         # again, and the runner checks them in one batched call instead of a step each (DecodeOptions.draft).
         draft = self.last_tokens if self.last_context == (seg[0], prompt) else []
         buffer = self.audio[seg[0] - self.audio_start:end - self.audio_start]
-        window_s = sized_window(content_frames(buffer), self.windows,
-                                **{p.name: self.config.params[p.name] for p in WINDOW_PARAMS})
+        window_s = pass_window(content_frames(buffer), self.windows, self.language is not None,
+                               **{p.name: self.config.params[p.name] for p in WINDOW_PARAMS})
         options = DecodeOptions(language=self.language, max_tokens=max_tokens, word_timestamps=True, prompt=prompt,
                                 draft=draft, window_s=window_s)
         at_s = self.clock()

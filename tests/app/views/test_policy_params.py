@@ -16,7 +16,7 @@ def test_the_defaults_start_the_stream_as_before_and_alignatt_enables_its_margin
     qtbot.addWidget(panel)
     boxes = panel.params.boxes
     assert set(boxes) == set(policies.PARAMS)
-    windows = {"window_floor_s": 30.0, "window_margin_s": 2.0}       # the whole window unless asked
+    windows = {"window_floor_s": 20.0, "window_margin_s": 2.0}       # the stream's own floor
     assert boxes["min_chunk_s"].text() == OWN and panel.params.values() == {"margin_frames": 10, **windows}
     assert StreamConfig(policy=panel.policy(), params=panel.params.values()).params == StreamConfig().params
     assert panel.policy() == "alignatt" and boxes["margin_frames"].isEnabled()   # Live's default reads its margin

@@ -3,7 +3,7 @@ margin, never under the floor), a length named, and what does not fit, each as o
 import pytest
 
 from core.decode.options import OptionsError
-from core.decode.window_choice import DEFAULTS, WINDOW_PARAMS, sized_window, sized_windows, window_for
+from core.decode.window_choice import DEFAULTS, WINDOW_PARAMS, pass_window, sized_window, sized_windows, window_for
 from core.model.dims import WINDOWS_S
 
 
@@ -22,6 +22,16 @@ def test_the_rule_takes_the_smallest_window_holding_the_audio_and_the_margin_ove
         reachable = sized_windows(WINDOWS_S, floor)
         assert {sized_window(n, WINDOWS_S, floor) for n in range(0, 3001, 50)} == set(reachable)
     assert sized_windows(WINDOWS_S, 15.0) == (20, 30) and sized_windows((30,)) == (30,)
+
+
+def test_a_stream_pass_hears_whisper_s_window_until_the_language_is_known_and_20_s_under_2_s_of_buffer():
+    assert pass_window(140, WINDOWS_S, False) == 30 and pass_window(900, WINDOWS_S, False) == 30
+    assert pass_window(140, WINDOWS_S, True) == 20 and pass_window(199, WINDOWS_S, True) == 20
+    assert pass_window(200, WINDOWS_S, True) == 10 and pass_window(801, WINDOWS_S, True) == 20
+    assert pass_window(140, WINDOWS_S, True, window_floor_s=30) == 30 and pass_window(140, (30,), True) == 30
+    for floor in (0.0, 10.0, 15.0, 30.0):          # the warm-up opens every window a pass may ask for
+        reachable = {pass_window(n, WINDOWS_S, known, floor) for n in range(0, 3001, 50) for known in (True, False)}
+        assert reachable <= set(sized_windows(WINDOWS_S, floor))
 
 
 def test_auto_a_length_and_what_does_not_fit():

@@ -72,3 +72,29 @@ def test_forget_before_drops_committed_words_that_left_the_buffer():
     assert texts(la.committed) == "c d"
     # the buffer now starts at 1.0: the next hypothesis begins at "c"
     assert texts(la.insert(words("c d e f", start=1.0))) == "e"
+
+
+def test_a_word_stretched_over_committed_words_the_decoder_skipped_is_new_and_not_committed_twice():
+    # The buffer still begins with committed words, but the pass wrote only what follows them, and word timing
+    # stretched its first word back over them (a pass of the join of the bundled clips did this: " He" 7.34-11.02 s).
+    la = LocalAgreement()
+    la.flush(words("ask what you can do for your country.", start=6.36))          # committed up to 10.36
+    skipped = [Word(" He", 7.34, 11.02, 0.9)] + words("turned sharply", start=11.02)
+    assert texts(la.unseen(skipped)) == "He turned sharply"
+    la.flush([skipped[0]])
+    # the next pass writes " He" stretched again: the n-gram of what was committed drops it
+    again = [Word(" He", 7.44, 11.74, 0.9)] + words("turned sharply and", start=11.74)
+    assert texts(la.unseen(again)) == "turned sharply and"
+
+
+def test_a_hypothesis_that_hears_the_committed_start_another_way_goes_on_after_its_last_committed_words():
+    # Committed " did opening hours" (ending 39.64 s); the next pass heard the sentence's start another way and ended
+    # " hours" at 39.54 s, so " during" (39.54 s) fell to the time filter. The committed words' tail anchors it.
+    la = LocalAgreement()
+    la.flush([Word(" did", 38.22, 38.76, 0.9), Word(" opening", 38.76, 39.22, 0.9), Word(" hours", 39.22, 39.64, 0.9)])
+    heard = [Word(" from", 37.80, 38.04, 0.9), Word(" is", 38.68, 38.86, 0.9), Word(" opening", 38.86, 39.22, 0.9),
+             Word(" hours", 39.22, 39.54, 0.9)] + words("during the summer", start=39.54, step=0.3)
+    assert texts(la.unseen(heard)) == "during the summer"
+    # far from where they were heard, the same words are no anchor
+    far = [Word(" opening", 30.0, 30.4, 0.9), Word(" hours", 30.4, 30.8, 0.9)] + words("during the", start=39.7)
+    assert texts(la.unseen(far)) == "during the"

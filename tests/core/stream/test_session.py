@@ -83,7 +83,7 @@ def test_a_toy_parameter_is_one_row_and_reaches_the_rule_and_the_summary(monkeyp
     config = StreamConfig(policy="toy", params={"patience": 4})
     policies.policy_kind("toy").rule(config)
     assert heard == [4] and config.min_chunk_s == 0.5
-    assert policy_summary(config) == {"policy": "toy", "min_chunk_s": 0.5, "patience": 4, "window_floor_s": 30.0,
+    assert policy_summary(config) == {"policy": "toy", "min_chunk_s": 0.5, "patience": 4, "window_floor_s": 20.0,
                                       "window_margin_s": 2.0}
     assert StreamConfig(policy="toy").params["patience"] == 2
     assert "patience" not in policy_summary(StreamConfig(policy="alignatt"))

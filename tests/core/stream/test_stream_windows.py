@@ -1,12 +1,12 @@
 """A stream's passes in encoder windows sized to their buffers (issue 55), through the local runner: each pass asks
 for the smallest window its buffer fits (the window parameters' rule, core/decode/window_choice.py), the runner
 encodes that one, AlignAtt reads attention rows of that window's positions, a pass that loops is heard again in the
-next window up, and a floor of 30 s is today's stream."""
+next window up, and a floor of 30 s is the stream before windows were sized."""
 from dataclasses import replace
 
 import pytest
 
-from core.decode.window_choice import sized_window
+from core.decode.window_choice import pass_window
 from core.model.audio import load_audio
 from core.model.tokenizer import WhisperTokenizer
 from core.model.weights import find_tokenizer
@@ -55,7 +55,7 @@ def test_each_pass_asks_for_the_smallest_window_its_buffer_fits(local_client, to
         if last is not None and heard == last[0]:       # a pass that looped, heard again in the next window up
             assert record.window_s > last[1]
         else:
-            assert record.window_s == sized_window(n_frames, (10, 20, 30))     # what the runner says it encoded
+            assert record.window_s == pass_window(n_frames, (10, 20, 30), True)     # what the runner encoded
         last = heard, record.window_s
     assert {r.window_s for r in records} >= {10, 20}
     # A floor of 30 s: every pass in Whisper's own window, as before windows were sized.
@@ -103,3 +103,23 @@ def test_a_pass_that_loops_in_a_short_window_is_heard_again_in_the_next(local_cl
     floor_20 = StreamConfig(language="en", policy="alignatt", params={"min_chunk_s": 2.0, "window_floor_s": 20.0})
     twenty = StreamSession(real, tokenizer, floor_20, vad=False, windows=(10, 20, 30))
     assert doc["text"] == twenty.run(blocks_of(congrats[:7 * 16000]), live=False)["text"] and doc["text"]
+
+
+def test_the_passes_before_the_language_is_known_encode_whisper_s_whole_window(local_client, tokenizer, congrats):
+    # Whisper tells languages apart over 30 s: a 1 s buffer in a 10 s window heard an English "And" as Italian.
+    def windows_asked(language):
+        asked = []
+
+        def recording(mel, options, n_frames):
+            asked.append(options.window_s)
+            return real(mel, options, n_frames)
+
+        config = StreamConfig(language=language, policy="alignatt",
+                              params={"min_chunk_s": 2.0, "window_floor_s": 10.0})
+        session = StreamSession(recording, tokenizer, config, vad=False, windows=local_client.info.windows)
+        return asked, session.run(blocks_of(congrats[:3 * 16000]), live=False, warm=False)
+
+    real = RunnerDecoder(local_client).window
+    detected, doc = windows_asked(None)
+    assert detected == [30, 10] and doc["language"] == "en" and doc["text"]
+    assert windows_asked("en")[0] == [10, 10]
