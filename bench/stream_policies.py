@@ -146,9 +146,8 @@ def main() -> int:
                     "`whisperkv stream` does by default), en, ...")
     ap.add_argument("--out", default=None, help="write every figure as JSON here")
     args = ap.parse_args()
-    language = None if args.language == "auto" else args.language
     floors = [float(f) for f in args.window_floors.split(",") if f.strip()]
-    runs = {run_label(n.strip(), f, len(floors)): StreamConfig(language=language, policy=n.strip(),
+    runs = {run_label(n.strip(), f, len(floors)): StreamConfig(language=args.language, policy=n.strip(),
                                                                params={"window_floor_s": f})
             for n in args.policies.split(",") if n.strip() for f in floors}
     tokenizer = WhisperTokenizer.from_file(find_tokenizer())

@@ -67,8 +67,7 @@ def run(args) -> int:
         raise WhisperKVError("give an audio file or --mic, one of them", USAGE_FIX)
     if args.prompt_chars < 0:
         raise WhisperKVError("--prompt-chars must be at least 0", USAGE_FIX)
-    config = StreamConfig(language=None if args.language in ("auto", "") else args.language,
-                          prompt_chars=args.prompt_chars, **policy_options(args))
+    config = StreamConfig(language=args.language, prompt_chars=args.prompt_chars, **policy_options(args))
     audio = None if args.mic else load_audio(args.audio)     # bad audio fails before the runner starts
     printer = None if args.json else CommitPrinter()
     stop = threading.Event()

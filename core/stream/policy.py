@@ -52,7 +52,7 @@ SENTENCE_ENDS = ".?!。！？"
 
 @dataclass
 class StreamConfig:
-    language: str | None = None    # None: detected on the first pass that hears speech, then kept
+    language: str | None = None    # None or "auto": detected on the first pass that hears speech, then kept
     policy: str = DEFAULT_POLICY   # the commit rule (core/stream/policies.py)
     # The policy's parameters by name (PARAMS in core/stream/policies.py; a missing one: its default), e.g.
     # min_chunk_s (new audio between two passes), margin_frames (alignatt: 20 ms frames kept clear of the end)
@@ -70,6 +70,8 @@ class StreamConfig:
     max_tokens: int = MAX_TOKENS
 
     def __post_init__(self):
+        if self.language in ("", "auto"):     # as DecodeOptions reads it: a pass before detection hears 30 s
+            self.language = None
         self.params = resolve_params(self.policy, self.params)
 
     @property

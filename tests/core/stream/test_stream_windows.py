@@ -123,3 +123,4 @@ def test_the_passes_before_the_language_is_known_encode_whisper_s_whole_window(l
     detected, doc = windows_asked(None)
     assert detected == [30, 10] and doc["language"] == "en" and doc["text"]
     assert windows_asked("en")[0] == [10, 10]
+    assert StreamConfig(language="auto").language is None and StreamConfig(language="").language is None
