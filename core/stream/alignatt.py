@@ -7,11 +7,13 @@ it has heard, instead of waiting for a second pass to agree (LocalAgreement-2).
   frame (20 ms) is where in the buffer the decoder was reading when it wrote the token.
 - Reading stops at the first token whose frame lies within `margin_frames` of the end of the audio: that token
   and all after it stay tentative, and the next pass, which hears more audio, decodes them again.
-- A word is committed when all its tokens came before the stop and the next word began by the stop (its
-  first token is the one that stopped, or came before it); otherwise the word may still go on (" hel" +
-  "lo") or take its punctuation, and it waits. A stop at EOT begins no word: the last word waits for the
-  final pass at the end of speech, or for more speech after it; EOT itself read clear of the margin ends the
-  text there, and the last word is committed with the rest.
+- A word is committed when all its tokens came before the stop and the next word began before it, as
+  SimulStreaming drops the last word of what it read (`simul_whisper/simul_whisper.py`, its tokens truncated
+  after the last space). A word begun by the token that stopped was begun at the audio's edge, where the word
+  before it may not have ended: committed at once, "prudently" became " prudent" and "Dashwood" " Dash would".
+  So that word waits too. A stop at EOT begins no word: the last word waits for the final pass at the end of
+  speech, or for more speech after it; EOT itself read clear of the margin ends the text there, and the last
+  word is committed with the rest.
 
 The committed words come again at the start of the next pass's hypothesis (the pass re-transcribes the
 buffer) and are recognised there as LocalAgreement recognises them (`unseen`); only the commit rule differs.
@@ -73,6 +75,6 @@ class AlignAtt(LocalAgreement):
         n = 0
         while n < len(new) and spans[id(new[n])][1] <= safe:
             n += 1
-        if n and not (n < len(new) and spans[id(new[n])][0] <= safe):
+        if n and not (n < len(new) and spans[id(new[n])][0] < safe):
             n -= 1      # no word was begun after it before the stop: the last one may still go on
         return self._commit(new[:n], new[n:])

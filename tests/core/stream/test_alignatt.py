@@ -1,6 +1,6 @@
 """AlignAtt's commit rule on crafted attention (pure: no model): reading stops at the first token whose attention
 lies within the margin of the audio's end, the word it stopped in waits, and so does a last word that no
-next word has begun after."""
+next word has begun after before the stop."""
 import numpy as np
 import pytest
 
@@ -46,11 +46,12 @@ def committed(rule: AlignAtt, result: PassResult) -> list[str]:
     return [w.word for w in rule.insert_pass(result)]
 
 
-def test_words_before_the_token_in_the_margin_are_committed_and_it_waits():
+def test_the_word_before_a_word_begun_in_the_margin_waits_with_it():
     rule = AlignAtt(margin_frames=20)
-    # " again" read at frame 95 (15 from the end): reading stops there; " again" begins a word, so " world" is whole.
-    assert committed(rule, hypothesis([20, 40, 60, 95])) == [" Hello", " world"]
-    assert [w.word for w in rule.tentative] == [" again"]
+    # " again" read at frame 95 (15 from the end): reading stops there. It begins a word, but at the audio's edge,
+    # where " world" may still go on (" worldwide"): " world" waits with it; " Hello" is followed by " wor", read clear.
+    assert committed(rule, hypothesis([20, 40, 60, 95])) == [" Hello"]
+    assert [w.word for w in rule.tentative] == [" world", " again"]
 
 
 def test_a_stop_inside_a_word_holds_that_word():
@@ -84,9 +85,11 @@ def test_nothing_is_committed_when_the_first_token_looks_into_the_margin():
 def test_the_next_pass_commits_what_waited_once_the_audio_goes_on():
     rule = AlignAtt(margin_frames=20)
     committed(rule, hypothesis([20, 40, 60, 95]))
-    # A longer buffer: the same words, then " there", read 20 frames before the end of 150: it stops there.
+    # A longer buffer: the same words, then " there", read 20 frames before the end of 150: it stops there, and
+    # " world" is committed, " again" now followed by the word begun in the margin.
     words = [Word(" Hello", 0.2, 0.5, 0.9, [1]), Word(" world", 0.5, 1.2, 0.9, [2, 3]),
              Word(" again", 1.2, 1.9, 0.9, [4]), Word(" there", 1.9, 2.6, 0.9, [5])]
     later = PassResult(words, PassRecord(3.0, 1.0, 5, 1.0, 10), "en", False, [1, 2, 3, 4, 5], [1, 2, 3, 4, 5],
                        attention_at([20, 40, 60, 95, 130]), 300)
-    assert committed(rule, later) == [" again"]
+    assert committed(rule, later) == [" world"]
+    assert [w.word for w in rule.tentative] == [" again", " there"]
