@@ -18,7 +18,8 @@ growing audio buffer, gated by a VAD.
   utterance is not held back until the next one.
 - Each pass is prompted with committed text that has left the buffer (core/stream/prompt.py), and carries the
   last pass's tokens as a draft when its buffer start and prompt are the same: the runner checks them in one
-  batched call, and most of a pass's tokens then cost no decoder step of their own.
+  batched call, and most of a pass's tokens then cost no decoder step of their own. A pass that only copied its
+  prompt is heard again without one.
 - Past `trim_s` the buffer is cut at the end of a committed sentence; past `word_cut_s` at the last
   committed word; past `forced_s` the tentative words are committed and cut after (reported, never silent).
 - A pass slower than `min_chunk_s` makes the next one take all the audio that arrived meanwhile, and is
@@ -44,7 +45,7 @@ from core.model.tokenizer import WhisperTokenizer
 from core.stream.events import Committed, Skipped, StreamEvent, Tentative, Trimmed
 from core.stream.one_pass import run_pass
 from core.stream.policies import DEFAULT_POLICY, policy_kind, resolve_params
-from core.stream.prompt import prompt_text, prompt_tokens
+from core.stream.prompt import prompt_text, prompt_tokens, repeats_prompt
 from core.stream.vad import VoiceGate
 
 SENTENCE_ENDS = ".?!。！？"
@@ -165,8 +166,8 @@ class StreamPolicy:
         if end - seg[0] > 30 * SAMPLE_RATE:      # only reachable when passes are far slower than the audio
             events += self._commit(self.agreement.flush()) + self._cut((end - 30 * SAMPLE_RATE) / SAMPLE_RATE, "dropped")
         start_s = self.buffer_start_s
-        prompt = (prompt_tokens(self.tokenizer, prompt_text(self.history, start_s, self.config.prompt_chars))
-                  if self.use_prompt else [])
+        said = prompt_text(self.history, start_s, self.config.prompt_chars) if self.use_prompt else ""
+        prompt = prompt_tokens(self.tokenizer, said)
         # A buffer holds at most ~5 tokens a second of speech: a cap well above that stops a repetition loop
         # from costing a 224-token pass.
         max_tokens = min(self.config.max_tokens, 16 + int(12 * (end - seg[0]) / SAMPLE_RATE))
@@ -180,6 +181,12 @@ class StreamPolicy:
                                 draft=draft, window_s=window_s)
         at_s = self.clock()
         result = run_pass(self.decode_one, self.tokenizer, buffer, start_s, options, at_s=at_s, final=final)
+        if prompt and repeats_prompt(result.words, said):
+            # The decoder wrote its prompt again instead of the buffer: those words are no new speech, and the next
+            # pass, with the same buffer start and prompt, copies it again (the stream stalls). Heard without it.
+            events.append(result.record)
+            options = replace(options, prompt=[], draft=[])
+            result = run_pass(self.decode_one, self.tokenizer, buffer, start_s, options, at_s=at_s, final=final)
         while result.looped and options.window_s < FULL_WINDOW_S:
             # Stock weights can loop in a window cut short (FUTO's whisper-acft README), and AlignAtt would commit
             # the loop: its tokens look back at audio already heard. The pass is heard again in the next window up.

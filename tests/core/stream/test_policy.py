@@ -10,10 +10,10 @@ from core.decode.options import DecodeOptions
 from core.model.audio import load_audio
 from core.model.tokenizer import WhisperTokenizer
 from core.model.weights import find_tokenizer
-from core.qa.scoring import error_rate
+from core.qa.scoring import error_rate, normalize
 from core.stream.events import Committed, PassRecord, Skipped, Trimmed
 from core.stream.feed import blocks_of, realtime_blocks, stream_fast, stream_live
-from core.stream.one_pass import run_pass, warm_up
+from core.stream.one_pass import buffer_mel, run_pass, warm_up
 from core.stream.policies import POLICIES
 from core.stream.policy import StreamConfig, StreamPolicy
 from core.stream.vad import SileroVad, VoiceGate
@@ -185,3 +185,27 @@ def test_a_pass_drafts_the_last_ones_tokens_when_it_hears_the_same_buffer_start_
     assert not all(same)                # a trim moved the buffer start: those passes had no draft
     assert sum(bool(a.draft) for a in asked) >= len(asked) // 2
     assert "congratulations" in policy.text.lower() and "asterisk" in policy.text.lower()
+
+
+def test_a_pass_that_copies_its_prompt_is_heard_again_without_it(client, tokenizer, references):
+    """A stand-in for a failure of Whisper's: a prompted pass writes its prompt again instead of its buffer (seen on
+    synthesised speech: pass after pass wrote only the sentence cut off before the buffer, and the stream stalled).
+    Here a request prompted with the first clip's sentence ("...across the table.") is answered by the real runner
+    hearing that clip's audio again."""
+    first, then = load_audio(AUDIO / "en_arctic_slt_a0009.wav"), load_audio(AUDIO / "test_en.wav")
+    first_mel, first_frames = buffer_mel(first)
+    real, asked = RunnerDecoder(client).window, []
+
+    def copying(mel, options, n_frames):
+        asked.append(normalize(tokenizer.decode(options.prompt)).endswith("the table"))
+        return real(first_mel, options, first_frames) if asked[-1] else real(mel, options, n_frames)
+
+    audio = np.concatenate([first, np.zeros(SR // 2, np.float32), then])
+    policy = StreamPolicy(copying, tokenizer, StreamConfig(language="en", trim_s=3.0))      # no VAD gate
+    events = []
+    stream_fast(blocks_of(audio), policy, events.append)
+    assert len(of(events, PassRecord)) == len(asked)           # the copied pass is reported too
+    assert any(asked) and all(not again for copied, again in zip(asked, asked[1:]) if copied)
+    said = " ".join(references[name]["reference"] for name in ("en_arctic_slt_a0009.wav", "test_en.wav"))
+    assert error_rate(said, policy.text) <= 0.15, policy.text
+    assert policy.text.lower().count("gregson") == 1

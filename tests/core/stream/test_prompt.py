@@ -7,7 +7,7 @@ from core.decode.decoding import decode_window
 from core.decode.events import DoneEvent, TokenEvent
 from core.decode.options import DecodeOptions, OptionsError, prompt_budget
 from core.decode.word_timing import Word
-from core.stream.prompt import prompt_text, prompt_tokens
+from core.stream.prompt import prompt_text, prompt_tokens, repeats_prompt
 
 
 def test_prompt_text_is_the_committed_words_before_the_buffer_at_most_n_characters():
@@ -16,6 +16,28 @@ def test_prompt_text_is_the_committed_words_before_the_buffer_at_most_n_characte
     assert len(text) <= 60 and text.endswith("word39")      # word39 ends at 19.9 s; word40 is still heard
     assert text.split()[0] != "word0"
     assert prompt_text(committed, buffer_start_s=0.0) == ""
+
+
+def said(text: str) -> list[Word]:
+    return [Word(" " + w, i * 0.3, i * 0.3 + 0.2, 0.9) for i, w in enumerate(text.split())]
+
+
+@pytest.mark.parametrize("hypothesis, copied", [
+    ("She opened the window.", True),                              # the prompt's last sentence again
+    ("opened the window, listened to the rain", True),             # its last three words, then new ones
+    ("the window. Listened to the rain", False),                   # two words: a chance match
+    ("Listened to the rain for a while.", False),                  # new speech
+    ("", False),
+])
+def test_a_hypothesis_that_begins_with_the_prompt_s_last_words_repeats_it(hypothesis, copied):
+    prompt = "for the new library. She opened the window."
+    assert repeats_prompt(said(hypothesis), prompt) is copied
+    assert repeats_prompt(said(hypothesis), "") is False
+
+
+def test_a_prompt_shorter_than_three_words_is_copied_when_all_of_it_comes_again():
+    assert repeats_prompt(said("Hello there. How are you?"), "Hello there.")
+    assert not repeats_prompt(said("there. How are you?"), "Hello there.")
 
 
 def test_prompt_tokens_keep_the_last_ones_within_the_budget(model):
