@@ -56,9 +56,8 @@ class PolicyParam:
 
 
 # AlignAtt's defaults, from bench/stream_tune.py on espeak-ng speech (never the clips docs/benchmarks.md reports on;
-# there, "Streaming policies side by side"): margins of 5, 10 and 20 frames committed the same words (2.7 % of them
-# disagreeing with offline; WER 0.073, 0.073, 0.086; lag without compute 0.39, 0.40, 0.46 s), so 10 frames: as
-# accurate as 5, twice as far from the end. Its pass interval is LocalAgreement's 1 s: a pass costs ~0.75 s on the
+# there, "Encoder windows"): in three voices, margins of 4, 7, 10, 15 and 20 frames got 54, 45, 36, 39 and 40 of 451
+# words unlike offline, so 10 frames. Its pass interval is LocalAgreement's 1 s: a pass costs ~0.75 s on the
 # 2-core PC, so 0.5 s would run passes back to back for ~0.1 s less median lag at ~1.35x the compute.
 POLICIES: dict[str, PolicyKind] = {p.name: p for p in (
     PolicyKind("alignatt", "commit after one pass the words whose cross-attention lies before the last "
@@ -73,10 +72,9 @@ POLICIES: dict[str, PolicyKind] = {p.name: p for p in (
 # word errors in all against LocalAgreement's 36 (of 740 reference words).
 DEFAULT_POLICY = "local-agreement"
 DEFAULT_MARGIN_FRAMES = 10
-# A stream's passes are sized with a 20 s floor. Chosen on bench/stream_tune.py's espeak-ng speech (no reported clip),
-# AlignAtt's defaults: against offline, a 20 s floor committed one word more unlike it than 30 s windows (WER 0.040
-# against 0.033) at 0.66x the compute; a 10 s floor five more (0.067), its early commits at a sentence's start
-# misheard in the shorter window (docs/benchmarks.md, "Encoder windows").
+# A stream's passes are sized with a 20 s floor. Chosen on bench/stream_tune.py's espeak-ng speech in nine voices (no
+# reported clip), AlignAtt's defaults: against offline a 20 s floor got 162 of 1364 words wrong, 30 s windows 159, a
+# 10 s floor 175, at 0.66x and 0.44x the 30 s windows' compute (docs/benchmarks.md, "Encoder windows").
 STREAM_WINDOWS = {"window_floor_s": 20.0}
 
 PARAMS: dict[str, PolicyParam] = {p.name: p for p in (
