@@ -14,8 +14,9 @@ Recordings:
 With `--fast` the recordings are fed as fast as possible too: the stream clock is then the audio fed, and the
 lag is what the commit rule and the pass interval cost by themselves (add one pass's wall time for a listener).
 
-Each policy runs once per window floor (`--window-floors`, the stream's `--window-floor`): 10, each pass in the
-smallest encoder window its buffer fits (the stream's default); 30, every pass in Whisper's whole window.
+Each policy runs once per window floor (`--window-floors`, the stream's `--window-floor`): 10 or 20 (the stream's
+default), each pass in the smallest encoder window its buffer fits, never under the floor; 30, every pass in
+Whisper's whole window.
 
 For each recording an offline transcription through the same runner (one request per 30 s window, as
 `whisperkv transcribe`, with word timings: its first word is where "first visible" counts from, for every

@@ -93,6 +93,7 @@ def main() -> int:
         for voice, wpm in (v.rsplit(":", 1) for v in args.voices.split(",")):
             audio = synthesized(voice, int(wpm))
             off = offline(client, audio)
+            words = len(normalize(off.text).split())
             print(f"{voice} at {wpm} wpm: {len(audio) / SAMPLE_RATE:.1f} s synthesized; offline WER "
                   f"{error_rate(reference, off.text):.3f}", flush=True)
             for chunk, margin, floor, window_margin in grid:
@@ -110,7 +111,6 @@ def main() -> int:
                        "passes": len(doc["passes"]), "compute_per_audio_s": doc["compute_per_audio_s"]}
                 rows.append(row)
                 print(json.dumps(row), flush=True)
-                words = len(normalize(off.text).split())
                 errors, total = pooled.get((chunk, margin, floor, window_margin), (0.0, 0))
                 pooled[(chunk, margin, floor, window_margin)] = (errors + row["wer_vs_offline"] * words, total + words)
     if "," in args.voices:
